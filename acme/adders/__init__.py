@@ -1,0 +1,28 @@
+"""Adders: turn an actor's stream of timesteps into replay items.
+
+* ``NStepTransitionAdder``: one n-step ``acme.types.Transition`` per step.
+* ``SequenceAdder``: fixed-length ``Step`` sequences, every ``period`` steps.
+* ``EpisodeAdder``: one ``Step`` sequence per whole episode.
+"""
+
+from acme.adders.base import (
+    Adder,
+    PriorityFn,
+    PriorityFns,
+    ReverbAdder,
+    Step,
+)
+from acme.adders.episode import EpisodeAdder
+from acme.adders.sequence import SequenceAdder
+from acme.adders.transition import NStepTransitionAdder
+
+__all__ = [
+    "Adder",
+    "EpisodeAdder",
+    "NStepTransitionAdder",
+    "PriorityFn",
+    "PriorityFns",
+    "ReverbAdder",
+    "SequenceAdder",
+    "Step",
+]

@@ -1,0 +1,165 @@
+"""An adder that writes fixed-length sequences of steps to Reverb."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from acme import specs
+from acme.adders import base
+
+
+class SequenceAdder(base.StepwiseReverbAdder):
+    """Writes overlapping or adjacent sequences of ``sequence_length`` steps.
+
+    Each item is an ``acme.adders.Step`` whose every leaf has a leading time
+    dimension of exactly ``sequence_length``. Step ``t`` of an episode holds
+    ``o_t``, the action ``a_t`` taken at ``o_t``, the reward ``r_{t+1}`` and
+    environment discount ``d_{t+1}`` that followed, ``start_of_episode``
+    (true for ``t == 0`` only) and the extras passed with ``a_t``. The last
+    timestep of an episode (of ``T`` environment steps) becomes step ``T``:
+    its observation with zero action, reward, discount and extras. An episode
+    thus has ``T + 1`` steps, numbered ``0 .. T``.
+
+    Items start at steps ``0, period, 2 * period, ...``; with ``period <
+    sequence_length`` consecutive items overlap by ``sequence_length - period``
+    steps, with ``period > sequence_length`` some steps are in no item. An item
+    is written as soon as its last step is known.
+
+    With ``break_end_of_episode=True`` (the default) items never cross an
+    episode boundary and the final step ``T`` never starts an item (it has no
+    action, so every item begins with a real step). At the end of an episode,
+    for each start ``s < T`` whose window ``[s, s + sequence_length)`` runs
+    past step ``T``:
+
+    * ``pad_end_of_episode=True``: the item is written, its steps after ``T``
+      filled with zeros (zero observation, action, reward, discount, extras and
+      ``start_of_episode`` false);
+    * ``pad_end_of_episode=False``: the item is not written. In particular an
+      episode with fewer than ``sequence_length`` steps (counting step ``T``)
+      produces no item at all.
+
+    With ``break_end_of_episode=False`` the steps of successive episodes form
+    one stream (each episode still ends with its final step, and the next
+    begins with ``start_of_episode`` true); items start every ``period`` steps
+    of that stream and may span episodes, and nothing is padded
+    (``pad_end_of_episode`` must then be False). ``reset()`` restarts the
+    stream.
+
+    Args:
+      client: a ``reverb.Client``.
+      sequence_length: steps per item (>= 1).
+      period: steps between the starts of consecutive items (>= 1).
+      priority_fns: replay table name -> priority function of the item (a
+        ``Step`` of numpy arrays with the time dimension) or None for 1.0.
+      pad_end_of_episode: see above.
+      break_end_of_episode: see above.
+      max_in_flight_items: items that may await the server before ``add``
+        blocks.
+      validate_items: check items against the tables' signatures.
+    """
+
+    def __init__(
+        self,
+        client,
+        sequence_length: int,
+        period: int,
+        priority_fns: base.PriorityFns,
+        pad_end_of_episode: bool = True,
+        break_end_of_episode: bool = True,
+        max_in_flight_items: int = 2,
+        validate_items: bool = True,
+    ):
+        sequence_length = base.check_positive_int("sequence_length", sequence_length)
+        period = base.check_positive_int("period", period)
+        if not break_end_of_episode and pad_end_of_episode:
+            raise ValueError(
+                "pad_end_of_episode=True needs break_end_of_episode=True: when sequences "
+                "may span episodes there is no episode end to pad. Pass "
+                "pad_end_of_episode=False together with break_end_of_episode=False."
+            )
+        super().__init__(
+            client,
+            priority_fns=priority_fns,
+            max_in_flight_items=max_in_flight_items,
+            num_keep_alive_refs=sequence_length,
+            validate_items=validate_items,
+        )
+        self._sequence_length = sequence_length
+        self._period = period
+        self._pad_end_of_episode = bool(pad_end_of_episode)
+        self._break_end_of_episode = bool(break_end_of_episode)
+        self._reset_state()
+
+    @property
+    def sequence_length(self) -> int:
+        return self._sequence_length
+
+    @property
+    def period(self) -> int:
+        return self._period
+
+    @staticmethod
+    def signature(
+        environment_spec: specs.EnvironmentSpec,
+        sequence_length: Optional[int] = None,
+        extras_spec: Any = (),
+    ) -> base.Step:
+        """The ``tf.TensorSpec`` nest of the items (``Step`` with a leading time dimension).
+
+        ``sequence_length=None`` leaves the time dimension unspecified.
+        """
+        return step_signature(environment_spec, sequence_length, extras_spec)
+
+    def _clear_buffers_at_episode_end(self) -> bool:
+        return self._break_end_of_episode
+
+    def _after_append(self, is_final: bool) -> None:
+        length, rows = self._sequence_length, self._rows
+        if rows < length or (rows - length) % self._period:
+            return
+        start = rows - length
+        if self._break_end_of_episode and is_final and start == rows - 1:
+            return  # The final step does not start an item.
+        self._create_item(self._window(start, length))
+
+    def _on_last(self) -> None:
+        if not self._break_end_of_episode or not self._pad_end_of_episode:
+            return
+        final_row = self._rows - 1
+        length = self._sequence_length
+        pending = [
+            start
+            for start in range(0, final_row, self._period)
+            if start + length > final_row + 1
+        ]
+        if not pending:
+            return
+        padding = base.zeros_like(self._final_step)
+        for start in pending:
+            # Pad just enough for this window, so it is within the last
+            # `sequence_length` rows that the writer keeps.
+            while self._rows < start + length:
+                self._append_row(padding, is_final=False, notify=False)
+            self._create_item(self._window(start, length))
+
+
+def step_signature(
+    environment_spec: specs.EnvironmentSpec,
+    sequence_length: Optional[int],
+    extras_spec: Any = (),
+) -> base.Step:
+    """``Step`` of ``tf.TensorSpec`` with a leading time dimension ``sequence_length``."""
+    import tensorflow as tf
+
+    leading = (sequence_length,)
+    return base.Step(
+        observation=base.nested_tensor_spec(environment_spec.observations, leading),
+        action=base.nested_tensor_spec(environment_spec.actions, leading),
+        reward=base.nested_tensor_spec(environment_spec.rewards, leading),
+        discount=base.nested_tensor_spec(environment_spec.discounts, leading),
+        start_of_episode=tf.TensorSpec(shape=leading, dtype=tf.bool),
+        extras=base.nested_tensor_spec(extras_spec, leading),
+    )
+
+
+__all__ = ["SequenceAdder", "step_signature"]

@@ -1,0 +1,55 @@
+"""The builder interface every agent implements, so experiments never special-case one."""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, Iterator, Optional
+
+import jax
+
+from acme import core, specs
+from acme.utils import counting, loggers
+
+
+class AgentBuilder(abc.ABC):
+    """Makes an agent's replay tables, dataset, adder, actor, learner and policy."""
+
+    @abc.abstractmethod
+    def make_replay_tables(self, environment_spec: specs.EnvironmentSpec, policy: Any) -> list:
+        """The reverb tables the agent's data goes into."""
+
+    @abc.abstractmethod
+    def make_dataset_iterator(self, replay_client: Any) -> Iterator[Any]:
+        """An iterator of training batches sampled from the tables."""
+
+    @abc.abstractmethod
+    def make_adder(self, replay_client: Any, environment_spec: specs.EnvironmentSpec, policy: Any) -> Optional[Any]:
+        """The adder an actor writes its experience with (None for evaluators)."""
+
+    @abc.abstractmethod
+    def make_actor(
+        self,
+        random_key: jax.Array,
+        policy: Any,
+        environment_spec: specs.EnvironmentSpec,
+        variable_source: Optional[core.VariableSource] = None,
+        adder: Optional[Any] = None,
+    ) -> core.Actor:
+        """An actor acting with ``policy`` and parameters from ``variable_source``."""
+
+    @abc.abstractmethod
+    def make_learner(
+        self,
+        random_key: jax.Array,
+        networks: Any,
+        dataset: Iterator[Any],
+        logger_factory: loggers.LoggerFactory,
+        environment_spec: specs.EnvironmentSpec,
+        replay_client: Optional[Any] = None,
+        counter: Optional[counting.Counter] = None,
+    ) -> core.Learner:
+        """The learner updating ``networks`` from ``dataset``."""
+
+    @abc.abstractmethod
+    def make_policy(self, networks: Any, environment_spec: specs.EnvironmentSpec, evaluation: bool = False) -> Any:
+        """The acting policy (exploratory unless ``evaluation``)."""

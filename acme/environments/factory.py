@@ -1,0 +1,141 @@
+"""One factory for every supported environment family: ``make_environment("prefix:id")``."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Callable, Optional
+
+import dm_env
+
+from acme import wrappers
+
+KNOWN_PREFIXES = ("gymnasium", "bsuite", "dm_control", "atari")
+EXAMPLE_IDS = (
+    "gymnasium:CartPole-v1",
+    "gymnasium:Pendulum-v1",
+    "bsuite:catch/0",
+    "dm_control:cartpole/swingup",
+)
+
+
+class UnknownEnvironmentError(ValueError):
+    """An environment id that no factory knows."""
+
+
+def _split(environment_id: str) -> tuple[str, str]:
+    if not isinstance(environment_id, str) or ":" not in environment_id:
+        raise UnknownEnvironmentError(
+            f"Environment id {environment_id!r} has no family prefix. Write it as "
+            f"'<prefix>:<name>' with a prefix among {', '.join(KNOWN_PREFIXES)}; "
+            f"for example {', '.join(EXAMPLE_IDS)}."
+        )
+    prefix, name = environment_id.split(":", 1)
+    if prefix not in KNOWN_PREFIXES:
+        raise UnknownEnvironmentError(
+            f"Unknown environment family {prefix!r} in {environment_id!r}. Known prefixes: "
+            f"{', '.join(KNOWN_PREFIXES)} (for example {', '.join(EXAMPLE_IDS)})."
+        )
+    if not name:
+        raise UnknownEnvironmentError(f"Environment id {environment_id!r} names no environment after the prefix.")
+    return prefix, name
+
+
+def _make_gymnasium(name: str, seed: Optional[int]) -> dm_env.Environment:
+    import gymnasium
+
+    registered = sorted(gymnasium.envs.registry.keys())
+    if name not in registered:
+        close = difflib.get_close_matches(name, registered, n=5)
+        hint = f" Did you mean {', '.join('gymnasium:' + c for c in close)}?" if close else ""
+        raise UnknownEnvironmentError(
+            f"gymnasium has no environment {name!r}.{hint} Registered ids include "
+            f"{', '.join(registered[:8])}, ... (see gymnasium.envs.registry)."
+        )
+    return wrappers.GymnasiumToDmEnv(gymnasium.make(name), seed=seed)
+
+
+def _make_bsuite(name: str, seed: Optional[int]) -> dm_env.Environment:
+    del seed  # bsuite ids carry their own seed: "catch/0" .. "catch/19".
+    try:
+        import bsuite
+        from bsuite import sweep
+    except ImportError as error:  # pragma: no cover - bsuite is a core dependency
+        raise UnknownEnvironmentError(f"bsuite is not installed ({error}); run `make install`.") from error
+    if name not in sweep.SWEEP:
+        close = difflib.get_close_matches(name, sweep.SWEEP, n=5)
+        hint = f" Did you mean {', '.join('bsuite:' + c for c in close)}?" if close else ""
+        raise UnknownEnvironmentError(
+            f"bsuite has no environment {name!r}.{hint} Ids look like 'catch/0', 'cartpole/3', "
+            "'deep_sea/10' (see bsuite.sweep.SWEEP)."
+        )
+    return bsuite.load_from_id(name)
+
+
+def _make_dm_control(name: str, seed: Optional[int]) -> dm_env.Environment:
+    try:
+        from dm_control import suite
+    except ImportError as error:
+        raise UnknownEnvironmentError(
+            f"dm_control is not installed ({error}). Install it with `pip install dm-control` "
+            "to use 'dm_control:<domain>/<task>' environments."
+        ) from error
+    if "/" not in name:
+        raise UnknownEnvironmentError(
+            f"dm_control ids are '<domain>/<task>', e.g. 'cartpole/swingup'; got {name!r}."
+        )
+    domain, task = name.split("/", 1)
+    if (domain, task) not in suite.ALL_TASKS:
+        tasks = sorted(f"{d}/{t}" for d, t in suite.ALL_TASKS)
+        close = difflib.get_close_matches(name, tasks, n=5)
+        hint = f" Did you mean {', '.join('dm_control:' + c for c in close)}?" if close else ""
+        raise UnknownEnvironmentError(f"dm_control has no task {name!r}.{hint}")
+    return suite.load(domain, task, task_kwargs={"random": seed})
+
+
+def _make_atari(name: str, seed: Optional[int]) -> dm_env.Environment:
+    try:
+        import ale_py  # noqa: F401
+    except ImportError as error:
+        raise UnknownEnvironmentError(
+            "Atari environments need ale-py with its ROMs, which is not installed "
+            f"({error}). Install `ale-py` to use 'atari:<Game>' ids."
+        ) from error
+    import gymnasium
+
+    gymnasium.register_envs(ale_py)
+    return _make_gymnasium(f"ALE/{name}-v5", seed)
+
+
+_FACTORIES: dict[str, Callable[[str, Optional[int]], dm_env.Environment]] = {
+    "gymnasium": _make_gymnasium,
+    "bsuite": _make_bsuite,
+    "dm_control": _make_dm_control,
+    "atari": _make_atari,
+}
+
+
+def make_environment(
+    environment_id: str,
+    seed: Optional[int] = None,
+    single_precision: bool = True,
+    step_limit: Optional[int] = None,
+    canonical_actions: bool = False,
+) -> dm_env.Environment:
+    """Builds a dm_env environment from an id such as ``"gymnasium:CartPole-v1"``.
+
+    Args:
+      environment_id: ``"<prefix>:<name>"``; prefixes: gymnasium, bsuite, dm_control, atari.
+      seed: seeds the environment's randomness where the family supports it.
+      single_precision: cast 64-bit observations, rewards and discounts to 32 bits.
+      step_limit: truncate episodes after this many steps.
+      canonical_actions: rescale bounded continuous actions to [-1, 1].
+    """
+    prefix, name = _split(environment_id)
+    environment = _FACTORIES[prefix](name, seed)
+    if step_limit is not None:
+        environment = wrappers.StepLimitWrapper(environment, step_limit)
+    if canonical_actions:
+        environment = wrappers.CanonicalActionSpecWrapper(environment)
+    if single_precision:
+        environment = wrappers.SinglePrecisionWrapper(environment)
+    return environment

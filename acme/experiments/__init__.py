@@ -1,0 +1,6 @@
+"""Experiments: one description, run in-process or distributed."""
+
+from acme.experiments.config import ExperimentConfig
+from acme.experiments.run_experiment import EvaluationResult, ExperimentResult, run_experiment
+
+__all__ = ["EvaluationResult", "ExperimentConfig", "ExperimentResult", "run_experiment"]

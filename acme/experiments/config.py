@@ -1,0 +1,56 @@
+"""The description of one experiment, runnable in-process or distributed."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Optional
+
+import dm_env
+
+from acme import builders, specs
+from acme.utils import loggers
+
+EnvironmentFactory = Callable[[int], dm_env.Environment]  # seed -> environment
+NetworkFactory = Callable[[specs.EnvironmentSpec], Any]  # spec -> networks
+
+
+@dataclasses.dataclass(frozen=True)
+class ExperimentConfig:
+    """Everything needed to run one agent on one environment.
+
+    Attributes:
+      builder: the agent's builder.
+      environment_factory: seed -> dm_env environment.
+      network_factory: environment spec -> the agent's networks.
+      seed: seeds networks, actors and environments.
+      max_num_actor_steps: the training budget in environment steps.
+      eval_every: actor steps between evaluations (0 turns evaluation off).
+      num_eval_episodes: episodes per evaluation, acting greedily.
+      logger_factory: (label, steps_key) -> logger; terminal-only by default.
+      environment_id: a readable name for logs and results.
+    """
+
+    builder: builders.AgentBuilder
+    environment_factory: EnvironmentFactory
+    network_factory: NetworkFactory
+    seed: int = 0
+    max_num_actor_steps: int = 100_000
+    eval_every: int = 5_000
+    num_eval_episodes: int = 10
+    logger_factory: Optional[loggers.LoggerFactory] = None
+    environment_id: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.builder, builders.AgentBuilder):
+            raise TypeError(f"builder must be an acme.builders.AgentBuilder, got {type(self.builder).__name__}.")
+        if not callable(self.environment_factory) or not callable(self.network_factory):
+            raise TypeError("environment_factory and network_factory must be callables (seed -> env, spec -> networks).")
+        if self.max_num_actor_steps < 1:
+            raise ValueError(f"max_num_actor_steps must be >= 1, got {self.max_num_actor_steps}.")
+        if self.eval_every < 0:
+            raise ValueError(f"eval_every must be >= 0 (0 turns evaluation off), got {self.eval_every}.")
+        if self.num_eval_episodes < 1:
+            raise ValueError(f"num_eval_episodes must be >= 1, got {self.num_eval_episodes}.")
+
+    def get_logger_factory(self) -> loggers.LoggerFactory:
+        return self.logger_factory or loggers.make_logger_factory()

@@ -1,0 +1,1 @@
+"""JAX-side building blocks: variable clients, prefetching, actors, utilities."""

@@ -1,0 +1,65 @@
+"""A generic actor: a jitted policy, a variable client and an optional adder."""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import dm_env
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from acme import core, types
+from acme.adders import Adder
+from acme.jax.variable_client import VariableClient
+
+# policy(params, key, observation, actor_step) -> action, for one unbatched observation.
+ActorPolicy = Callable[[types.Params, types.PRNGKey, types.NestedArray, jnp.ndarray], types.NestedArray]
+
+
+class GenericActor(core.Actor):
+    """Acts with ``policy`` under the parameters that ``variable_client`` holds.
+
+    The policy and the random-key split run in one jitted call per step, and the
+    actor's own step count is passed to the policy (for exploration schedules).
+    """
+
+    def __init__(
+        self,
+        policy: ActorPolicy,
+        random_key: types.PRNGKey,
+        variable_client: Optional[VariableClient],
+        adder: Optional[Adder] = None,
+        backend: Optional[str] = "cpu",
+    ):
+        def select(params, key, observation, step):
+            key, policy_key = jax.random.split(key)
+            return policy(params, policy_key, observation, step), key
+
+        self._select = jax.jit(select, backend=backend)
+        self._key = random_key
+        self._variable_client = variable_client
+        self._adder = adder
+        self._num_steps = 0
+
+    @property
+    def num_steps(self) -> int:
+        return self._num_steps
+
+    def select_action(self, observation: types.NestedArray) -> np.ndarray:
+        params = self._variable_client.params if self._variable_client is not None else None
+        action, self._key = self._select(params, self._key, observation, self._num_steps)
+        self._num_steps += 1
+        return np.asarray(action)
+
+    def observe_first(self, timestep: dm_env.TimeStep) -> None:
+        if self._adder is not None:
+            self._adder.add_first(timestep)
+
+    def observe(self, action: types.NestedArray, next_timestep: dm_env.TimeStep) -> None:
+        if self._adder is not None:
+            self._adder.add(action, next_timestep)
+
+    def update(self, wait: bool = False) -> None:
+        if self._variable_client is not None:
+            self._variable_client.update(wait)

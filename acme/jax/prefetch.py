@@ -1,0 +1,74 @@
+"""A background thread that keeps the next batches ready (optionally on device)."""
+
+from __future__ import annotations
+
+import queue
+import threading
+from typing import Callable, Iterator, Optional, TypeVar
+
+from acme import core
+
+T = TypeVar("T")
+_END = object()
+
+
+class PrefetchIterator(core.PrefetchingIterator[T]):
+    """Pulls from ``iterator`` in a daemon thread into a bounded queue.
+
+    ``ready()`` says whether ``next`` would return without waiting; this is
+    how an in-process experiment steps its learner exactly as often as the
+    replay's rate limiter lets it. ``transform`` (e.g. ``jax.device_put``) runs
+    in the background thread. Errors in the source are re-raised by ``next``.
+    """
+
+    def __init__(self, iterator: Iterator[T], buffer_size: int = 2, transform: Optional[Callable[[T], T]] = None):
+        if buffer_size < 1:
+            raise ValueError(f"buffer_size must be at least 1, got {buffer_size}.")
+        self._source = iterator
+        self._transform = transform
+        self._queue: "queue.Queue" = queue.Queue(maxsize=buffer_size)
+        self._retrieved = 0
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._fill, name="prefetch", daemon=True)
+        self._thread.start()
+
+    def _fill(self) -> None:
+        try:
+            for element in self._source:
+                if self._transform is not None:
+                    element = self._transform(element)
+                while not self._closed.is_set():
+                    try:
+                        self._queue.put(element, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if self._closed.is_set():
+                    return
+        except BaseException as error:  # surfaced to the consumer
+            if not self._closed.is_set():
+                self._queue.put(error)
+            return
+        self._queue.put(_END)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> T:
+        element = self._queue.get()
+        if element is _END:
+            self._queue.put(_END)
+            raise StopIteration
+        if isinstance(element, BaseException):
+            raise RuntimeError(f"The data source of this iterator failed: {element!r}") from element
+        self._retrieved += 1
+        return element
+
+    def ready(self) -> bool:
+        return not self._queue.empty()
+
+    def retrieved_elements(self) -> int:
+        return self._retrieved
+
+    def close(self) -> None:
+        self._closed.set()

@@ -1,0 +1,1 @@
+"""Utilities: counters, loggers, observers."""

@@ -1,0 +1,1 @@
+"""Agents: one package per algorithm, each exposing a builder."""

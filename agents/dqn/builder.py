@@ -1,0 +1,117 @@
+"""Assembles DQN's replay, adder, actor, learner and policy."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import jax
+import jax.numpy as jnp
+import reverb
+import rlax
+
+from acme import adders, builders, core, specs
+from acme.datasets import ReplaySample, make_reverb_iterator, server_address_of
+from acme.jax.actors import GenericActor
+from acme.jax.prefetch import PrefetchIterator
+from acme.jax.variable_client import VariableClient
+from acme.utils import counting, loggers
+from agents.dqn.config import DQNConfig
+from agents.dqn.learning import DQNLearner
+from agents.dqn.networks import DQNNetworks, check_networks_match
+
+
+def linear_epsilon(config: DQNConfig, step: jnp.ndarray) -> jnp.ndarray:
+    """Epsilon decayed linearly from ``epsilon_start`` to ``epsilon_end``."""
+    if config.epsilon_decay_steps == 0:
+        return jnp.asarray(config.epsilon_end, jnp.float32)
+    fraction = jnp.clip(step / config.epsilon_decay_steps, 0.0, 1.0)
+    return config.epsilon_start + fraction * (config.epsilon_end - config.epsilon_start)
+
+
+class DQNBuilder(builders.AgentBuilder):
+    """Double DQN with n-step returns and optional prioritized replay."""
+
+    def __init__(self, config: DQNConfig = DQNConfig()):
+        self.config = config
+
+    def make_replay_tables(self, environment_spec: specs.EnvironmentSpec, policy=None) -> list[reverb.Table]:
+        c = self.config
+        sampler = reverb.selectors.Prioritized(c.priority_exponent) if c.prioritized_replay else reverb.selectors.Uniform()
+        error_buffer = max(
+            c.min_replay_size * c.samples_per_insert * c.samples_per_insert_tolerance,
+            2.0 * max(c.batch_size, c.samples_per_insert),
+        )
+        limiter = reverb.rate_limiters.SampleToInsertRatio(
+            samples_per_insert=c.samples_per_insert,
+            min_size_to_sample=c.min_replay_size,
+            error_buffer=error_buffer,
+        )
+        return [
+            reverb.Table(
+                name=c.replay_table_name,
+                sampler=sampler,
+                remover=reverb.selectors.Fifo(),
+                max_size=c.max_replay_size,
+                rate_limiter=limiter,
+                signature=adders.NStepTransitionAdder.signature(environment_spec),
+            )
+        ]
+
+    def make_dataset_iterator(self, replay_client: reverb.Client) -> Iterator[ReplaySample]:
+        iterator = make_reverb_iterator(
+            server_address_of(replay_client), self.config.replay_table_name, self.config.batch_size
+        )
+        return PrefetchIterator(iterator, buffer_size=self.config.prefetch_size)
+
+    def make_adder(self, replay_client: reverb.Client, environment_spec: specs.EnvironmentSpec, policy=None):
+        return adders.NStepTransitionAdder(
+            client=replay_client,
+            n_step=self.config.n_step,
+            discount=self.config.discount,
+            priority_fns={self.config.replay_table_name: None},
+        )
+
+    def make_actor(
+        self,
+        random_key: jax.Array,
+        policy,
+        environment_spec: specs.EnvironmentSpec,
+        variable_source: Optional[core.VariableSource] = None,
+        adder=None,
+    ) -> core.Actor:
+        if variable_source is None:
+            raise ValueError("A DQN actor needs a variable_source (the learner or a handle to it).")
+        client = VariableClient(variable_source, "policy", update_period=self.config.variable_update_period)
+        return GenericActor(policy, random_key, client, adder)
+
+    def make_learner(
+        self,
+        random_key: jax.Array,
+        networks: DQNNetworks,
+        dataset: Iterator[ReplaySample],
+        logger_factory: loggers.LoggerFactory,
+        environment_spec: specs.EnvironmentSpec,
+        replay_client: Optional[reverb.Client] = None,
+        counter: Optional[counting.Counter] = None,
+    ) -> DQNLearner:
+        check_networks_match(networks, environment_spec)
+        return DQNLearner(
+            networks=networks,
+            config=self.config,
+            random_key=random_key,
+            iterator=dataset,
+            replay_client=replay_client,
+            counter=counter,
+            logger=logger_factory("learner", "learner_steps"),
+        )
+
+    def make_policy(self, networks: DQNNetworks, environment_spec: specs.EnvironmentSpec, evaluation: bool = False):
+        check_networks_match(networks, environment_spec)
+        config = self.config
+
+        def policy(params, key, observation, step):
+            q_values = networks.q_network.apply(params, jax.tree.map(lambda x: x[None], observation))[0]
+            epsilon = config.evaluation_epsilon if evaluation else linear_epsilon(config, step)
+            return rlax.epsilon_greedy(epsilon).sample(key, q_values)
+
+        return policy

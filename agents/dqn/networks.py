@@ -1,0 +1,58 @@
+"""DQN networks: an MLP from observations to one Q-value per action."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+import haiku as hk
+import jax
+import jax.numpy as jnp
+
+from acme import specs
+from acme.jax import utils
+
+
+@dataclasses.dataclass(frozen=True)
+class DQNNetworks:
+    """``q_network.apply(params, observations[B, ...]) -> q_values[B, num_actions]``."""
+
+    q_network: hk.Transformed
+    num_actions: int
+    observation_spec: object
+
+    def init(self, key: jax.Array):
+        dummy = utils.add_batch_dim(utils.zeros_like(self.observation_spec))
+        return self.q_network.init(key, dummy)
+
+
+def make_networks(environment_spec: specs.EnvironmentSpec, hidden_sizes: Sequence[int] = (256, 256)) -> DQNNetworks:
+    """An MLP Q-network sized for the environment's observations and actions."""
+    num_actions = specs.num_discrete_actions(environment_spec)
+
+    def forward(observation):
+        flat = utils.batch_concat(observation).astype(jnp.float32)
+        return hk.nets.MLP([*hidden_sizes, num_actions])(flat)
+
+    return DQNNetworks(
+        q_network=hk.without_apply_rng(hk.transform(forward)),
+        num_actions=num_actions,
+        observation_spec=environment_spec.observations,
+    )
+
+
+def check_networks_match(networks: DQNNetworks, environment_spec: specs.EnvironmentSpec) -> None:
+    """Raises a clear error if the networks were built for another environment."""
+    num_actions = specs.num_discrete_actions(environment_spec)
+    if networks.num_actions != num_actions:
+        raise ValueError(
+            f"The Q-network has {networks.num_actions} outputs but the environment has {num_actions} actions; "
+            "build the networks from this environment's spec (make_networks(environment_spec))."
+        )
+    got = [tuple(s.shape) for s in jax.tree.leaves(networks.observation_spec)]
+    want = [tuple(s.shape) for s in jax.tree.leaves(environment_spec.observations)]
+    if got != want:
+        raise ValueError(
+            f"The Q-network expects observations of shape {got} but the environment gives {want}; "
+            "build the networks from this environment's spec."
+        )

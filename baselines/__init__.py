@@ -1,0 +1,1 @@
+"""Reference experiments: one definition per (agent, environment), a command line, and results."""

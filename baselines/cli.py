@@ -1,0 +1,130 @@
+"""The baselines command line: ``python -m baselines run AGENT --env ID ...``."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import time
+from typing import Optional, Sequence
+
+from baselines import registry
+
+
+def _describe() -> str:
+    lines = ["agents:"]
+    for name in registry.agent_names():
+        entry = registry.get_agent(name)
+        lines.append(f"  {name:8s} {entry.description}")
+    lines.append("environments (any id of these families; <prefix>:<name>):")
+    lines.append("  gymnasium:<id>              e.g. " + ", ".join(registry.SUGGESTED_ENVIRONMENTS["discrete"][:3]))
+    lines.append("  bsuite:<id>                 e.g. bsuite:catch/0, bsuite:cartpole/0")
+    lines.append("  dm_control:<domain>/<task>  e.g. dm_control:cartpole/swingup (needs dm-control)")
+    lines.append("  atari:<Game>                e.g. atari:Pong (needs ale-py)")
+    lines.append("tuned baselines (agent, environment -> budget, target return):")
+    for (agent, env), baseline in sorted(registry.BASELINES.items()):
+        lines.append(f"  {agent} {env}: {baseline.max_steps} steps, target {baseline.target_return:g}")
+    return "\n".join(lines)
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m baselines",
+        description="Run reference experiments of the library's agents.",
+        epilog=_describe(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,list}")
+    run = commands.add_parser(
+        "run", help="train an agent on an environment", epilog=_describe(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("agent", choices=registry.agent_names(), help="the agent to train")
+    run.add_argument("--env", default="gymnasium:CartPole-v1", help="environment id, '<prefix>:<name>'")
+    run.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    run.add_argument("--max-steps", type=int, default=None, help="training budget in environment steps")
+    run.add_argument("--eval-every", type=int, default=None, help="actor steps between evaluations (0: none)")
+    run.add_argument("--eval-episodes", type=int, default=None, help="episodes per evaluation")
+    run.add_argument("--run-dir", default=None, help="where logs go (default runs/<agent>-<env>-seed<seed>-<time>)")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--log-every", type=float, default=5.0, help="seconds between terminal log lines")
+    commands.add_parser("list", help="list agents, environments and baselines")
+    return parser
+
+
+def _default_run_dir(agent: str, env: str, seed: int) -> str:
+    safe_env = env.replace(":", "_").replace("/", "_")
+    return os.path.join("runs", f"{agent}-{safe_env}-seed{seed}-{time.strftime('%Y%m%d-%H%M%S')}")
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from acme.experiments import run_experiment
+    from acme.utils import loggers
+    from baselines.plotting import plot_learning_curve
+
+    run_dir = args.run_dir or _default_run_dir(args.agent, args.env, args.seed)
+    os.makedirs(run_dir, exist_ok=True)
+    print_fn = None
+    if not args.no_progress:
+        from tqdm import tqdm
+
+        print_fn = tqdm.write
+    config = registry.make_experiment_config(
+        args.agent,
+        args.env,
+        seed=args.seed,
+        max_steps=args.max_steps,
+        eval_every=args.eval_every,
+        num_eval_episodes=args.eval_episodes,
+        logger_factory=loggers.make_logger_factory(run_dir, time_delta=args.log_every, print_fn=print_fn),
+    )
+    print(f"Running {args.agent} on {args.env} (seed {args.seed}) for {config.max_num_actor_steps} steps; "
+          f"logs in {run_dir}", flush=True)
+    result = run_experiment(config, progress=not args.no_progress)
+    summary = {
+        "agent": args.agent,
+        "environment": args.env,
+        "seed": args.seed,
+        "actor_steps": result.actor_steps,
+        "learner_steps": result.learner_steps,
+        "wall_seconds": round(result.wall_seconds, 2),
+        "evaluations": [dataclasses.asdict(e) for e in result.evaluations],
+    }
+    with open(os.path.join(run_dir, "result.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    if result.evaluations:
+        baseline = registry.BASELINES.get((args.agent, args.env))
+        plot_learning_curve(
+            os.path.join(run_dir, "learning_curve.png"),
+            [e.actor_steps for e in result.evaluations],
+            [e.mean_return for e in result.evaluations],
+            [e.std_return for e in result.evaluations],
+            title=f"{args.agent} on {args.env}, seed {args.seed}",
+            target=baseline.target_return if baseline else None,
+        )
+        best = result.best
+        print(f"Best evaluation return {best.mean_return:.1f} at step {best.actor_steps} "
+              f"({result.actor_steps} actor steps, {result.wall_seconds:.0f} s; logs in {run_dir})", flush=True)
+    else:
+        print(f"Finished {result.actor_steps} actor steps in {result.wall_seconds:.0f} s with no evaluation "
+              f"(logs in {run_dir}).", flush=True)
+    return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    if args.command == "list":
+        print(_describe())
+        return 0
+    try:
+        return run_command(args)
+    except (ValueError, TypeError) as error:
+        parser.exit(2, f"error: {error}\n")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""The agents the command line knows, and the tuned (agent, environment) baselines."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Mapping, Optional
+
+from acme import builders, specs
+from acme.environments import make_environment
+from acme.experiments import ExperimentConfig
+from acme.utils import loggers
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentEntry:
+    """How to build one agent: its config class, builder and networks."""
+
+    name: str
+    description: str
+    make_config: Callable[..., Any]
+    make_builder: Callable[[Any], builders.AgentBuilder]
+    make_networks: Callable[[specs.EnvironmentSpec, Any], Any]
+    action_space: str  # "discrete" or "continuous"
+
+
+@dataclasses.dataclass(frozen=True)
+class Baseline:
+    """A reference (agent, environment) pair: config overrides, budget and the return it must reach."""
+
+    agent: str
+    environment_id: str
+    max_steps: int
+    target_return: float
+    config_overrides: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    eval_every: int = 2_500
+    num_eval_episodes: int = 10
+    step_limit: Optional[int] = None
+
+
+def _dqn_entry() -> AgentEntry:
+    from agents import dqn
+
+    return AgentEntry(
+        name="dqn",
+        description="Double DQN, n-step returns, optional prioritized replay (discrete actions).",
+        make_config=dqn.DQNConfig,
+        make_builder=dqn.DQNBuilder,
+        make_networks=lambda spec, config: dqn.make_networks(spec, config.hidden_sizes),
+        action_space="discrete",
+    )
+
+
+AGENT_LOADERS: dict[str, Callable[[], AgentEntry]] = {"dqn": _dqn_entry}
+
+BASELINES: dict[tuple[str, str], Baseline] = {
+    ("dqn", "gymnasium:CartPole-v1"): Baseline("dqn", "gymnasium:CartPole-v1", max_steps=100_000, target_return=475.0),
+}
+
+SUGGESTED_ENVIRONMENTS = {
+    "discrete": ("gymnasium:CartPole-v1", "gymnasium:Acrobot-v1", "gymnasium:MountainCar-v0", "bsuite:catch/0"),
+    "continuous": ("gymnasium:Pendulum-v1", "dm_control:cartpole/swingup"),
+}
+
+
+def agent_names() -> list[str]:
+    return sorted(AGENT_LOADERS)
+
+
+def get_agent(name: str) -> AgentEntry:
+    if name not in AGENT_LOADERS:
+        raise ValueError(f"Unknown agent {name!r}; known agents: {', '.join(agent_names())}.")
+    return AGENT_LOADERS[name]()
+
+
+def make_experiment_config(
+    agent: str,
+    environment_id: str,
+    seed: int = 0,
+    max_steps: Optional[int] = None,
+    eval_every: Optional[int] = None,
+    num_eval_episodes: Optional[int] = None,
+    logger_factory: Optional[loggers.LoggerFactory] = None,
+    config_overrides: Optional[Mapping[str, Any]] = None,
+) -> ExperimentConfig:
+    """The experiment for (agent, environment): the tuned baseline if one exists, else defaults."""
+    entry = get_agent(agent)
+    baseline = BASELINES.get((agent, environment_id))
+    overrides = dict(baseline.config_overrides) if baseline else {}
+    overrides.update(config_overrides or {})
+    agent_config = entry.make_config(**overrides)
+    step_limit = baseline.step_limit if baseline else None
+
+    def environment_factory(env_seed: int):
+        return make_environment(environment_id, seed=env_seed, step_limit=step_limit)
+
+    return ExperimentConfig(
+        builder=entry.make_builder(agent_config),
+        environment_factory=environment_factory,
+        network_factory=lambda spec: entry.make_networks(spec, agent_config),
+        seed=seed,
+        max_num_actor_steps=max_steps or (baseline.max_steps if baseline else 100_000),
+        eval_every=eval_every if eval_every is not None else (baseline.eval_every if baseline else 5_000),
+        num_eval_episodes=num_eval_episodes or (baseline.num_eval_episodes if baseline else 10),
+        logger_factory=logger_factory,
+        environment_id=environment_id,
+    )

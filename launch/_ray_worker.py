@@ -1,0 +1,83 @@
+"""The generic Ray actor that hosts one node (runs inside Ray workers)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import traceback
+from typing import Any
+
+from launch import context
+from launch.nodes import Node, NodeInstance
+
+
+class NodeActor:
+    """Builds a node in the worker process and exposes it to the launcher.
+
+    Wrapped with ``ray.remote`` by the Ray launcher. Errors in user code are
+    caught and returned as traceback text so that Ray never retries them;
+    only a dead process makes Ray restart the actor (re-running ``__init__``)
+    and retry the in-flight ``main()``.
+    """
+
+    def __init__(self, label: str, node: Node, args: tuple, kwargs: dict) -> None:
+        self._label = label
+        self._stop = threading.Event()
+        context._activate(self._stop)  # pylint: disable=protected-access
+        self._instance: NodeInstance | None = None
+        self._init_error: str | None = None
+        self._methods: tuple[str, ...] = ()
+        try:
+            import ray  # pylint: disable=g-import-not-at-top
+            host = ray.util.get_node_ip_address()
+            self._instance = node.instantiate(args, kwargs, host=host)
+            self._methods = tuple(self._instance.public_methods())
+        except Exception:  # pylint: disable=broad-except
+            self._init_error = traceback.format_exc()
+
+    def ready(self) -> dict[str, Any]:
+        """Construction result: error text, public methods, address, pid."""
+        instance = self._instance
+        return {
+            "error": self._init_error,
+            "methods": list(self._methods),
+            "address": instance.address if instance else None,
+            "has_main": bool(instance and instance.has_main),
+            "pid": os.getpid(),
+        }
+
+    def main(self) -> tuple[str, str | None]:
+        """Runs the node's work; nodes without work wait until stopped."""
+        if self._instance is None:
+            return ("error", self._init_error)
+        if not self._instance.has_main:
+            self._stop.wait()
+            return ("idle", None)
+        try:
+            self._instance.main()
+        except BaseException:  # pylint: disable=broad-except
+            return ("error", traceback.format_exc())
+        return ("done", None)
+
+    def call(self, method: str, args: tuple, kwargs: dict) -> Any:
+        """Calls a public method of the service object."""
+        instance = self._instance
+        if instance is None or instance.target is None:
+            raise RuntimeError(f"node {self._label!r} has no service object to call "
+                               f"{method!r} on")
+        if method not in self._methods:
+            raise AttributeError(
+                f"service node {self._label!r} has no public method {method!r}; "
+                f"available: {', '.join(self._methods) or '(none)'}")
+        return getattr(instance.target, method)(*args, **kwargs)
+
+    def stop(self) -> str | None:
+        """Sets the stop event and calls the node's ``stop()``; returns error text."""
+        self._stop.set()
+        if self._instance is None:
+            return None
+        try:
+            self._instance.stop()
+        except Exception:  # pylint: disable=broad-except
+            return traceback.format_exc()
+        return None

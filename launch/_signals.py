@@ -1,0 +1,72 @@
+"""SIGINT/SIGTERM handling while a program runs."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from typing import Any
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(BaseException):
+    """Raised (from a signal handler) into the launching thread to stop waiting."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+class SignalGuard:
+    """Snapshots the handlers at creation; ``arm`` installs ours, ``restore`` undoes.
+
+    Only active on the main thread (Python delivers signals there only). While
+    armed, the first SIGINT/SIGTERM raises ``Interrupted`` in the main thread;
+    once disarmed (during shutdown) further signals are only recorded.
+    """
+
+    def __init__(self) -> None:
+        self.enabled = threading.current_thread() is threading.main_thread()
+        self.signum: int | None = None
+        self._armed = False
+        self._installed = False
+        self._saved: dict[int, Any] = {}
+        if self.enabled:
+            self._saved = {sig: signal.getsignal(sig) for sig in _SIGNALS}
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        del frame
+        if self.signum is None:
+            self.signum = signum
+            if self._armed:
+                self._armed = False
+                raise Interrupted(signum)
+
+    def arm(self) -> None:
+        """Installs the handlers (call once the backend is started)."""
+        if not self.enabled:
+            return
+        self._armed = True
+        for sig in _SIGNALS:
+            signal.signal(sig, self._handler)
+        self._installed = True
+
+    def disarm(self) -> None:
+        """Keeps recording signals but stops raising (shutdown in progress)."""
+        self._armed = False
+
+    def restore(self) -> None:
+        """Puts back the handlers that were installed when the guard was made."""
+        self._armed = False
+        if not self.enabled:
+            return
+        for sig, handler in self._saved.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+    def raise_if_signalled(self) -> None:
+        """Raises KeyboardInterrupt (SIGINT) or SystemExit(128 + signum) (SIGTERM)."""
+        if self.signum is None:
+            return
+        if self.signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise SystemExit(128 + self.signum)

@@ -1,0 +1,305 @@
+"""Runs every node as a Ray actor. ``ray`` is imported only when this runs."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import sys
+from typing import Any, Iterator
+
+import launch as _launch_pkg
+from launch._outcome import Deadline, Outcome
+from launch._ray_proxy import ServiceProxy
+from launch._ray_worker import NodeActor
+from launch._signals import Interrupted, SignalGuard
+from launch.errors import ClusterConnectionError, NodeError
+from launch.handles import map_handles
+from launch.nodes import ReverbNode
+from launch.program import NodeSpec, Program
+
+logger = logging.getLogger("launch")
+
+_POLL_S = 0.2
+_MAX_CONCURRENCY = 64  # Threads per actor: run(), calls from other nodes, stop().
+_CONNECT_TIMEOUT_S = 3.0
+_QUIET_INIT = dict(logging_level=logging.WARNING, log_to_driver=True,
+                   configure_logging=True)
+
+
+class _Expired(Exception):
+    """The deadline passed while nodes were still being built."""
+
+
+# ------------------------------------------------------------------ connecting
+
+def worker_pythonpath() -> str:
+    """PYTHONPATH for workers: this package's root and the driver's own paths.
+
+    Interpreter paths (stdlib, site-packages) are left out: workers have them.
+    """
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix,
+                                              sys.exec_prefix, sys.base_exec_prefix)}
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(_launch_pkg.__file__)))
+    candidates = [package_root, *sys.path,
+                  *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+    entries: list[str] = []
+    for entry in candidates:
+        path = os.path.realpath(entry or os.getcwd())
+        if not os.path.isdir(path) or path in entries:
+            continue
+        if any(path == p or path.startswith(p + os.sep) for p in prefixes):
+            continue
+        entries.append(path)
+    return os.pathsep.join(entries)
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    target = address.split("://", 1)[1] if "://" in address else address
+    target = target.rstrip("/")
+    if target in ("", "auto", "local"):
+        return None
+    if target.startswith("["):  # [ipv6]:port
+        host, _, port = target[1:].partition("]")
+        port = port.lstrip(":") or "6379"
+    else:
+        host, sep, port = target.rpartition(":")
+        if not sep:
+            host, port = target, "6379"
+    try:
+        return host, int(port)
+    except ValueError:
+        raise ClusterConnectionError(
+            f"invalid Ray cluster address {address!r}: expected 'host:port'") from None
+
+
+def check_reachable(address: str, timeout: float = _CONNECT_TIMEOUT_S) -> None:
+    """Raises ClusterConnectionError unless a TCP connection to ``address`` opens."""
+    host_port = _host_port(address)
+    if host_port is None:
+        return
+    try:
+        with socket.create_connection(host_port, timeout=timeout):
+            pass
+    except OSError as e:
+        raise ClusterConnectionError(
+            f"cannot reach the Ray cluster at {address!r}: {e}") from None
+
+
+class _Session:
+    """The Ray connection used by one launch.
+
+    * ``address=None``: starts a local Ray instance, shut down at the end.
+    * an address: joins that cluster; at the end only disconnects.
+    * Ray already initialized by the caller: reuses it and leaves it running.
+    """
+
+    def __init__(self, address: str | None) -> None:
+        import ray  # pylint: disable=g-import-not-at-top
+        self._ray = ray
+        self.connected_here = False
+        runtime_env = {"env_vars": {"PYTHONPATH": worker_pythonpath()}}
+        self.actor_runtime_env: dict[str, Any] | None = None
+        if ray.is_initialized():
+            logger.info("launch: reusing the already initialized Ray connection")
+            self.actor_runtime_env = runtime_env
+            return
+        if address is None:
+            try:
+                ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False,
+                         runtime_env=runtime_env, **_QUIET_INIT)
+            except BaseException:
+                self._disconnect()
+                raise
+        else:
+            check_reachable(address)
+            try:
+                ray.init(address=address, runtime_env=runtime_env, **_QUIET_INIT)
+            except Exception as e:  # pylint: disable=broad-except
+                self._disconnect()
+                raise ClusterConnectionError(
+                    f"could not join the Ray cluster at {address!r}: {e}") from e
+            except BaseException:
+                self._disconnect()
+                raise
+        self.connected_here = True
+
+    def _disconnect(self) -> None:
+        if self._ray.is_initialized():
+            self._ray.shutdown()
+
+    def close(self) -> None:
+        """Shuts Ray down (local instance) or disconnects (joined cluster)."""
+        if self.connected_here:
+            self._disconnect()
+
+
+# ------------------------------------------------------------------- running
+
+def actor_options(spec: NodeSpec, runtime_env: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Ray actor options for a node: resources, restarts, concurrency."""
+    resources = spec.resources
+    restarts = spec.restart.max_restarts
+    options: dict[str, Any] = {
+        "num_cpus": resources.num_cpus or 0,
+        "num_gpus": resources.num_gpus,
+        "max_restarts": restarts,
+        # Retry in-flight calls (e.g. run()) on the restarted actor; Python
+        # exceptions are not retried (Ray only retries them on request).
+        "max_task_retries": -1 if restarts else 0,
+        "max_concurrency": _MAX_CONCURRENCY,
+    }
+    if resources.custom:
+        options["resources"] = dict(resources.custom)
+    if runtime_env is not None:
+        options["runtime_env"] = runtime_env
+    return options
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("", 0))
+        return sock.getsockname()[1]
+
+
+class _Run:
+    """State of one program run on Ray."""
+
+    def __init__(self, program: Program, session: _Session, deadline: Deadline) -> None:
+        import ray  # pylint: disable=g-import-not-at-top
+        self._ray = ray
+        self.program = program
+        self.session = session
+        self.deadline = deadline
+        self.actors: list[tuple[str, Any]] = []  # In construction order.
+        self.mains: dict[Any, str] = {}  # main() ObjectRef -> label.
+
+    def _result(self, ref: Any, label: str) -> Any:
+        ray = self._ray
+        try:
+            return ray.get(ref)
+        except ray.exceptions.RayActorError as e:
+            raise NodeError(label, f"the Ray actor hosting node {label!r} died: {e}") from None
+        except ray.exceptions.RayError as e:
+            raise NodeError(label, f"Ray error in node {label!r}: {e}") from None
+
+    def _as_completed(self, refs: dict[Any, str]) -> Iterator[tuple[str, Any]]:
+        """Yields (label, result) as the refs complete; raises _Expired at the deadline."""
+        while refs:
+            if self.deadline.expired():
+                raise _Expired()
+            ready, _ = self._ray.wait(list(refs), num_returns=1,
+                                      timeout=self.deadline.remaining(_POLL_S))
+            for ref in ready:
+                label = refs.pop(ref)
+                yield label, self._result(ref, label)
+
+    def build(self) -> dict[str, dict[str, Any]]:
+        """Creates the actors in waves (a node once its dependencies are ready)."""
+        actor_cls = self._ray.remote(NodeActor)
+        values: dict[str, Any] = {}
+        infos: dict[str, dict[str, Any]] = {}
+        todo = self.program.construction_order()
+        handles = {}
+        while todo:
+            wave = [s for s in todo
+                    if all(d in infos for d in self.program.dependencies(s.label))]
+            todo = [s for s in todo if s not in wave]
+            ready_refs = {}
+            for spec in wave:
+                node = spec.node
+                if isinstance(node, ReverbNode) and node.port is None:
+                    # Fixed port so that a restarted server keeps its address.
+                    node = node.with_port(_free_port())
+                args, kwargs = map_handles(node.arguments, lambda h: values[h.label])
+                actor = actor_cls.options(
+                    **actor_options(spec, self.session.actor_runtime_env)
+                ).remote(spec.label, node, args, kwargs)
+                self.actors.append((spec.label, actor))
+                handles[spec.label] = actor
+                ready_refs[actor.ready.remote()] = spec.label
+            for label, info in self._as_completed(ready_refs):
+                if info["error"] is not None:
+                    raise NodeError(label, info["error"])
+                infos[label] = info
+                kind = self.program.get(label).node.handle_kind
+                if kind == "service":
+                    values[label] = ServiceProxy(label, handles[label], info["methods"])
+                elif kind == "address":
+                    values[label] = info["address"]
+        return infos
+
+    def run(self) -> set[str]:
+        """Builds and runs the program; returns the unfinished labels on timeout."""
+        try:
+            infos = self.build()
+        except _Expired:
+            return set(self.program.labels)
+        remaining = self.program.completion_labels(
+            {label: info["has_main"] for label, info in infos.items()})
+        for label, actor in self.actors:
+            self.mains[actor.main.remote()] = label
+        pending = dict(self.mains)
+        try:
+            for label, (status, details) in self._as_completed(pending):
+                if status == "error":
+                    raise NodeError(label, details)
+                remaining.discard(label)
+                if not remaining:
+                    break
+        except _Expired:
+            return remaining
+        return set()
+
+    def shutdown(self, grace_period: float, outcome: Outcome) -> None:
+        """stop() in reverse construction order, wait for mains, kill the actors."""
+        ray = self._ray
+        end = Deadline(grace_period)
+        for label, actor in reversed(self.actors):
+            try:
+                error = ray.get(actor.stop.remote(), timeout=max(0.1, end.remaining()))
+            except ray.exceptions.GetTimeoutError:
+                logger.warning("node %r: stop() did not return within the grace period", label)
+                continue
+            except ray.exceptions.RayError:
+                continue  # Dead actor: nothing to stop.
+            if error is not None:
+                outcome.fail(NodeError(label, "exception in stop():\n" + error))
+        if self.mains and end.remaining() > 0:
+            ray.wait(list(self.mains), num_returns=len(self.mains), timeout=end.remaining())
+        for label, actor in self.actors:
+            try:
+                ray.kill(actor, no_restart=True)
+            except Exception as e:  # pylint: disable=broad-except
+                logger.debug("node %r: ray.kill failed: %s", label, e)
+
+
+def run_ray(program: Program, *, address: str | None, deadline: Deadline,
+            guard: SignalGuard, grace_period: float) -> Outcome:
+    """Runs ``program`` on Ray (see ``launch.launch``)."""
+    program.construction_order()  # Validate before starting anything.
+    session = _Session(address)
+    outcome = Outcome()
+    try:
+        run = _Run(program, session, deadline)
+        try:
+            try:
+                guard.arm()
+                remaining = run.run()
+            finally:
+                guard.disarm()
+        except Interrupted as e:
+            outcome.signum = e.signum
+        except NodeError as e:
+            outcome.fail(e)
+        else:
+            if remaining:
+                outcome.timed_out = True
+                outcome.unfinished = tuple(sorted(remaining))
+        finally:
+            run.shutdown(grace_period, outcome)
+    finally:
+        session.close()
+    if guard.signum is not None and outcome.signum is None:
+        outcome.signum = guard.signum
+    return outcome

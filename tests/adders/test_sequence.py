@@ -1,0 +1,173 @@
+"""SequenceAdder against a real in-process Reverb server."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from acme import specs
+from acme.adders import SequenceAdder, Step
+from acme.testing import fakes
+from tests.adders.helpers import queue, read_all, run_episode
+
+SPEC = fakes.discrete_spec(obs_shape=(2,), num_actions=2)
+PAD = (0.0, 0, 0.0, 0.0, False)
+
+
+def _adder(make_client, length, period, extras_spec=(), signature_length="same", **kwargs):
+    sig_len = length if signature_length == "same" else signature_length
+    client = make_client(queue("replay", SequenceAdder.signature(SPEC, sig_len, extras_spec)))
+    adder = SequenceAdder(client, sequence_length=length, period=period, priority_fns={"replay": None}, **kwargs)
+    return client, adder
+
+
+def expected_steps(length, final_discount):
+    """(obs, action, reward, discount, start) of steps 0..T of a FakeEnvironment episode.
+
+    Action t is t % 2; reward of timestep t is t; env discount 1 except at the end.
+    """
+    steps = []
+    for t in range(length):
+        discount = 1.0 if t + 1 < length else final_discount
+        steps.append((float(t), t % 2, float(t + 1), discount, t == 0))
+    steps.append((float(length), 0, 0.0, 0.0, False))  # the final step
+    return steps
+
+
+def as_tuples(step: Step):
+    """Per-time-step (obs, action, reward, discount, start) of a sampled item."""
+    return [
+        (float(step.observation[i, 0]), int(step.action[i]), float(step.reward[i]),
+         float(step.discount[i]), bool(step.start_of_episode[i]))
+        for i in range(step.action.shape[0])
+    ]
+
+
+def _play(adder, length, truncate=False):
+    env = fakes.FakeEnvironment(SPEC, episode_length=length, truncate=truncate)
+    run_episode(adder, env, actions=lambda t: np.int32(t % 2))
+
+
+def test_period_equals_length_with_padding(make_client):
+    client, adder = _adder(make_client, 3, 3)
+    _play(adder, 4)  # steps 0..4: windows [0, 1, 2] and [3, 4] + 1 padding step
+    items = [as_tuples(i.data) for i in read_all(client, "replay")]
+    steps = expected_steps(4, final_discount=0.0)
+    assert items == [steps[0:3], steps[3:5] + [PAD]]
+    assert items[0][0][4] is True and items[0][1][4] is False  # start_of_episode
+    assert items[1][1] == (4.0, 0, 0.0, 0.0, False)  # final step: zero action/reward/discount
+
+
+def test_period_equals_length_final_step_never_starts_an_item(make_client):
+    client, adder = _adder(make_client, 3, 3)
+    _play(adder, 6)  # steps 0..6: windows [0..2], [3..5]; step 6 (final) would start one
+    items = [as_tuples(i.data) for i in read_all(client, "replay")]
+    steps = expected_steps(6, final_discount=0.0)
+    assert items == [steps[0:3], steps[3:6]]
+
+
+def test_overlapping_sequences_with_and_without_padding(make_client):
+    steps = expected_steps(5, final_discount=1.0)  # truncated: last real step keeps discount 1
+    client, adder = _adder(make_client, 4, 2)
+    _play(adder, 5, truncate=True)
+    items = [as_tuples(i.data) for i in read_all(client, "replay")]
+    assert items == [steps[0:4], steps[2:6], steps[4:6] + [PAD, PAD]]
+
+    client, adder = _adder(make_client, 4, 2, pad_end_of_episode=False)
+    _play(adder, 5, truncate=True)
+    items = [as_tuples(i.data) for i in read_all(client, "replay")]
+    assert items == [steps[0:4], steps[2:6]]
+
+
+def test_short_episode_padded_or_dropped(make_client):
+    steps = expected_steps(2, final_discount=0.0)
+    client, adder = _adder(make_client, 4, 1)
+    _play(adder, 2)
+    items = [as_tuples(i.data) for i in read_all(client, "replay")]
+    assert items == [steps[0:3] + [PAD], steps[1:3] + [PAD, PAD]]
+
+    client, adder = _adder(make_client, 4, 1, pad_end_of_episode=False)
+    _play(adder, 2)
+    assert read_all(client, "replay") == []
+
+
+def test_length_one(make_client):
+    client, adder = _adder(make_client, 1, 1)
+    _play(adder, 3)
+    items = [as_tuples(i.data) for i in read_all(client, "replay")]
+    assert items == [[s] for s in expected_steps(3, 0.0)[:3]]
+
+
+def test_period_longer_than_length_skips_steps(make_client):
+    client, adder = _adder(make_client, 2, 3)
+    _play(adder, 7)
+    steps = expected_steps(7, 0.0)
+    items = [as_tuples(i.data) for i in read_all(client, "replay")]
+    assert items == [steps[0:2], steps[3:5], steps[6:8]]
+
+
+def _reference_items(T, L, P, pad, final_discount):
+    steps = expected_steps(T, final_discount) + [PAD] * L
+    return [steps[s:s + L] for s in range(0, T, P) if pad or s + L <= T + 1]
+
+
+@pytest.mark.parametrize("L,P", [(1, 1), (2, 1), (3, 1), (3, 2), (3, 3), (2, 5), (5, 2)])
+@pytest.mark.parametrize("T", [1, 2, 5, 8])
+@pytest.mark.parametrize("pad", [True, False])
+def test_against_reference(make_client, L, P, T, pad):
+    client, adder = _adder(make_client, L, P, pad_end_of_episode=pad)
+    _play(adder, T, truncate=True)
+    _play(adder, T)  # a second episode: windows restart at its first step
+    items = [as_tuples(i.data) for i in read_all(client, "replay")]
+    assert items == _reference_items(T, L, P, pad, 1.0) + _reference_items(T, L, P, pad, 0.0)
+
+
+def test_sequences_span_episodes_when_not_breaking(make_client):
+    client, adder = _adder(make_client, 3, 2, pad_end_of_episode=False, break_end_of_episode=False)
+    _play(adder, 2)
+    _play(adder, 2)
+    items = [as_tuples(i.data) for i in read_all(client, "replay")]
+    ep = expected_steps(2, 0.0)  # 3 steps per episode; the stream is ep + ep
+    assert items == [ep[0:3], [ep[2], ep[0], ep[1]]]
+    assert [s[4] for s in items[1]] == [False, True, False]
+
+
+def test_extras_and_padding_are_zero_after_the_last_action(make_client):
+    extras_spec = {"logits": specs.Array((2,), np.float32)}
+    client, adder = _adder(make_client, 4, 4, extras_spec=extras_spec)
+    env = fakes.FakeEnvironment(SPEC, episode_length=2)
+    run_episode(adder, env, extras_fn=lambda t: {"logits": np.full((2,), 10.0 + t, np.float32)})
+    (item,) = read_all(client, "replay")
+    np.testing.assert_array_equal(item.data.extras["logits"][:, 0], [10, 11, 0, 0])
+    np.testing.assert_array_equal(item.data.observation[:, 0], [0, 1, 2, 0])
+
+
+def test_item_shapes_dtypes_and_signature(make_client):
+    signature = SequenceAdder.signature(SPEC, 3)
+    assert isinstance(signature, Step)
+    assert signature.observation.shape == (3, 2)
+    assert signature.action.shape == (3,) and signature.start_of_episode.shape == (3,)
+    client, adder = _adder(make_client, 3, 1)
+    _play(adder, 3)
+    items = read_all(client, "replay")
+    assert len(items) == 3
+    data = items[0].data
+    assert data.observation.shape == (3, 2) and data.observation.dtype == np.float32
+    assert data.action.shape == (3,) and data.action.dtype == np.int32
+    assert data.reward.shape == (3,) and data.reward.dtype == np.float32
+    assert data.discount.shape == (3,) and data.discount.dtype == np.float32
+    assert data.start_of_episode.shape == (3,) and data.start_of_episode.dtype == bool
+
+
+def test_unspecified_length_signature_accepts_items(make_client):
+    client, adder = _adder(make_client, 2, 2, signature_length=None)
+    _play(adder, 3)
+    assert len(read_all(client, "replay")) == 2
+
+
+def test_priority_fn_sees_the_sequence(make_client):
+    signature = SequenceAdder.signature(SPEC, 2)
+    client = make_client(queue("replay", signature))
+    adder = SequenceAdder(client, 2, 2, {"replay": lambda step: float(np.sum(step.reward))})
+    _play(adder, 4)  # windows [0,1] rewards 1+2, [2,3] rewards 3+4
+    assert [i.info.priority for i in read_all(client, "replay")] == [3.0, 7.0]
