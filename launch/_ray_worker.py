@@ -8,6 +8,8 @@ import traceback
 from typing import Any
 
 from launch import context
+from launch._ray_proxy import ServiceProxy
+from launch.handles import map_handles
 from launch.nodes import Node, NodeInstance
 
 
@@ -20,15 +22,43 @@ class NodeActor:
     and retry the in-flight ``main()``.
     """
 
-    def __init__(self, label: str, node: Node, args: tuple, kwargs: dict) -> None:
+    def __init__(self, label: str, node: Node,
+                 dependencies: dict[str, tuple[str, Any, Any]]) -> None:
+        """Builds the node.
+
+        Args:
+          label: the node's label.
+          node: the node description (its arguments may contain handles).
+          dependencies: label -> (handle kind, actor handle, ObjectRef of that
+            actor's ``ready()``) for every node this one refers to. All actors
+            are created at once; each constructor waits here for the nodes it
+            depends on, so independent nodes start in parallel.
+        """
         self._label = label
         self._stop = threading.Event()
         context._activate(self._stop)  # pylint: disable=protected-access
         self._instance: NodeInstance | None = None
         self._init_error: str | None = None
+        self._dependency_failed: str | None = None
         self._methods: tuple[str, ...] = ()
+        import ray  # pylint: disable=g-import-not-at-top
+        values: dict[str, Any] = {}
+        for dep, (kind, actor, ready_ref) in dependencies.items():
+            try:
+                info = ray.get(ready_ref)
+                failed = info["error"] is not None
+            except Exception:  # pylint: disable=broad-except
+                failed = True
+            if failed:
+                self._dependency_failed = dep
+                self._init_error = f"node {dep!r}, which node {label!r} depends on, failed"
+                return
+            if kind == "service":
+                values[dep] = ServiceProxy(dep, actor, info["methods"])
+            else:
+                values[dep] = info["address"]
         try:
-            import ray  # pylint: disable=g-import-not-at-top
+            args, kwargs = map_handles(node.arguments, lambda h: values[h.label])
             host = ray.util.get_node_ip_address()
             self._instance = node.instantiate(args, kwargs, host=host)
             self._methods = tuple(self._instance.public_methods())
@@ -40,6 +70,7 @@ class NodeActor:
         instance = self._instance
         return {
             "error": self._init_error,
+            "dependency_failed": self._dependency_failed,
             "methods": list(self._methods),
             "address": instance.address if instance else None,
             "has_main": bool(instance and instance.has_main),

@@ -8,13 +8,11 @@ import socket
 import sys
 from typing import Any, Iterator
 
-import launch as _launch_pkg
 from launch._outcome import Deadline, Outcome
 from launch._ray_proxy import ServiceProxy
 from launch._ray_worker import NodeActor
 from launch._signals import Interrupted, SignalGuard
 from launch.errors import ClusterConnectionError, NodeError
-from launch.handles import map_handles
 from launch.nodes import ReverbNode
 from launch.program import NodeSpec, Program
 
@@ -40,7 +38,7 @@ def worker_pythonpath() -> str:
     """
     prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix,
                                               sys.exec_prefix, sys.base_exec_prefix)}
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(_launch_pkg.__file__)))
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     candidates = [package_root, *sys.path,
                   *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
     entries: list[str] = []
@@ -173,6 +171,7 @@ class _Run:
         self.deadline = deadline
         self.actors: list[tuple[str, Any]] = []  # In construction order.
         self.mains: dict[Any, str] = {}  # main() ObjectRef -> label.
+        self.keep_alive: list[Any] = []
 
     def _result(self, ref: Any, label: str) -> Any:
         ray = self._ray
@@ -195,38 +194,33 @@ class _Run:
                 yield label, self._result(ref, label)
 
     def build(self) -> dict[str, dict[str, Any]]:
-        """Creates the actors in waves (a node once its dependencies are ready)."""
+        """Creates all actors at once; each waits in its constructor for its deps."""
         actor_cls = self._ray.remote(NodeActor)
-        values: dict[str, Any] = {}
+        created: dict[str, tuple[Any, Any]] = {}  # label -> (actor, ready ref)
+        ready_refs: dict[Any, str] = {}
+        for spec in self.program.construction_order():
+            node = spec.node
+            if isinstance(node, ReverbNode) and node.port is None:
+                # Fixed port so that a restarted server keeps its address.
+                node = node.with_port(_free_port())
+            dependencies = {
+                dep: (self.program.get(dep).node.handle_kind, *created[dep])
+                for dep in self.program.dependencies(spec.label)}
+            actor = actor_cls.options(
+                **actor_options(spec, self.session.actor_runtime_env)
+            ).remote(spec.label, node, dependencies)
+            ready_ref = actor.ready.remote()
+            created[spec.label] = (actor, ready_ref)
+            self.actors.append((spec.label, actor))
+            ready_refs[ready_ref] = spec.label
+        self.keep_alive.extend(ready_refs)  # Restarted dependents re-read them.
         infos: dict[str, dict[str, Any]] = {}
-        todo = self.program.construction_order()
-        handles = {}
-        while todo:
-            wave = [s for s in todo
-                    if all(d in infos for d in self.program.dependencies(s.label))]
-            todo = [s for s in todo if s not in wave]
-            ready_refs = {}
-            for spec in wave:
-                node = spec.node
-                if isinstance(node, ReverbNode) and node.port is None:
-                    # Fixed port so that a restarted server keeps its address.
-                    node = node.with_port(_free_port())
-                args, kwargs = map_handles(node.arguments, lambda h: values[h.label])
-                actor = actor_cls.options(
-                    **actor_options(spec, self.session.actor_runtime_env)
-                ).remote(spec.label, node, args, kwargs)
-                self.actors.append((spec.label, actor))
-                handles[spec.label] = actor
-                ready_refs[actor.ready.remote()] = spec.label
-            for label, info in self._as_completed(ready_refs):
-                if info["error"] is not None:
-                    raise NodeError(label, info["error"])
-                infos[label] = info
-                kind = self.program.get(label).node.handle_kind
-                if kind == "service":
-                    values[label] = ServiceProxy(label, handles[label], info["methods"])
-                elif kind == "address":
-                    values[label] = info["address"]
+        for label, info in self._as_completed(ready_refs):
+            if info["dependency_failed"] is not None:
+                continue  # The dependency's own failure is (or will be) reported.
+            if info["error"] is not None:
+                raise NodeError(label, info["error"])
+            infos[label] = info
         return infos
 
     def run(self) -> set[str]:

@@ -7,8 +7,9 @@ timesteps into replay items: n-step transitions, fixed-length sequences or
 whole episodes.
 
 Every Reverb adder appends each environment step to a Reverb
-``TrajectoryWriter`` exactly once and builds its items out of references into
-the writer's history, so an observation shared by several items is sent to the
+``TrajectoryWriter`` once (plus a few rows at an episode's end: the final
+step, padding, or the last n-step sums) and builds its items out of references
+into the writer's history, so data shared by several items is sent to the
 server once.
 """
 

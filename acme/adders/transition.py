@@ -205,11 +205,6 @@ class NStepTransitionAdder(base.ReverbAdder):
     @staticmethod
     def _check_structures(reward, discount) -> bool:
         """True if one discount applies to every reward leaf, False if they pair up."""
-        if reward is None or discount is None:
-            raise ValueError(
-                "add() got a timestep with reward or discount None; only the first "
-                "timestep of an episode (passed to add_first) may have them unset."
-            )
         if not tree.is_nested(discount):
             return True
         try:

@@ -1,0 +1,79 @@
+"""The ``launch()`` entry point: picks a backend, handles signals and outcome."""
+
+from __future__ import annotations
+
+from launch._outcome import Deadline
+from launch._signals import SignalGuard
+from launch.errors import LaunchTimeout
+from launch.program import Program
+
+LAUNCHERS = ("threads", "ray")
+
+
+def launch(program: Program, launcher: str = "threads", address: str | None = None,
+           timeout: float | None = None, *, grace_period: float = 5.0) -> None:
+    """Runs ``program`` and blocks until it ends.
+
+    The program ends when every terminal node has finished (or, with no
+    terminal nodes, when every function and every service ``run()`` has
+    returned). Then all nodes are stopped: the stop event is set (see
+    ``launch.stop_requested``) and services' ``stop()`` are called in reverse
+    construction order; node threads/actors get ``grace_period`` seconds to
+    return before they are abandoned (threads) or killed (Ray actors).
+
+    Args:
+      program: the program to run.
+      launcher: ``"threads"`` (every node a thread of this process) or
+        ``"ray"`` (every node a Ray actor).
+      address: Ray only. ``None`` starts a local Ray instance that is shut
+        down at the end; otherwise the address of a running cluster to join
+        (only the program's own actors are killed at the end). If Ray is
+        already initialized in this process, that connection is reused.
+      timeout: seconds after which the program is stopped and
+        ``LaunchTimeout`` is raised.
+      grace_period: seconds given to nodes to return once stop is requested.
+
+    Raises:
+      ValueError: unknown launcher, or bad arguments.
+      GraphError: invalid program graph (checked before anything starts).
+      NodeError: a node raised (constructor, run, function, stop) or its
+        process died without restarts left; carries the label and traceback.
+      ClusterConnectionError: ``address`` could not be reached or joined.
+      LaunchTimeout: ``timeout`` expired.
+      KeyboardInterrupt / SystemExit: SIGINT / SIGTERM received (after a
+        clean shutdown; the previous signal handlers are restored).
+    """
+    if launcher not in LAUNCHERS:
+        raise ValueError(f"unknown launcher {launcher!r}; accepted launchers: "
+                         + ", ".join(repr(name) for name in LAUNCHERS))
+    if not isinstance(program, Program):
+        raise TypeError(f"launch() expects a launch.Program, got {program!r}")
+    if address is not None and launcher != "ray":
+        raise ValueError(f"address is only used by the 'ray' launcher, not {launcher!r}")
+    if timeout is not None and not timeout >= 0:
+        raise ValueError(f"timeout must be >= 0 or None, got {timeout!r}")
+    if not grace_period >= 0:
+        raise ValueError(f"grace_period must be >= 0, got {grace_period!r}")
+    program.construction_order()  # Validate the graph before anything starts.
+
+    deadline = Deadline(timeout)
+    guard = SignalGuard()
+    try:
+        if launcher == "threads":
+            from launch.threads_launcher import run_threads  # pylint: disable=g-import-not-at-top
+            outcome = run_threads(program, deadline=deadline, guard=guard,
+                                  grace_period=grace_period)
+        else:
+            from launch.ray_launcher import run_ray  # pylint: disable=g-import-not-at-top
+            outcome = run_ray(program, address=address, deadline=deadline, guard=guard,
+                              grace_period=grace_period)
+    finally:
+        guard.restore()
+
+    if outcome.error is not None:
+        raise outcome.error
+    guard.raise_if_signalled()
+    if outcome.timed_out:
+        raise LaunchTimeout(
+            f"program {program.name!r} did not finish within {timeout} s "
+            f"(unfinished: {', '.join(outcome.unfinished) or 'none'})")

@@ -1,0 +1,154 @@
+"""DQN: config validation, networks, learner sanity, builder end-to-end on a fake environment."""
+
+import itertools
+
+import jax
+import numpy as np
+import pytest
+import reverb
+
+from acme import specs, types
+from acme.experiments import ExperimentConfig, run_experiment
+from acme.testing import fakes
+from acme.utils import loggers
+from agents import dqn
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("learning_rate", -1e-3, "learning_rate must be > 0"),
+        ("batch_size", 0, "batch_size must be an integer >= 1"),
+        ("n_step", 0, "n_step must be an integer >= 1"),
+        ("discount", 1.5, r"discount must be in \[0, 1\]"),
+        ("epsilon_end", -0.1, "epsilon_end must be a probability"),
+        ("samples_per_insert", 0.0, "samples_per_insert must be > 0"),
+        ("hidden_sizes", (), "hidden_sizes must be a non-empty sequence"),
+        ("max_replay_size", 10, r"max_replay_size \(10\) must be >= min_replay_size"),
+    ],
+)
+def test_invalid_config_values_are_rejected(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        dqn.DQNConfig(**{field: value})
+
+
+def test_config_is_frozen():
+    config = dqn.DQNConfig()
+    with pytest.raises(Exception):
+        config.learning_rate = 1.0  # type: ignore[misc]
+
+
+def test_networks_need_discrete_actions():
+    with pytest.raises(ValueError, match="discrete action space"):
+        dqn.make_networks(fakes.continuous_spec())
+
+
+def test_mismatched_networks_and_environment_are_explained():
+    networks = dqn.make_networks(fakes.discrete_spec(num_actions=3), hidden_sizes=(8,))
+    builder = dqn.DQNBuilder()
+    with pytest.raises(ValueError, match="3 outputs but the environment has 2 actions"):
+        builder.make_policy(networks, fakes.discrete_spec(num_actions=2))
+    other_obs = dqn.make_networks(fakes.discrete_spec(obs_shape=(5,), num_actions=2), hidden_sizes=(8,))
+    with pytest.raises(ValueError, match="expects observations of shape"):
+        builder.make_policy(other_obs, fakes.discrete_spec(obs_shape=(4,), num_actions=2))
+
+
+def _fixed_batch(spec: specs.EnvironmentSpec, batch_size: int = 32) -> reverb.ReplaySample:
+    rng = np.random.default_rng(0)
+    obs = rng.normal(size=(batch_size, 4)).astype(np.float32)
+    data = types.Transition(
+        observation=obs,
+        action=rng.integers(0, 2, size=batch_size).astype(np.int32),
+        reward=rng.normal(size=batch_size).astype(np.float32),
+        discount=np.full(batch_size, 0.9, np.float32),
+        next_observation=rng.normal(size=(batch_size, 4)).astype(np.float32),
+    )
+    info = reverb.SampleInfo(
+        key=np.arange(batch_size, dtype=np.uint64),
+        probability=np.full(batch_size, 1.0 / batch_size),
+        table_size=np.full(batch_size, batch_size, np.int64),
+        priority=np.ones(batch_size),
+        times_sampled=np.ones(batch_size, np.int32),
+    )
+    return reverb.ReplaySample(info=info, data=data)
+
+
+class ListLogger(loggers.Logger):
+    def __init__(self):
+        self.rows = []
+
+    def write(self, data):
+        self.rows.append(loggers.to_scalars(data))
+
+
+def test_learner_loss_decreases_on_a_fixed_batch():
+    spec = fakes.discrete_spec()
+    batch = _fixed_batch(spec)
+    config = dqn.DQNConfig(learning_rate=1e-3, target_update_period=1000, hidden_sizes=(32, 32))
+    logger = ListLogger()
+    learner = dqn.DQNLearner(
+        dqn.make_networks(spec, config.hidden_sizes), config, jax.random.PRNGKey(0),
+        iterator=itertools.repeat(batch), logger=logger, log_every_seconds=0.0,
+    )
+    before = jax.tree.map(np.array, learner.get_variables(["policy"])[0])
+    learner.run(num_steps=200)
+    losses = [row["loss"] for row in logger.rows]
+    assert len(losses) == 200 and all(np.isfinite(losses))
+    assert np.mean(losses[-10:]) < 0.5 * np.mean(losses[:10])
+    after = learner.get_variables(["policy"])[0]
+    changed = jax.tree.map(lambda a, b: not np.allclose(a, b), before, after)
+    assert all(jax.tree.leaves(changed))
+    assert learner.num_steps == 200
+    assert logger.rows[-1]["learner_steps"] == 200  # the learner's own counter
+
+
+def test_learner_reports_nan_loss_clearly():
+    spec = fakes.discrete_spec()
+    batch = _fixed_batch(spec)
+    batch = batch._replace(data=batch.data._replace(reward=np.full(32, np.nan, np.float32)))
+    learner = dqn.DQNLearner(
+        dqn.make_networks(spec, (8,)), dqn.DQNConfig(), jax.random.PRNGKey(0), iterator=itertools.repeat(batch)
+    )
+    with pytest.raises(FloatingPointError, match="DQN loss became nan at learner step 1"):
+        learner.step()
+
+
+def test_learner_save_restore_round_trip():
+    spec = fakes.discrete_spec()
+    batch = _fixed_batch(spec)
+    config = dqn.DQNConfig(hidden_sizes=(16,))
+    make = lambda seed: dqn.DQNLearner(  # noqa: E731
+        dqn.make_networks(spec, config.hidden_sizes), config, jax.random.PRNGKey(seed), iterator=itertools.repeat(batch)
+    )
+    learner = make(0)
+    learner.run(num_steps=5)
+    other = make(1)
+    other.restore(learner.save())
+    for a, b in zip(jax.tree.leaves(learner.save()), jax.tree.leaves(other.save())):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert other.num_steps == 5
+
+
+@pytest.mark.parametrize("prioritized", [False, True])
+def test_builder_runs_end_to_end_on_a_fake_environment(prioritized):
+    config = dqn.DQNConfig(
+        hidden_sizes=(16,), batch_size=8, min_replay_size=20, samples_per_insert=4.0,
+        prioritized_replay=prioritized, epsilon_decay_steps=50,
+    )
+    spec = fakes.discrete_spec()
+    experiment = ExperimentConfig(
+        builder=dqn.DQNBuilder(config),
+        environment_factory=lambda seed: fakes.FakeEnvironment(spec, episode_length=20),
+        network_factory=lambda s: dqn.make_networks(s, config.hidden_sizes),
+        seed=0,
+        max_num_actor_steps=300,
+        eval_every=100,
+        num_eval_episodes=2,
+        logger_factory=lambda label, steps_key=None: loggers.NoOpLogger(),
+    )
+    result = run_experiment(experiment, progress=False)
+    assert result.actor_steps == 300
+    # samples_per_insert 4 at batch 8: one learner step per two inserted transitions, after the first 20.
+    assert 100 <= result.learner_steps <= 150
+    assert [e.actor_steps for e in result.evaluations] == [100, 200, 300]
+    assert all(e.mean_return == pytest.approx(210.0) for e in result.evaluations)  # rewards 1..20

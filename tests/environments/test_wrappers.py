@@ -1,0 +1,110 @@
+"""Wrappers: gymnasium adapter, single precision, step limit, canonical actions."""
+
+import dm_env
+import gymnasium
+import numpy as np
+import pytest
+from dm_env import specs
+
+from acme import wrappers
+from acme.testing import fakes
+
+
+def test_gymnasium_termination_has_zero_discount():
+    env = wrappers.GymnasiumToDmEnv(gymnasium.make("CartPole-v1"), seed=0)
+    timestep = env.reset()
+    assert timestep.first()
+    steps = 0
+    while not timestep.last():
+        timestep = env.step(0)  # always pushing left topples the pole quickly
+        steps += 1
+    assert steps < 100
+    assert timestep.step_type == dm_env.StepType.LAST
+    assert float(timestep.discount) == 0.0
+
+
+def test_gymnasium_truncation_keeps_discount():
+    env = wrappers.GymnasiumToDmEnv(gymnasium.make("Pendulum-v1"), seed=0)  # no termination, truncated at 200
+    timestep = env.reset()
+    steps = 0
+    while not timestep.last():
+        timestep = env.step(np.zeros(1, np.float32))
+        steps += 1
+    assert steps == 200
+    assert float(timestep.discount) == 1.0
+    # The next step starts a new episode, as dm_env requires.
+    assert env.step(np.zeros(1, np.float32)).first()
+
+
+def test_gymnasium_specs_and_seeding():
+    env = wrappers.GymnasiumToDmEnv(gymnasium.make("CartPole-v1"), seed=3)
+    assert isinstance(env.action_spec(), specs.DiscreteArray)
+    assert env.action_spec().num_values == 2
+    assert env.observation_spec().shape == (4,)
+    first = env.reset().observation
+    again = wrappers.GymnasiumToDmEnv(gymnasium.make("CartPole-v1"), seed=3).reset().observation
+    np.testing.assert_array_equal(first, again)
+    pendulum = wrappers.GymnasiumToDmEnv(gymnasium.make("Pendulum-v1"))
+    assert isinstance(pendulum.action_spec(), specs.BoundedArray)
+    np.testing.assert_allclose(pendulum.action_spec().maximum, [2.0])
+
+
+def test_single_precision_casts_values_and_specs():
+    env = wrappers.SinglePrecisionWrapper(wrappers.GymnasiumToDmEnv(gymnasium.make("Pendulum-v1"), seed=0))
+    assert env.observation_spec().dtype == np.float32
+    assert env.reward_spec().dtype == np.float32
+    timestep = env.step(np.zeros(1, np.float32))
+    assert timestep.observation.dtype == np.float32
+    timestep = env.step(np.zeros(1, np.float32))
+    assert timestep.reward.dtype == np.float32
+    assert timestep.discount.dtype == np.float32
+
+
+def test_step_limit_truncates_and_restarts():
+    env = wrappers.StepLimitWrapper(fakes.FakeEnvironment(fakes.discrete_spec(), episode_length=50), step_limit=7)
+    timestep = env.reset()
+    for _ in range(6):
+        timestep = env.step(0)
+        assert timestep.mid()
+    timestep = env.step(0)
+    assert timestep.last() and float(timestep.discount) == 1.0
+    assert env.step(0).first()
+
+
+def test_step_limit_keeps_earlier_termination():
+    env = wrappers.StepLimitWrapper(fakes.FakeEnvironment(fakes.discrete_spec(), episode_length=3), step_limit=10)
+    env.reset()
+    env.step(0)
+    env.step(0)
+    timestep = env.step(0)
+    assert timestep.last() and float(timestep.discount) == 0.0
+
+
+def test_step_limit_rejects_nonpositive():
+    with pytest.raises(ValueError, match="step_limit"):
+        wrappers.StepLimitWrapper(fakes.FakeEnvironment(fakes.discrete_spec()), step_limit=0)
+
+
+class _RecordingEnv(fakes.FakeEnvironment):
+    def step(self, action):
+        self.received = np.asarray(action)
+        return super().step(np.zeros(self.action_spec().shape, np.float32))
+
+
+def test_canonical_action_spec_rescales_to_bounds():
+    spec = fakes.continuous_spec(action_dim=2)
+    spec = spec._replace(actions=specs.BoundedArray((2,), np.float32, [0.0, -4.0], [10.0, 4.0]))
+    inner = _RecordingEnv(spec, validate_actions=False)
+    env = wrappers.CanonicalActionSpecWrapper(inner)
+    np.testing.assert_array_equal(env.action_spec().minimum, [-1, -1])
+    np.testing.assert_array_equal(env.action_spec().maximum, [1, 1])
+    env.reset()
+    env.step(np.array([-1.0, 1.0], np.float32))
+    np.testing.assert_allclose(inner.received, [0.0, 4.0])
+    env.step(np.array([0.0, 5.0], np.float32))  # clipped to 1 before rescaling
+    np.testing.assert_allclose(inner.received, [5.0, 4.0])
+
+
+def test_canonical_action_spec_leaves_discrete_alone():
+    env = wrappers.CanonicalActionSpecWrapper(fakes.FakeEnvironment(fakes.discrete_spec(num_actions=3)))
+    assert env.action_spec().num_values == 3

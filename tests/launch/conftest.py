@@ -1,0 +1,94 @@
+"""Fixtures for the launch tests: markers and a throwaway external Ray cluster."""
+
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import pytest
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if REPO_ROOT not in sys.path:
+    sys.path.insert(0, REPO_ROOT)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "ray: tests that start or join a Ray cluster")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class RayCluster:
+    """A `ray start --head --block` process group owned by the test session."""
+
+    def __init__(self) -> None:
+        self.port = _free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.temp_dir = tempfile.mkdtemp(prefix="launch-ray-")
+        ray_cli = os.path.join(os.path.dirname(sys.executable), "ray")
+        command = ([ray_cli] if os.path.exists(ray_cli) else
+                   [sys.executable, "-c", "from ray.scripts.scripts import main; main()"])
+        command += ["start", "--head", f"--port={self.port}", "--num-cpus=2",
+                    "--include-dashboard=false", "--disable-usage-stats", "--block",
+                    f"--temp-dir={self.temp_dir}"]
+        # No token auth, so that joining by explicit address needs no token.
+        env = dict(os.environ, RAY_AUTH_MODE="disabled")
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True, env=env,
+                                        start_new_session=True)
+        self._lines: queue.Queue = queue.Queue()
+        self.output: list[str] = []
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        for line in self.process.stdout:
+            self.output.append(line)
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def wait_started(self, timeout: float = 90.0) -> None:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                line = self._lines.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            if line is None:
+                break
+            if "Ray runtime started" in line:
+                return
+        raise RuntimeError("ray start failed:\n" + "".join(self.output))
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self) -> None:
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)  # Our own process group only.
+        except ProcessLookupError:
+            pass
+        self.process.wait(timeout=30)
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """An external Ray head node on a loopback port, killed at session end."""
+    cluster = RayCluster()
+    try:
+        cluster.wait_started()
+        yield cluster
+    finally:
+        cluster.stop()

@@ -1,0 +1,95 @@
+"""Ray launcher against an external cluster: restarts, failures, own-actor cleanup."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import psutil
+import pytest
+
+import launch
+from tests.launch import testlib
+
+pytestmark = pytest.mark.ray
+
+
+def _pid_gone(pid: int, timeout: float = 15.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_sigkilled_node_restarts_and_program_finishes(ray_cluster, tmp_path):
+    import ray  # pylint: disable=g-import-not-at-top
+
+    result_path = str(tmp_path / "kill.json")
+    program = launch.Program("restart")
+    counter = program.add_node(launch.ServiceNode(testlib.Counter), "counter")
+    program.add_node(launch.ServiceNode(testlib.PidReporter, counter), "reporter",
+                     restart=launch.RestartPolicy(max_restarts=2))
+    program.add_node(launch.FunctionNode(testlib.kill_reporter_once, counter, result_path),
+                     "killer", terminal=True)
+
+    launch.launch(program, "ray", address=ray_cluster.address, timeout=150)
+
+    with open(result_path) as f:
+        result = json.load(f)
+    assert result["first_pid"] != result["second_pid"]
+    assert result["count_after"] >= result["count_at_kill"] + 5
+    assert not ray.is_initialized()
+    # Only the program's own actors were killed: the cluster is still up.
+    assert _pid_gone(result["second_pid"]), "the restarted node's process outlived launch()"
+    assert ray_cluster.alive()
+
+
+def test_node_exception_on_ray_stops_everything(ray_cluster, tmp_path):
+    marker = str(tmp_path / "ticker_stopped")
+    program = launch.Program("failing")
+    counter = program.add_node(launch.ServiceNode(testlib.Counter), "counter")
+    program.add_node(launch.ServiceNode(testlib.Ticker, counter, marker=marker), "ticker")
+    program.add_node(launch.FunctionNode(testlib.fail, "boom-on-ray"), "failing")
+
+    with pytest.raises(launch.NodeError) as info:
+        launch.launch(program, "ray", address=ray_cluster.address, timeout=120)
+
+    assert info.value.label == "failing"
+    message = str(info.value)
+    assert "'failing'" in message
+    assert "Traceback" in message and "ValueError: boom-on-ray" in message
+    assert os.path.exists(marker), "the ticker's stop() was not called"
+
+
+def test_constructor_error_names_the_broken_node_not_its_dependents(ray_cluster):
+    program = launch.Program("broken")
+    broken = program.add_node(launch.ServiceNode(testlib.Broken), "broken")
+    program.add_node(launch.ServiceNode(testlib.Holder, broken), "dependent")
+    program.add_node(launch.FunctionNode(testlib.work, broken, 1), "user")
+
+    with pytest.raises(launch.NodeError) as info:
+        launch.launch(program, "ray", address=ray_cluster.address, timeout=120)
+
+    assert info.value.label == "broken"
+    assert "RuntimeError: constructor exploded" in str(info.value)
+
+
+def test_dead_actor_without_restarts_is_a_node_error(ray_cluster):
+    program = launch.Program("dying")
+    program.add_node(launch.FunctionNode(testlib.die), "doomed")
+    program.add_node(launch.FunctionNode(testlib.until_stopped), "bystander")
+
+    start = time.monotonic()
+    with pytest.raises(launch.NodeError) as info:
+        launch.launch(program, "ray", address=ray_cluster.address, timeout=120,
+                      grace_period=1.0)
+
+    assert info.value.label == "doomed"
+    assert "died" in str(info.value)
+    assert time.monotonic() - start < 60

@@ -1,0 +1,180 @@
+"""Node functions and services used by the launch tests.
+
+Kept in an importable module (not in test files) so that Ray workers can
+unpickle them by reference. Heavy imports (reverb, ray) stay inside functions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+
+import launch
+
+
+def write_json(path: str, payload: dict) -> None:
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(payload, f)
+    os.replace(tmp, path)
+
+
+class Counter:
+    """Thread-safe counter service; also records the pids reported to it."""
+
+    def __init__(self, log: list | None = None) -> None:
+        self._lock = threading.Lock()
+        self._value = 0
+        self._pids: list[int] = []
+        self._log = log
+
+    def increment(self, n: int = 1) -> int:
+        with self._lock:
+            self._value += n
+            return self._value
+
+    def get(self) -> int:
+        with self._lock:
+            return self._value
+
+    def report_pid(self, pid: int) -> None:
+        with self._lock:
+            if pid not in self._pids:
+                self._pids.append(pid)
+
+    def pids(self) -> list[int]:
+        with self._lock:
+            return list(self._pids)
+
+    def stop(self) -> None:
+        if self._log is not None:
+            self._log.append("counter")
+
+
+class Ticker:
+    """Service with a run() loop that increments a counter until stopped."""
+
+    def __init__(self, counter, log: list | None = None, marker: str | None = None) -> None:
+        self._counter = counter
+        self._log = log
+        self._marker = marker
+        self.ticks = 0
+
+    def run(self) -> None:
+        while not launch.wait_for_stop(0.02):
+            self._counter.increment()
+            self.ticks += 1
+
+    def stop(self) -> None:
+        if self._log is not None:
+            self._log.append("ticker")
+        if self._marker is not None:
+            with open(self._marker, "w") as f:
+                f.write("stopped")
+
+
+class PidReporter:
+    """run() loop: report this process's pid to the counter and increment it."""
+
+    def __init__(self, counter) -> None:
+        self._counter = counter
+
+    def run(self) -> None:
+        pid = os.getpid()
+        while not launch.wait_for_stop(0.05):
+            self._counter.report_pid(pid)
+            self._counter.increment()
+
+
+class Broken:
+    """Service whose constructor raises."""
+
+    def __init__(self, *unused) -> None:
+        raise RuntimeError("constructor exploded")
+
+
+class Holder:
+    """Service that keeps its (dereferenced) constructor arguments."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        self.args = args
+        self.kwargs = kwargs
+
+
+def work(counter, n: int) -> None:
+    for _ in range(n):
+        counter.increment()
+
+
+def wait_until(predicate, timeout: float = 60.0, interval: float = 0.05) -> None:
+    end = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > end:
+            raise TimeoutError("condition not met in time")
+        time.sleep(interval)
+
+
+def fail(message: str) -> None:
+    raise ValueError(message)
+
+
+def die() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def until_stopped() -> None:
+    """Loops until the launcher requests a stop."""
+    while not launch.wait_for_stop(0.05):
+        pass
+
+
+def check_counter_proxy(counter, target: int, result_path: str) -> None:
+    """Waits for ``target`` counts, then exercises the proxy API (Ray)."""
+    import pickle  # pylint: disable=g-import-not-at-top
+
+    import ray  # pylint: disable=g-import-not-at-top
+
+    wait_until(lambda: counter.get() >= target)
+    result = {"count": counter.get(), "future": ray.get(counter.futures.get()),
+              "proxy_type": type(counter).__name__, "pid": os.getpid()}
+    try:
+        counter.no_such_method()
+    except AttributeError as e:
+        result["missing_method_error"] = str(e)
+    result["repickled_get"] = pickle.loads(pickle.dumps(counter)).get() >= target
+    write_json(result_path, result)
+
+
+def reverb_tables():
+    import reverb  # pylint: disable=g-import-not-at-top
+    return [reverb.Table(name="items", sampler=reverb.selectors.Uniform(),
+                         remover=reverb.selectors.Fifo(), max_size=100,
+                         rate_limiter=reverb.rate_limiters.MinSize(1))]
+
+
+def roundtrip_reverb(address: str, result_path: str) -> None:
+    """Inserts one item into the reverb server at ``address`` and samples it back."""
+    import reverb  # pylint: disable=g-import-not-at-top
+
+    client = reverb.Client(address)
+    client.insert([7, 11], priorities={"items": 1.0})
+    sample = next(iter(client.sample("items", num_samples=1)))
+    data = [int(x) for x in sample[0].data]
+    write_json(result_path, {"address": address, "data": data})
+
+
+def kill_reporter_once(counter, result_path: str) -> None:
+    """SIGKILLs the PidReporter's process once; checks it comes back and counts."""
+    wait_until(lambda: counter.pids() and counter.get() >= 5)
+    first_pid = counter.pids()[0]
+    os.kill(first_pid, signal.SIGKILL)
+    count_at_kill = counter.get()
+    wait_until(lambda: len(counter.pids()) >= 2)
+    second_pid = counter.pids()[1]
+    count_at_restart = counter.get()
+    wait_until(lambda: counter.get() >= count_at_restart + 5)
+    write_json(result_path, {"first_pid": first_pid, "second_pid": second_pid,
+                             "count_at_kill": count_at_kill, "count_after": counter.get()})
