@@ -350,6 +350,8 @@ class _DtypeLock:
             )
         if self._dtypes is None:
             self._dtypes = tree.map_structure(_leaf_dtype, nest)
+        if isinstance(self._dtypes, np.dtype) and not tree.is_nested(nest):
+            return np.asarray(nest, dtype=self._dtypes)  # fast path: a single array
         try:
             return tree.map_structure(
                 lambda x, dtype: np.asarray(x, dtype=dtype), nest, self._dtypes

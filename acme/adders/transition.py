@@ -143,6 +143,7 @@ class NStepTransitionAdder(base.ReverbAdder):
         self._next_start = 0  # first step whose transition is not yet written
         self._recent = collections.deque(maxlen=self._n_step)  # (r_k, d_k) pairs
         self._discount_broadcasts: Optional[bool] = None
+        self._flat_values: Optional[bool] = None
 
     def _on_first(self, timestep: dm_env.TimeStep) -> None:
         self._reset_state()
@@ -179,6 +180,18 @@ class NStepTransitionAdder(base.ReverbAdder):
         first_reward, first_discount = pairs[0]
         if self._discount_broadcasts is None:
             self._discount_broadcasts = self._check_structures(first_reward, first_discount)
+
+        if self._flat_values is None:
+            self._flat_values = not tree.is_nested(first_reward) and not tree.is_nested(first_discount)
+        if self._flat_values:  # fast path: one reward array and one discount array
+            total, factor = np.zeros(np.shape(first_reward)), np.ones(np.shape(first_discount))
+            for reward, env_discount in pairs:
+                total = total + factor * reward
+                factor = factor * self._gamma * env_discount
+            return {
+                _REWARD: total.astype(_n_step_dtype(np.asarray(first_reward).dtype)),
+                _DISCOUNT: factor.astype(_n_step_dtype(np.asarray(first_discount).dtype)),
+            }
 
         total = tree.map_structure(lambda r: np.zeros(np.shape(r), np.float64), first_reward)
         factor = tree.map_structure(lambda d: np.ones(np.shape(d), np.float64), first_discount)
@@ -224,16 +237,18 @@ class NStepTransitionAdder(base.ReverbAdder):
         history = self._writer.history
         values_row = self._rows - 1
 
-        def at(index):
-            return lambda column: column[index]
+        def at(columns, index):
+            if not tree.is_nested(columns):  # fast path: a single column
+                return columns[index]
+            return tree.map_structure(lambda column: column[index], columns)
 
         transition = types.Transition(
-            observation=tree.map_structure(at(start), history["observation"]),
-            action=tree.map_structure(at(start + 1), history["action"]),
-            reward=tree.map_structure(at(values_row), history[_REWARD]),
-            discount=tree.map_structure(at(values_row), history[_DISCOUNT]),
-            next_observation=tree.map_structure(at(start + length), history["observation"]),
-            extras=tree.map_structure(at(start + 1), history["extras"]),
+            observation=at(history["observation"], start),
+            action=at(history["action"], start + 1),
+            reward=at(history[_REWARD], values_row),
+            discount=at(history[_DISCOUNT], values_row),
+            next_observation=at(history["observation"], start + length),
+            extras=at(history["extras"], start + 1),
         )
         self._create_item(transition)
         self._next_start = start + 1

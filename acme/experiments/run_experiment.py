@@ -79,11 +79,15 @@ def _evaluate(loop: EnvironmentLoop, num_episodes: int) -> tuple[float, float]:
     return float(np.mean(returns)), float(np.std(returns))
 
 
-def run_experiment(config: ExperimentConfig, progress: bool = True) -> ExperimentResult:
+def run_experiment(
+    config: ExperimentConfig, progress: bool = True, stop_at_return: Optional[float] = None
+) -> ExperimentResult:
     """Trains ``config.builder``'s agent for ``config.max_num_actor_steps`` steps in this process.
 
     Evaluation episodes (greedy policy, separate environment) run every
     ``config.eval_every`` actor steps and are logged under the label ``evaluator``.
+    With ``stop_at_return`` the run ends at the first evaluation whose mean
+    return reaches it (for tests and time-to-solve benchmarks).
     """
     start = time.perf_counter()
     key = jax.random.PRNGKey(config.seed)
@@ -159,6 +163,8 @@ def run_experiment(config: ExperimentConfig, progress: bool = True) -> Experimen
                     bar.set_description(f"{config.environment_id or 'train'} eval={mean_return:.1f}")
                 while next_eval <= actor_steps:
                     next_eval += config.eval_every
+                if stop_at_return is not None and mean_return >= stop_at_return:
+                    break
     finally:
         if bar is not None:
             bar.close()

@@ -41,6 +41,7 @@ class GenericActor(core.Actor):
         self._variable_client = variable_client
         self._adder = adder
         self._num_steps = 0
+        self._episode_open = False
 
     @property
     def num_steps(self) -> int:
@@ -54,11 +55,15 @@ class GenericActor(core.Actor):
 
     def observe_first(self, timestep: dm_env.TimeStep) -> None:
         if self._adder is not None:
+            if self._episode_open:  # the previous episode was cut short (e.g. a step budget)
+                self._adder.reset()
             self._adder.add_first(timestep)
+            self._episode_open = True
 
     def observe(self, action: types.NestedArray, next_timestep: dm_env.TimeStep) -> None:
         if self._adder is not None:
             self._adder.add(action, next_timestep)
+            self._episode_open = not next_timestep.last()
 
     def update(self, wait: bool = False) -> None:
         if self._variable_client is not None:

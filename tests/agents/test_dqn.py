@@ -152,3 +152,38 @@ def test_builder_runs_end_to_end_on_a_fake_environment(prioritized):
     assert 100 <= result.learner_steps <= 150
     assert [e.actor_steps for e in result.evaluations] == [100, 200, 300]
     assert all(e.mean_return == pytest.approx(210.0) for e in result.evaluations)  # rewards 1..20
+
+
+def test_actor_recovers_from_an_episode_cut_short():
+    """A loop stopped mid-episode by a step budget can run again with the same actor and adder."""
+    from acme.environment_loop import EnvironmentLoop
+
+    config = dqn.DQNConfig(hidden_sizes=(8,), min_replay_size=1, samples_per_insert=1.0)
+    spec = fakes.discrete_spec()
+    builder = dqn.DQNBuilder(config)
+    networks = dqn.make_networks(spec, config.hidden_sizes)
+    server = reverb.Server(builder.make_replay_tables(spec), port=None)
+    try:
+        client = reverb.Client(f"localhost:{server.port}")
+        learner_like = _StaticSource(networks.init(jax.random.PRNGKey(0)))
+        actor = builder.make_actor(
+            jax.random.PRNGKey(1), builder.make_policy(networks, spec), spec,
+            variable_source=learner_like, adder=builder.make_adder(client, spec),
+        )
+        loop = EnvironmentLoop(fakes.FakeEnvironment(spec, episode_length=10), actor,
+                               logger=loggers.NoOpLogger(), should_update=False)
+        assert loop.run(num_steps=5) == 5  # cut mid-episode
+        assert loop.run(num_episodes=1) == 10
+        actor._adder.flush()
+        # 10 transitions from the whole episode, plus the first 5 - 3 + 1 = 3 complete ones of the cut episode.
+        assert client.server_info()[config.replay_table_name].current_size == 13
+    finally:
+        server.stop()
+
+
+class _StaticSource:
+    def __init__(self, params):
+        self._params = params
+
+    def get_variables(self, names):
+        return [self._params for _ in names]
