@@ -4,6 +4,19 @@ Build a ``Program`` of nodes (``FunctionNode``, ``ServiceNode``,
 ``ReverbNode``) that refer to each other through handles, then ``launch`` it
 with the ``"threads"`` or ``"ray"`` launcher. Importing this package is cheap:
 ``ray`` and ``reverb`` are imported only when they are used.
+
+    program = launch.Program("demo")
+    counter = program.add_node(launch.ServiceNode(Counter), "counter")
+    with program.group("worker", resources=launch.Resources(num_cpus=1)):
+        for _ in range(2):
+            program.add_node(launch.FunctionNode(work, counter, 100))
+    program.add_node(launch.FunctionNode(report, counter), "report", terminal=True)
+    launch.launch(program, launcher="ray")
+
+Handles dereference, at launch, to the service object (threads) or a
+``ServiceProxy`` whose methods are blocking remote calls (Ray; non-blocking
+via ``proxy.futures.method(...)``), and to ``"host:port"`` for reverb nodes.
+Long-running node code should poll ``launch.stop_requested()``.
 """
 
 from launch.config import Resources, RestartPolicy

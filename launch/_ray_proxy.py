@@ -72,13 +72,8 @@ class ServiceProxy:
         """Non-blocking view: ``proxy.futures.m(...)`` returns an ObjectRef."""
         return _Futures(self)
 
-    @property
-    def label(self) -> str:
-        """Label of the service node."""
-        return self._label
-
     def __dir__(self) -> list[str]:
-        return list(self._methods) + ["futures", "label"]
+        return list(self._methods) + ["futures"]
 
     def __repr__(self) -> str:
         return f"ServiceProxy({self._label!r})"

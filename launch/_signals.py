@@ -21,15 +21,18 @@ class SignalGuard:
     """Snapshots the handlers at creation; ``arm`` installs ours, ``restore`` undoes.
 
     Only active on the main thread (Python delivers signals there only). While
-    armed, the first SIGINT/SIGTERM raises ``Interrupted`` in the main thread;
-    once disarmed (during shutdown) further signals are only recorded.
+    armed with ``raise_in_handler=True``, the first SIGINT/SIGTERM raises
+    ``Interrupted`` in the main thread (interrupting even a blocking service
+    constructor); otherwise, and once disarmed (during shutdown), signals are
+    only recorded and the backend polls ``check()``. (Raising through Ray's C
+    extension turns the exception into a SystemError, so the Ray backend polls.)
     """
 
     def __init__(self) -> None:
         self.enabled = threading.current_thread() is threading.main_thread()
         self.signum: int | None = None
         self._armed = False
-        self._installed = False
+        self._raise = False
         self._saved: dict[int, Any] = {}
         if self.enabled:
             self._saved = {sig: signal.getsignal(sig) for sig in _SIGNALS}
@@ -38,18 +41,24 @@ class SignalGuard:
         del frame
         if self.signum is None:
             self.signum = signum
-            if self._armed:
+            if self._armed and self._raise:
                 self._armed = False
                 raise Interrupted(signum)
 
-    def arm(self) -> None:
+    def arm(self, raise_in_handler: bool = True) -> None:
         """Installs the handlers (call once the backend is started)."""
         if not self.enabled:
             return
         self._armed = True
+        self._raise = raise_in_handler
         for sig in _SIGNALS:
             signal.signal(sig, self._handler)
-        self._installed = True
+
+    def check(self) -> None:
+        """Raises ``Interrupted`` if a signal arrived while armed (polling mode)."""
+        if self._armed and self.signum is not None:
+            self._armed = False
+            raise Interrupted(self.signum)
 
     def disarm(self) -> None:
         """Keeps recording signals but stops raising (shutdown in progress)."""

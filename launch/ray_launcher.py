@@ -9,7 +9,6 @@ import sys
 from typing import Any, Iterator
 
 from launch._outcome import Deadline, Outcome
-from launch._ray_proxy import ServiceProxy
 from launch._ray_worker import NodeActor
 from launch._signals import Interrupted, SignalGuard
 from launch.errors import ClusterConnectionError, NodeError
@@ -163,9 +162,11 @@ def _free_port() -> int:
 class _Run:
     """State of one program run on Ray."""
 
-    def __init__(self, program: Program, session: _Session, deadline: Deadline) -> None:
+    def __init__(self, program: Program, session: _Session, deadline: Deadline,
+                 guard: SignalGuard) -> None:
         import ray  # pylint: disable=g-import-not-at-top
         self._ray = ray
+        self.guard = guard
         self.program = program
         self.session = session
         self.deadline = deadline
@@ -185,6 +186,7 @@ class _Run:
     def _as_completed(self, refs: dict[Any, str]) -> Iterator[tuple[str, Any]]:
         """Yields (label, result) as the refs complete; raises _Expired at the deadline."""
         while refs:
+            self.guard.check()
             if self.deadline.expired():
                 raise _Expired()
             ready, _ = self._ray.wait(list(refs), num_returns=1,
@@ -233,6 +235,8 @@ class _Run:
             {label: info["has_main"] for label, info in infos.items()})
         for label, actor in self.actors:
             self.mains[actor.main.remote()] = label
+        if not remaining:
+            return set()
         pending = dict(self.mains)
         try:
             for label, (status, details) in self._as_completed(pending):
@@ -275,10 +279,10 @@ def run_ray(program: Program, *, address: str | None, deadline: Deadline,
     session = _Session(address)
     outcome = Outcome()
     try:
-        run = _Run(program, session, deadline)
+        run = _Run(program, session, deadline, guard)
         try:
             try:
-                guard.arm()
+                guard.arm(raise_in_handler=False)
                 remaining = run.run()
             finally:
                 guard.disarm()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any, Iterator, NamedTuple, Optional, Sequence
 
@@ -61,8 +62,7 @@ class DQNLearner(core.Learner):
         )
         q_apply = networks.q_network.apply
 
-        def loss_fn(params, target_params, sample: ReplaySample):
-            transitions: types.Transition = sample.data
+        def loss_fn(params, target_params, transitions: types.Transition, probabilities):
             q_tm1 = q_apply(params, transitions.observation)
             q_t_value = q_apply(target_params, transitions.next_observation)
             q_t_selector = q_apply(params, transitions.next_observation)
@@ -76,16 +76,16 @@ class DQNLearner(core.Learner):
             )
             losses = rlax.huber_loss(td_error, config.huber_loss_delta)
             if config.prioritized_replay:
-                probabilities = sample.info.probability.astype(jnp.float32)
+                probabilities = probabilities.astype(jnp.float32)
                 weights = (1.0 / jnp.maximum(probabilities, 1e-12)) ** config.importance_sampling_exponent
                 weights = weights / jnp.max(weights)
                 losses = losses * jax.lax.stop_gradient(weights)
             loss = jnp.mean(losses)
             return loss, (td_error, jnp.mean(q_tm1))
 
-        def update(state: TrainingState, sample: ReplaySample):
+        def update(state: TrainingState, transitions: types.Transition, probabilities):
             (loss, (td_error, mean_q)), grads = jax.value_and_grad(loss_fn, has_aux=True)(
-                state.params, state.target_params, sample
+                state.params, state.target_params, transitions, probabilities
             )
             updates, opt_state = self._optimizer.update(grads, state.opt_state, state.params)
             params = optax.apply_updates(state.params, updates)
@@ -96,7 +96,7 @@ class DQNLearner(core.Learner):
             new_state = TrainingState(params, target_params, opt_state, steps, state.random_key)
             return new_state, metrics, priorities
 
-        self._update = jax.jit(update)
+        self._update = jax.jit(update)  # no donation: actors may hold the previous parameters
         params = networks.init(random_key)
         self._state = TrainingState(
             params=params,
@@ -114,17 +114,19 @@ class DQNLearner(core.Learner):
 
     def step(self) -> None:
         sample = next(self._iterator)
-        self._state, metrics, priorities = self._update(self._state, sample)
+        # Only the data (and, for prioritized replay, the probabilities) go to the device.
+        probabilities = sample.info.probability if self._config.prioritized_replay else None
+        self._state, metrics, priorities = self._update(self._state, sample.data, probabilities)
         self._num_steps += 1
         if self._config.prioritized_replay and self._replay_client is not None:
             keys = np.asarray(sample.info.key).tolist()
             self._replay_client.mutate_priorities(
                 self._config.replay_table_name, updates=dict(zip(keys, np.asarray(priorities, np.float64).tolist()))
             )
-        loss = metrics["loss"]
-        if not bool(jnp.isfinite(loss)):
+        loss = float(metrics["loss"])
+        if not math.isfinite(loss):
             raise FloatingPointError(
-                f"DQN loss became {float(loss)} at learner step {self._num_steps}. Lower learning_rate "
+                f"DQN loss became {loss} at learner step {self._num_steps}. Lower learning_rate "
                 f"(now {self._config.learning_rate}) or max_gradient_norm, or check the rewards for NaNs."
             )
         now = time.monotonic()

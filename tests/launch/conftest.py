@@ -13,6 +13,7 @@ import tempfile
 import threading
 import time
 
+import psutil
 import pytest
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -76,10 +77,20 @@ class RayCluster:
 
     def stop(self) -> None:
         try:
+            descendants = psutil.Process(self.process.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            descendants = []
+        try:
             os.killpg(self.process.pid, signal.SIGKILL)  # Our own process group only.
         except ProcessLookupError:
             pass
+        for proc in descendants:  # Workers may sit in process groups of their own.
+            try:
+                proc.kill()
+            except psutil.NoSuchProcess:
+                pass
         self.process.wait(timeout=30)
+        psutil.wait_procs(descendants, timeout=10)
         shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 
 import psutil
@@ -93,3 +94,35 @@ def test_dead_actor_without_restarts_is_a_node_error(ray_cluster):
     assert info.value.label == "doomed"
     assert "died" in str(info.value)
     assert time.monotonic() - start < 60
+
+
+def test_sigterm_during_ray_launch_stops_cleanly(ray_cluster, tmp_path):
+    import subprocess  # pylint: disable=g-import-not-at-top
+    import sys  # pylint: disable=g-import-not-at-top
+
+    running_path = str(tmp_path / "running.json")
+    marker = str(tmp_path / "ticker_stopped")
+    repo_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", testlib.RAY_DRIVER_SCRIPT, ray_cluster.address, running_path,
+         marker], cwd=repo_root, env=dict(os.environ, PYTHONPATH=repo_root),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        testlib.wait_until(lambda: os.path.exists(running_path) or proc.poll() is not None,
+                           timeout=90)
+        assert proc.poll() is None, proc.communicate()[0]
+        with open(running_path) as f:
+            node_pid = json.load(f)["pid"]
+        start = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        output, _ = proc.communicate(timeout=30)
+        assert time.monotonic() - start < 20
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, output
+    assert "RAISED SystemExit 143 False" in output
+    assert os.path.exists(marker), "the ticker's stop() was not called"
+    assert _pid_gone(node_pid)
+    assert ray_cluster.alive()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 
 import psutil
@@ -15,26 +16,55 @@ from tests.launch import testlib
 pytestmark = pytest.mark.ray
 
 
-def _new_descendants(baseline: set[int]) -> list[psutil.Process]:
-    """Descendants of this process not under a process that existed before."""
-    me = psutil.Process()
-    result = []
-    for child in me.children(recursive=True):
-        try:
-            lineage = [child] + child.parents()
-            top = next(p for p in lineage if p.ppid() == me.pid)
-            if top.pid not in baseline and child.status() != psutil.STATUS_ZOMBIE:
-                result.append(child)
-        except (psutil.NoSuchProcess, StopIteration):
-            continue
-    return result
+class _DescendantWatcher:
+    """Records every process started under this one (except under ``baseline``).
+
+    Sampling while the program runs also catches processes that outlive their
+    parent and get re-parented away from this process.
+    """
+
+    def __init__(self) -> None:
+        self._me = psutil.Process()
+        self._baseline = {p.pid for p in self._me.children()}
+        self.seen: dict[int, tuple[psutil.Process, str]] = {}
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        for child in self._me.children(recursive=True):
+            try:
+                lineage = [child] + child.parents()
+                top = next(p for p in lineage if p.ppid() == self._me.pid)
+                if top.pid not in self._baseline and child.pid not in self.seen:
+                    self.seen[child.pid] = (child, child.name())
+            except (psutil.NoSuchProcess, StopIteration):
+                continue
+
+    def _loop(self) -> None:
+        while not self._done.wait(0.3):
+            self._sample()
+
+    def stop(self) -> None:
+        self._sample()
+        self._done.set()
+        self._thread.join()
+
+    def survivors(self) -> list[str]:
+        alive = []
+        for proc, name in self.seen.values():
+            try:
+                if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+                    alive.append(f"{proc.pid}:{name}")
+            except psutil.NoSuchProcess:
+                pass
+        return alive
 
 
 def test_ray_local_end_to_end_and_clean_shutdown(tmp_path):
     import ray  # pylint: disable=g-import-not-at-top
 
     assert not ray.is_initialized()
-    baseline = {p.pid for p in psutil.Process().children()}
     proxy_result = str(tmp_path / "proxy.json")
     reverb_result = str(tmp_path / "reverb.json")
     marker = str(tmp_path / "ticker_stopped")
@@ -51,7 +81,11 @@ def test_ray_local_end_to_end_and_clean_shutdown(tmp_path):
     program.add_node(launch.FunctionNode(testlib.roundtrip_reverb, replay, reverb_result),
                      "reverb_user", terminal=True)
 
-    launch.launch(program, "ray", timeout=150)
+    watcher = _DescendantWatcher()
+    try:
+        launch.launch(program, "ray", timeout=150)
+    finally:
+        watcher.stop()
 
     with open(proxy_result) as f:
         proxy = json.load(f)
@@ -70,10 +104,11 @@ def test_ray_local_end_to_end_and_clean_shutdown(tmp_path):
 
     # Clean shutdown: Ray is down and no process it started survives.
     assert not ray.is_initialized()
+    assert any("raylet" in name for _, name in watcher.seen.values())  # Watcher works.
     end = time.monotonic() + 20
-    while _new_descendants(baseline) and time.monotonic() < end:
+    while watcher.survivors() and time.monotonic() < end:
         time.sleep(0.2)
-    assert not _new_descendants(baseline), [p.name() for p in _new_descendants(baseline)]
+    assert not watcher.survivors()
 
 
 def test_unreachable_cluster_address_fails_fast():

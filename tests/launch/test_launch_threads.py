@@ -76,8 +76,11 @@ def test_without_terminal_nodes_program_ends_when_all_work_is_done():
 def test_reverb_node_dereferences_to_address_in_threads(tmp_path):
     result = str(tmp_path / "reverb.json")
     program = launch.Program("reverb-threads")
-    replay = program.add_node(launch.ReverbNode(testlib.reverb_tables), "replay")
-    program.add_node(launch.FunctionNode(testlib.roundtrip_reverb, replay, result), "user",
+    checkpoints = tmp_path / "checkpoints"
+    checkpoints.mkdir()
+    replay = program.add_node(launch.ReverbNode(testlib.reverb_tables,
+                                                checkpoint_dir=str(checkpoints)), "replay")
+    program.add_node(launch.FunctionNode(testlib.roundtrip_reverb, replay, result, checkpoint=True), "user",
                      terminal=True)
     launch.launch(program, timeout=60)
     import json  # pylint: disable=g-import-not-at-top
@@ -85,6 +88,8 @@ def test_reverb_node_dereferences_to_address_in_threads(tmp_path):
         data = json.load(f)
     assert data["data"] == [7, 11]
     assert data["address"].startswith("localhost:")
+    assert data["checkpoint"].startswith(str(checkpoints))
+    assert any(checkpoints.iterdir())
 
 
 def test_function_error_is_node_error_with_label_and_traceback():

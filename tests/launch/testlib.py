@@ -155,7 +155,7 @@ def reverb_tables():
                          rate_limiter=reverb.rate_limiters.MinSize(1))]
 
 
-def roundtrip_reverb(address: str, result_path: str) -> None:
+def roundtrip_reverb(address: str, result_path: str, checkpoint: bool = False) -> None:
     """Inserts one item into the reverb server at ``address`` and samples it back."""
     import reverb  # pylint: disable=g-import-not-at-top
 
@@ -163,7 +163,10 @@ def roundtrip_reverb(address: str, result_path: str) -> None:
     client.insert([7, 11], priorities={"items": 1.0})
     sample = next(iter(client.sample("items", num_samples=1)))
     data = [int(x) for x in sample[0].data]
-    write_json(result_path, {"address": address, "data": data})
+    result = {"address": address, "data": data}
+    if checkpoint:
+        result["checkpoint"] = client.checkpoint()
+    write_json(result_path, result)
 
 
 def kill_reporter_once(counter, result_path: str) -> None:
@@ -178,3 +181,28 @@ def kill_reporter_once(counter, result_path: str) -> None:
     wait_until(lambda: counter.get() >= count_at_restart + 5)
     write_json(result_path, {"first_pid": first_pid, "second_pid": second_pid,
                              "count_at_kill": count_at_kill, "count_after": counter.get()})
+
+
+def announce_then_wait(path: str) -> None:
+    """Writes this process's pid to ``path``, then loops until stopped."""
+    write_json(path, {"pid": os.getpid()})
+    until_stopped()
+
+
+RAY_DRIVER_SCRIPT = """
+import sys
+import launch
+from tests.launch import testlib
+
+address, running_path, marker = sys.argv[1:4]
+program = launch.Program("ray-signal")
+counter = program.add_node(launch.ServiceNode(testlib.Counter), "counter")
+program.add_node(launch.ServiceNode(testlib.Ticker, counter, marker=marker), "ticker")
+program.add_node(launch.FunctionNode(testlib.announce_then_wait, running_path), "announcer")
+try:
+    launch.launch(program, "ray", address=address)
+except BaseException as e:
+    import ray
+    print("RAISED", type(e).__name__, getattr(e, "code", None), ray.is_initialized(), flush=True)
+    raise
+"""

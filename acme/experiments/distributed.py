@@ -1,0 +1,188 @@
+"""The same ExperimentConfig as a program of nodes: replay, counter, learner, actors, evaluator."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Optional
+
+import jax
+import numpy as np
+
+import launch
+from acme import specs
+from acme.environment_loop import EnvironmentLoop
+from acme.experiments.config import ExperimentConfig
+from acme.jax.polling_source import PollingVariableSource, to_host
+from acme.utils import counting, loggers
+
+ACTOR_SEED_STRIDE = 7_919  # actors' environments and keys differ by a prime stride
+
+
+def _spec_of(config: ExperimentConfig) -> specs.EnvironmentSpec:
+    environment = config.environment_factory(config.seed)
+    spec = specs.make_environment_spec(environment)
+    environment.close()
+    return spec
+
+
+class LearnerNode:
+    """Builds the learner next to a reverb client and steps it until the program stops."""
+
+    def __init__(self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec,
+                 replay_address: str, counter: Any):
+        import reverb
+
+        self._client = reverb.Client(replay_address)
+        builder = config.builder
+        networks = config.network_factory(environment_spec)
+        self._iterator = builder.make_dataset_iterator(self._client)
+        self._learner = builder.make_learner(
+            jax.random.PRNGKey(config.seed), networks, self._iterator, config.get_logger_factory(),
+            environment_spec, self._client, counting.Counter(counter, prefix="learner"),
+        )
+
+    def get_variables(self, names):
+        return to_host(self._learner.get_variables(names))
+
+    def run(self) -> None:
+        ready = getattr(self._iterator, "ready", None)
+        while not launch.stop_requested():
+            if ready is None or ready():
+                self._learner.step()
+            else:
+                time.sleep(0.001)
+
+    def stop(self) -> None:
+        close = getattr(self._iterator, "close", None)
+        if close is not None:
+            close()
+
+
+def _budget_spent(counter: Any, max_steps: int) -> bool:
+    return counter.get_counts().get("actor_steps", 0) >= max_steps
+
+
+class ActorNode:
+    """Acts in its own environment, writing to replay, until the step budget is spent."""
+
+    def __init__(self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec, actor_id: int,
+                 replay_address: str, learner: Any, counter: Any, variable_poll_seconds: float = 0.2):
+        self._config = config
+        self._spec = environment_spec
+        self._actor_id = actor_id
+        self._replay_address = replay_address
+        self._learner = learner
+        self._counter = counter
+        self._poll = variable_poll_seconds
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def run(self) -> None:
+        import reverb
+
+        config, spec = self._config, self._spec
+        seed = config.seed + ACTOR_SEED_STRIDE * (self._actor_id + 1)
+        self._counter.increment(actor_node_starts=1)
+        builder = config.builder
+        networks = config.network_factory(spec)
+        policy = builder.make_policy(networks, spec, evaluation=False)
+        client = reverb.Client(self._replay_address)
+        source = PollingVariableSource(self._learner, ["policy"], self._poll)
+        actor = builder.make_actor(
+            jax.random.PRNGKey(seed), policy, spec, variable_source=source,
+            adder=builder.make_adder(client, spec, policy),
+        )
+        loop = EnvironmentLoop(
+            config.environment_factory(seed),
+            actor,
+            counter=counting.Counter(self._counter, prefix="actor"),
+            logger=config.get_logger_factory()(f"actor_{self._actor_id}", "actor_steps"),
+            label="actor",
+            should_stop=lambda: launch.stop_requested()
+            or _budget_spent(self._counter, config.max_num_actor_steps),
+        )
+        try:
+            if not _budget_spent(self._counter, config.max_num_actor_steps):
+                loop.run()
+        finally:
+            source.close()
+
+
+class EvaluatorNode:
+    """Evaluates the learner's greedy policy every ``eval_every`` actor steps, and once at the end."""
+
+    def __init__(self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec, learner: Any,
+                 counter: Any):
+        self._config = config
+        self._spec = environment_spec
+        self._learner = learner
+        self._counter = counter
+
+    def run(self) -> None:
+        config, spec = self._config, self._spec
+        builder = config.builder
+        networks = config.network_factory(spec)
+        policy = builder.make_policy(networks, spec, evaluation=True)
+        actor = builder.make_actor(jax.random.PRNGKey(config.seed + 1), policy, spec, variable_source=self._learner)
+        loop = EnvironmentLoop(
+            config.environment_factory(config.seed + 1_000_003), actor,
+            counter=counting.Counter(prefix="evaluator"), logger=loggers.NoOpLogger(), should_update=False,
+        )
+        logger = config.get_logger_factory()("evaluator", "actor_steps")
+        next_eval = config.eval_every
+        while not launch.stop_requested():
+            counts = self._counter.get_counts()
+            steps = counts.get("actor_steps", 0)
+            finished = steps >= config.max_num_actor_steps
+            if steps >= next_eval or finished:
+                actor.update(wait=True)
+                returns = [float(np.sum(loop.run_episode()["episode_return"])) for _ in range(config.num_eval_episodes)]
+                logger.write({**self._counter.get_counts(), "actor_steps": steps,
+                              "evaluation_return": float(np.mean(returns)),
+                              "evaluation_return_std": float(np.std(returns))})
+                while next_eval <= steps:
+                    next_eval += config.eval_every
+            if finished:
+                break
+            time.sleep(0.2)
+        logger.close()
+
+
+def make_distributed_experiment(
+    config: ExperimentConfig,
+    num_actors: int,
+    actor_restarts: int = 3,
+    variable_poll_seconds: float = 0.2,
+) -> launch.Program:
+    """A program that runs ``config`` with a replay node, a counter, a learner, ``num_actors`` actors
+    and an evaluator. Actors and the evaluator are terminal: the program ends when the actors
+    have spent ``config.max_num_actor_steps`` (counted across all of them) and the final
+    evaluation is done. Actors that crash are restarted up to ``actor_restarts`` times.
+    """
+    if not isinstance(num_actors, int) or num_actors < 1:
+        raise ValueError(f"num_actors must be a positive integer, got {num_actors!r}.")
+    if actor_restarts < 0:
+        raise ValueError(f"actor_restarts must be >= 0, got {actor_restarts}.")
+    spec = _spec_of(config)
+    builder = config.builder
+    program = launch.Program(name="experiment")
+
+    def make_tables():
+        networks = config.network_factory(spec)
+        return builder.make_replay_tables(spec, builder.make_policy(networks, spec, evaluation=False))
+
+    replay = program.add_node(launch.ReverbNode(make_tables), label="replay")
+    counter = program.add_node(launch.ServiceNode(counting.Counter), label="counter")
+    learner = program.add_node(launch.ServiceNode(LearnerNode, config, spec, replay, counter), label="learner")
+    with program.group("actor", restart=launch.RestartPolicy(max_restarts=actor_restarts)):
+        for actor_id in range(num_actors):
+            program.add_node(
+                launch.ServiceNode(ActorNode, config, spec, actor_id, replay, learner, counter, variable_poll_seconds),
+                terminal=True,
+            )
+    if config.eval_every:
+        program.add_node(launch.ServiceNode(EvaluatorNode, config, spec, learner, counter), label="evaluator",
+                         terminal=True)
+    return program
