@@ -50,6 +50,12 @@ def make_parser() -> argparse.ArgumentParser:
     run.add_argument("--run-dir", default=None, help="where logs go (default runs/<agent>-<env>-seed<seed>-<time>)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--log-every", type=float, default=5.0, help="seconds between terminal log lines")
+    run.add_argument("--launcher", choices=("local", "threads", "ray"), default="local",
+                     help="local: one process, actor and learner interleaved (default); threads: the distributed "
+                          "program with every node a thread; ray: every node a Ray actor")
+    run.add_argument("--num-actors", type=int, default=2, help="actors of a distributed run (threads/ray)")
+    run.add_argument("--ray-address", default=None,
+                     help="join an existing Ray cluster at this address (default: start a local one)")
     commands.add_parser("list", help="list agents, environments and baselines")
     return parser
 
@@ -80,6 +86,8 @@ def run_command(args: argparse.Namespace) -> int:
         num_eval_episodes=args.eval_episodes,
         logger_factory=loggers.make_logger_factory(run_dir, time_delta=args.log_every, print_fn=print_fn),
     )
+    if args.launcher != "local":
+        return run_distributed(args, config, run_dir)
     print(f"Running {args.agent} on {args.env} (seed {args.seed}) for {config.max_num_actor_steps} steps; "
           f"logs in {run_dir}", flush=True)
     result = run_experiment(config, progress=not args.no_progress)
@@ -110,6 +118,37 @@ def run_command(args: argparse.Namespace) -> int:
     else:
         print(f"Finished {result.actor_steps} actor steps in {result.wall_seconds:.0f} s with no evaluation "
               f"(logs in {run_dir}).", flush=True)
+    return 0
+
+
+def run_distributed(args: argparse.Namespace, config, run_dir: str) -> int:
+    """Runs the experiment as a program of nodes and reports the evaluator's last row."""
+    import csv
+
+    import launch
+    from acme.experiments import make_distributed_experiment
+
+    if args.num_actors < 1:
+        raise ValueError(f"--num-actors must be >= 1, got {args.num_actors}.")
+    if args.ray_address and args.launcher != "ray":
+        raise ValueError("--ray-address needs --launcher ray.")
+    program = make_distributed_experiment(config, num_actors=args.num_actors)
+    where = f"Ray cluster {args.ray_address}" if args.ray_address else f"{args.launcher} launcher"
+    print(f"Running {args.agent} on {args.env} (seed {args.seed}) with {args.num_actors} actors on the {where} "
+          f"for {config.max_num_actor_steps} steps; logs in {run_dir}", flush=True)
+    start = time.perf_counter()
+    launch.launch(program, launcher=args.launcher, address=args.ray_address)
+    elapsed = time.perf_counter() - start
+    evaluations = []
+    path = os.path.join(run_dir, "evaluator.csv")
+    if os.path.exists(path):
+        with open(path) as f:
+            evaluations = [(int(float(r["actor_steps"])), float(r["evaluation_return"])) for r in csv.DictReader(f)]
+    if evaluations:
+        steps, best = max(evaluations, key=lambda e: e[1])
+        print(f"Best evaluation return {best:.1f} at step {steps} ({elapsed:.0f} s; logs in {run_dir})", flush=True)
+    else:
+        print(f"Finished in {elapsed:.0f} s with no evaluation (logs in {run_dir}).", flush=True)
     return 0
 
 

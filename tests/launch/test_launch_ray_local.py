@@ -83,7 +83,7 @@ def test_ray_local_end_to_end_and_clean_shutdown(tmp_path):
 
     watcher = _DescendantWatcher()
     try:
-        launch.launch(program, "ray", timeout=150)
+        launch.launch(program, "ray", timeout=300)
     finally:
         watcher.stop()
 

@@ -109,7 +109,7 @@ def work(counter, n: int) -> None:
         counter.increment()
 
 
-def wait_until(predicate, timeout: float = 60.0, interval: float = 0.05) -> None:
+def wait_until(predicate, timeout: float = 120.0, interval: float = 0.05) -> None:
     end = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > end:
