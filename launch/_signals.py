@@ -54,6 +54,10 @@ class SignalGuard:
         for sig in _SIGNALS:
             signal.signal(sig, self._handler)
 
+    def set_raise_in_handler(self, raise_in_handler: bool) -> None:
+        """Switches between raising from the handler and polling with ``check()``."""
+        self._raise = raise_in_handler
+
     def check(self) -> None:
         """Raises ``Interrupted`` if a signal arrived while armed (polling mode)."""
         if self._armed and self.signum is not None:

@@ -33,7 +33,12 @@ def _thread_body(label: str, instance: NodeInstance, done: queue.Queue,
 
 def run_threads(program: Program, *, deadline: Deadline, guard: SignalGuard,
                 grace_period: float) -> Outcome:
-    """Builds services in dependency order, runs the mains in threads, stops all."""
+    """Builds services in dependency order, runs the mains in threads, stops all.
+
+    A signal raises straight out of a blocking service constructor (like a
+    plain KeyboardInterrupt would); while waiting for the nodes it is polled
+    instead, since raising inside ``queue``/lock internals can corrupt them.
+    """
     order = program.construction_order()
     outcome = Outcome()
     stop_event = threading.Event()
@@ -45,7 +50,7 @@ def run_threads(program: Program, *, deadline: Deadline, guard: SignalGuard,
         try:
             try:
                 guard.arm()
-                remaining = _run(order, program, deadline, built, threads, stop_event)
+                remaining = _run(order, program, deadline, guard, built, threads, stop_event)
             finally:
                 guard.disarm()
         except Interrupted as e:
@@ -65,7 +70,7 @@ def run_threads(program: Program, *, deadline: Deadline, guard: SignalGuard,
     return outcome
 
 
-def _run(order: list[NodeSpec], program: Program, deadline: Deadline,
+def _run(order: list[NodeSpec], program: Program, deadline: Deadline, guard: SignalGuard,
          built: list[tuple[NodeSpec, NodeInstance]], threads: dict[str, threading.Thread],
          stop_event: threading.Event) -> set[str]:
     """Returns the labels still unfinished when the deadline expired (else empty)."""
@@ -82,6 +87,8 @@ def _run(order: list[NodeSpec], program: Program, deadline: Deadline,
         elif spec.node.handle_kind == "address":
             values[spec.label] = instance.address
 
+    guard.set_raise_in_handler(False)  # From now on: poll guard.check().
+    guard.check()
     remaining = program.completion_labels(
         {spec.label: instance.has_main for spec, instance in built})
     done: queue.Queue = queue.Queue()
@@ -94,6 +101,7 @@ def _run(order: list[NodeSpec], program: Program, deadline: Deadline,
             thread.start()
 
     while remaining:
+        guard.check()
         if deadline.expired():
             return remaining
         try:
