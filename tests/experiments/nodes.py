@@ -19,3 +19,32 @@ def kill_actor_once(actor, counter, after_steps: int, record_path: str) -> None:
     with open(record_path, "w") as f:
         f.write(f"{pid} {counter.get_counts().get('actor_steps', 0)}")
     os.kill(pid, signal.SIGKILL)
+
+
+class CrashingLearner:
+    """Wraps a learner and raises after ``crash_after`` steps (a stand-in for a learner bug)."""
+
+    def __init__(self, learner, crash_after: int):
+        self._learner = learner
+        self._crash_after = crash_after
+        self._steps = 0
+
+    def step(self) -> None:
+        self._steps += 1
+        if self._steps > self._crash_after:
+            raise RuntimeError(f"learner exploded at step {self._steps}")
+        self._learner.step()
+
+    def get_variables(self, names):
+        return self._learner.get_variables(names)
+
+
+def make_crashing_builder(config, crash_after: int):
+    """A DQN builder whose learner raises after ``crash_after`` steps."""
+    from agents.dqn import DQNBuilder
+
+    class CrashingDQNBuilder(DQNBuilder):
+        def make_learner(self, *args, **kwargs):
+            return CrashingLearner(super().make_learner(*args, **kwargs), crash_after)
+
+    return CrashingDQNBuilder(config)

@@ -83,3 +83,17 @@ def test_ray_launcher_runs_dqn_and_restarts_a_killed_actor(tmp_path):
     assert final["actor_steps"] >= max_steps > steps_at_kill
     leftover = [p for p in psutil.Process().children(recursive=True) if p.pid not in children_before]
     assert not [p for p in leftover if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+
+
+def test_a_learner_crash_ends_the_run_with_its_label_and_traceback(tmp_path):
+    import dataclasses
+
+    from agents.dqn import DQNConfig
+    from tests.experiments.nodes import make_crashing_builder
+
+    config = small_config(tmp_path, 50_000)
+    config = dataclasses.replace(config, builder=make_crashing_builder(DQNConfig(**SMALL_DQN), crash_after=20))
+    with pytest.raises(launch.NodeError) as error:
+        launch.launch(make_distributed_experiment(config, num_actors=1), launcher="threads", timeout=300)
+    assert error.value.label == "learner"
+    assert "RuntimeError: learner exploded at step 21" in str(error.value)
