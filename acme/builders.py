@@ -53,3 +53,12 @@ class AgentBuilder(abc.ABC):
     @abc.abstractmethod
     def make_policy(self, networks: Any, environment_spec: specs.EnvironmentSpec, evaluation: bool = False) -> Any:
         """The acting policy (exploratory unless ``evaluation``)."""
+
+    def for_actor(self, actor_id: int, num_actors: int) -> "AgentBuilder":
+        """The builder actor ``actor_id`` of ``num_actors`` uses in a distributed run.
+
+        Agents override it to give actors different exploration (e.g. per-actor
+        epsilons); by default every actor uses this builder.
+        """
+        del actor_id, num_actors
+        return self

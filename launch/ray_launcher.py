@@ -6,6 +6,7 @@ import logging
 import os
 import socket
 import sys
+import time
 from typing import Any, Iterator
 
 from launch._outcome import Deadline, Outcome
@@ -86,7 +87,8 @@ def check_reachable(address: str, timeout: float = _CONNECT_TIMEOUT_S) -> None:
 class _Session:
     """The Ray connection used by one launch.
 
-    * ``address=None``: starts a local Ray instance, shut down at the end.
+    * ``address=None``: starts a local Ray instance, shut down at the end
+      (and its processes are waited for, so none outlives ``launch()``).
     * an address: joins that cluster; at the end only disconnects.
     * Ray already initialized by the caller: reuses it and leaves it running.
     """
@@ -95,6 +97,7 @@ class _Session:
         import ray  # pylint: disable=g-import-not-at-top
         self._ray = ray
         self.connected_here = False
+        self._children_before: set[int] | None = None
         runtime_env = {"env_vars": {"PYTHONPATH": worker_pythonpath()}}
         self.actor_runtime_env: dict[str, Any] | None = None
         if ray.is_initialized():
@@ -102,6 +105,7 @@ class _Session:
             self.actor_runtime_env = runtime_env
             return
         if address is None:
+            self._children_before = _child_pids()
             try:
                 ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False,
                          runtime_env=runtime_env, **_QUIET_INIT)
@@ -122,13 +126,74 @@ class _Session:
         self.connected_here = True
 
     def _disconnect(self) -> None:
-        if self._ray.is_initialized():
-            self._ray.shutdown()
+        if not self._ray.is_initialized():
+            return
+        started = _ray_descendants(self._children_before) if self._children_before is not None else []
+        self._ray.shutdown()
+        _reap(started)
 
     def close(self) -> None:
         """Shuts Ray down (local instance) or disconnects (joined cluster)."""
         if self.connected_here:
             self._disconnect()
+
+
+def _child_pids() -> set[int]:
+    try:
+        import psutil  # pylint: disable=g-import-not-at-top  (ray vendors it)
+    except ImportError:
+        return set()
+    return {child.pid for child in psutil.Process().children()}
+
+
+def _ray_descendants(children_before: set[int]) -> list[Any]:
+    """Ray processes started under this process since ``children_before``.
+
+    Workers are children of the raylet: when it stops they are re-parented,
+    so they must be collected before ``ray.shutdown()``.
+    """
+    try:
+        import psutil  # pylint: disable=g-import-not-at-top
+    except ImportError:
+        return []
+    me = psutil.Process()
+    found = []
+    for child in me.children(recursive=True):
+        try:
+            top = next(p for p in [child, *child.parents()] if p.ppid() == me.pid)
+            if top.pid in children_before:
+                continue  # Under a process that existed before ray.init.
+            if "ray" in " ".join(child.cmdline()).lower():
+                found.append(child)
+        except (psutil.Error, StopIteration):
+            continue
+    return found
+
+
+def _reap(processes: list[Any], timeout: float = 10.0) -> None:
+    """Waits for ``processes`` to exit; SIGKILLs those still running after ``timeout``."""
+    if not processes:
+        return
+    import psutil  # pylint: disable=g-import-not-at-top
+
+    def running(proc: Any) -> bool:
+        try:
+            return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+        except psutil.Error:
+            return False
+
+    end = Deadline(timeout)
+    alive = [p for p in processes if running(p)]
+    while alive and not end.expired():
+        time.sleep(0.1)
+        alive = [p for p in alive if running(p)]
+    for proc in alive:
+        logger.warning("launch: Ray process %d still running after ray.shutdown(); killing it",
+                       proc.pid)
+        try:
+            proc.kill()
+        except psutil.Error:
+            pass
 
 
 # ------------------------------------------------------------------- running

@@ -67,8 +67,10 @@ class ActorNode:
     """Acts in its own environment, writing to replay, until the step budget is spent."""
 
     def __init__(self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec, actor_id: int,
-                 replay_address: str, learner: Any, counter: Any, variable_poll_seconds: float = 0.2):
+                 num_actors: int, replay_address: str, learner: Any, counter: Any,
+                 variable_poll_seconds: float = 0.2):
         self._config = config
+        self._builder = config.builder.for_actor(actor_id, num_actors)
         self._spec = environment_spec
         self._actor_id = actor_id
         self._replay_address = replay_address
@@ -85,7 +87,7 @@ class ActorNode:
         config, spec = self._config, self._spec
         seed = config.seed + ACTOR_SEED_STRIDE * (self._actor_id + 1)
         self._counter.increment(actor_node_starts=1)
-        builder = config.builder
+        builder = self._builder
         networks = config.network_factory(spec)
         policy = builder.make_policy(networks, spec, evaluation=False)
         client = reverb.Client(self._replay_address)
@@ -179,7 +181,8 @@ def make_distributed_experiment(
     with program.group("actor", restart=launch.RestartPolicy(max_restarts=actor_restarts)):
         for actor_id in range(num_actors):
             program.add_node(
-                launch.ServiceNode(ActorNode, config, spec, actor_id, replay, learner, counter, variable_poll_seconds),
+                launch.ServiceNode(ActorNode, config, spec, actor_id, num_actors, replay, learner, counter,
+                                   variable_poll_seconds),
                 terminal=True,
             )
     if config.eval_every:

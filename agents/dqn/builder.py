@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Iterator, Optional
 
 import jax
@@ -33,6 +34,14 @@ class DQNBuilder(builders.AgentBuilder):
 
     def __init__(self, config: DQNConfig = DQNConfig()):
         self.config = config
+
+    def for_actor(self, actor_id: int, num_actors: int) -> "DQNBuilder":
+        """Actor ``actor_id`` of ``num_actors`` explores with its own final epsilon (see DQNConfig)."""
+        c = self.config
+        if num_actors <= 1 or c.actor_epsilon_base is None:
+            return self
+        epsilon = c.actor_epsilon_base ** (1.0 + c.actor_epsilon_spread * actor_id / (num_actors - 1))
+        return DQNBuilder(dataclasses.replace(c, epsilon_end=float(epsilon)))
 
     def make_replay_tables(self, environment_spec: specs.EnvironmentSpec, policy=None) -> list[reverb.Table]:
         c = self.config

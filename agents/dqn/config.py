@@ -38,6 +38,10 @@ class DQNConfig:
     epsilon_decay_steps: int = 10_000  # actor steps of linear decay from start to end
     evaluation_epsilon: float = 0.0
     variable_update_period: int = 1  # actor steps between parameter fetches
+    # Distributed runs: actor i of N > 1 ends its decay at base ** (1 + spread * i / (N - 1)),
+    # a range of exploration rates across actors (as in Ape-X). None: every actor uses epsilon_end.
+    actor_epsilon_base: float | None = 0.4
+    actor_epsilon_spread: float = 7.0
 
     def __post_init__(self):
         def check(condition: bool, message: str) -> None:
@@ -78,6 +82,11 @@ class DQNConfig:
             value = getattr(self, name)
             check(0 <= value <= 1, f"{name} must be a probability in [0, 1], got {value}.")
         check(self.epsilon_decay_steps >= 0, f"epsilon_decay_steps must be >= 0, got {self.epsilon_decay_steps}.")
+        check(
+            self.actor_epsilon_base is None or 0 < self.actor_epsilon_base < 1,
+            f"actor_epsilon_base must be None or in (0, 1), got {self.actor_epsilon_base}.",
+        )
+        check(self.actor_epsilon_spread >= 0, f"actor_epsilon_spread must be >= 0, got {self.actor_epsilon_spread}.")
         check(self.variable_update_period >= 1, f"variable_update_period must be >= 1, got {self.variable_update_period}.")
         check(self.prefetch_size >= 1, f"prefetch_size must be >= 1, got {self.prefetch_size}.")
         check(bool(self.replay_table_name), "replay_table_name must be a non-empty string.")

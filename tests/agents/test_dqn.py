@@ -187,3 +187,14 @@ class _StaticSource:
 
     def get_variables(self, names):
         return [self._params for _ in names]
+
+
+def test_distributed_actors_get_a_spread_of_epsilons():
+    builder = dqn.DQNBuilder(dqn.DQNConfig())
+    epsilons = [builder.for_actor(i, 4).config.epsilon_end for i in range(4)]
+    assert epsilons[0] == pytest.approx(0.4)
+    assert epsilons[-1] == pytest.approx(0.4 ** 8)
+    assert epsilons == sorted(epsilons, reverse=True)
+    assert builder.for_actor(0, 1) is builder
+    fixed = dqn.DQNBuilder(dqn.DQNConfig(actor_epsilon_base=None))
+    assert fixed.for_actor(3, 4).config.epsilon_end == 0.05
