@@ -13,11 +13,13 @@ import optax
 import rlax
 
 from acme import core, types
-from acme.datasets import ReplaySample
 from acme.jax import utils as jax_utils
 from acme.utils import counting, loggers
 from agents.dqn.config import DQNConfig
 from agents.dqn.networks import DQNNetworks
+
+# A reverb.ReplaySample(info, data) with Transition data; named here without importing reverb.
+ReplaySample = Any
 
 
 class TrainingState(NamedTuple):
