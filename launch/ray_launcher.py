@@ -38,6 +38,7 @@ def worker_pythonpath() -> str:
     """
     prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix,
                                               sys.exec_prefix, sys.base_exec_prefix)}
+    prefixes.discard(os.path.realpath(os.sep))
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     candidates = [package_root, *sys.path,
                   *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
@@ -98,7 +99,13 @@ class _Session:
         self._ray = ray
         self.connected_here = False
         self._children_before: set[int] | None = None
-        runtime_env = {"env_vars": {"PYTHONPATH": worker_pythonpath()}}
+        runtime_env = {"env_vars": {
+            "PYTHONPATH": worker_pythonpath(),
+            # Nodes are the program's own workload: run them at normal priority
+            # rather than Ray's default nice 15, which starves them (e.g. a
+            # TensorFlow import) whenever anything else keeps the CPUs busy.
+            "RAY_worker_niceness": "0",
+        }}
         self.actor_runtime_env: dict[str, Any] | None = None
         if ray.is_initialized():
             logger.info("launch: reusing the already initialized Ray connection")
