@@ -36,7 +36,7 @@ def make_parser() -> argparse.ArgumentParser:
         epilog=_describe(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,list}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,list,evaluate}")
     run = commands.add_parser(
         "run", help="train an agent on an environment", epilog=_describe(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -57,7 +57,22 @@ def make_parser() -> argparse.ArgumentParser:
     run.add_argument("--ray-address", default=None,
                      help="join an existing Ray cluster at this address (default: start a local one)")
     commands.add_parser("list", help="list agents, environments and baselines")
+    evaluate = commands.add_parser("evaluate", help="run greedy episodes of an exported policy snapshot")
+    evaluate.add_argument("--snapshot", required=True, help="a directory written by baselines.snapshots.export_policy")
+    evaluate.add_argument("--episodes", type=int, default=10, help="episodes to run (default 10)")
+    evaluate.add_argument("--seed", type=int, default=0, help="seed of the environment and policy (default 0)")
     return parser
+
+
+def evaluate_command(args: argparse.Namespace) -> int:
+    """Prints each greedy episode's return of a policy snapshot, then their mean."""
+    from baselines.snapshots import evaluate_snapshot
+
+    returns = evaluate_snapshot(args.snapshot, episodes=args.episodes, seed=args.seed)
+    for i, value in enumerate(returns):
+        print(f"episode {i + 1}: return {value:.2f}", flush=True)
+    print(f"mean return over {len(returns)} episodes: {sum(returns) / len(returns):.2f}", flush=True)
+    return 0
 
 
 def _default_run_dir(agent: str, env: str, seed: int) -> str:
@@ -158,6 +173,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.command == "list":
         print(_describe())
         return 0
+    if args.command == "evaluate":
+        from acme.utils.checkpointing import CheckpointError
+
+        try:
+            return evaluate_command(args)
+        except (CheckpointError, ValueError, TypeError) as error:
+            parser.exit(2, f"error: {error}\n")
     try:
         return run_command(args)
     except (ValueError, TypeError) as error:

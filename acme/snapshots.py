@@ -1,0 +1,58 @@
+"""Policy snapshots: a policy's parameters plus what is needed to rebuild it, in one directory.
+
+A snapshot uses the checkpoint format of ``acme.utils.checkpointing`` (leaves
+in ``leaves.npz``, structure, and a checksummed ``manifest.json`` whose
+``metadata`` says which agent, environment and config the parameters belong
+to), written atomically. Nothing here knows an algorithm: rebuilding the policy
+from the metadata is the caller's job (see ``baselines.snapshots``).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from acme.utils import checkpointing
+from acme.utils.checkpointing import CheckpointError
+
+SNAPSHOT_KIND = "policy_snapshot"
+
+
+def save_policy_snapshot(directory: str, params: Any, metadata: dict) -> str:
+    """Writes ``params`` (any pytree of arrays) and JSON-serialisable ``metadata`` to ``directory``.
+
+    The write is atomic: an existing snapshot at ``directory`` is replaced only
+    once the new one is complete. Returns the snapshot's absolute path.
+    """
+    if not isinstance(metadata, dict):
+        raise TypeError(f"metadata must be a dict (agent, environment id, config, ...), got {type(metadata).__name__}.")
+    path = os.path.abspath(directory)
+    checkpointing.ensure_writable_dir(os.path.dirname(path), "policy snapshot's parent directory")
+    metadata = checkpointing.json_normalise(metadata)
+    try:
+        checkpointing.atomic_write_dir(
+            path, lambda tmp: checkpointing.write_tree(tmp, params, {"kind": SNAPSHOT_KIND, "metadata": metadata})
+        )
+    except OSError as error:
+        raise CheckpointError(f"Could not write the policy snapshot {path}: {error.strerror or error}.") from error
+    return path
+
+
+def load_policy_snapshot(directory: str) -> tuple[Any, dict]:
+    """Reads a snapshot written by ``save_policy_snapshot``: returns ``(params, metadata)``, params as numpy.
+
+    Raises ``CheckpointError`` if ``directory`` is not a complete, intact snapshot.
+    """
+    path = os.path.abspath(directory)
+    if not os.path.isdir(path):
+        raise CheckpointError(
+            f"No policy snapshot at {path}: it is not a directory. Give a directory written by "
+            "save_policy_snapshot (e.g. baselines.snapshots.export_policy)."
+        )
+    params, manifest = checkpointing.read_tree(path)
+    if manifest.get("kind") != SNAPSHOT_KIND:
+        raise CheckpointError(
+            f"{path} holds a {manifest.get('kind') or 'training checkpoint'}, not a policy snapshot; "
+            "give a directory written by save_policy_snapshot."
+        )
+    return params, manifest.get("metadata", {})

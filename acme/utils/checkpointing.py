@@ -1,0 +1,359 @@
+"""Atomic, checksummed checkpoints of pytrees (learner states, counters, parameters).
+
+A checkpoint is a directory ``ckpt-<step>`` holding
+
+- ``leaves.npz``: every leaf of the tree as a numpy array (``leaf_00000``, ...);
+- ``structure.pkl``: the pickled ``jax.tree_util`` tree structure (NamedTuples
+  and dicts included), so the tree comes back with its original containers;
+- ``manifest.json``: format and version, step, user metadata, how each leaf was
+  stored (array or python scalar) and the sha256 of the two files above.
+
+Writes go into a temporary directory inside ``directory``, every file and the
+directory are fsynced, and the directory is renamed into place with
+``os.replace``; a crash at any point leaves the previous checkpoints as they
+were. Nothing in this module needs reverb.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import pickle
+import re
+import shutil
+import tempfile
+import warnings
+from typing import Any, Callable, Mapping, Optional
+
+import jax
+import numpy as np
+
+FORMAT = "acme-tree"
+VERSION = 1
+MANIFEST = "manifest.json"
+LEAVES = "leaves.npz"
+STRUCTURE = "structure.pkl"
+_TMP_PREFIX = ".tmp-"
+_CKPT_RE = re.compile(r"^ckpt-(\d+)$")
+
+
+class CheckpointError(Exception):
+    """A checkpoint could not be written or read (unwritable directory, corrupt files, ...)."""
+
+
+class CheckpointMismatchError(CheckpointError):
+    """A checkpoint's metadata differs from what the caller expects (other agent, other network shapes)."""
+
+
+class CorruptCheckpointWarning(UserWarning):
+    """A checkpoint was unreadable and was skipped in favour of an older one."""
+
+
+# ----------------------------------------------------------------------------------------------
+# Helpers shared with acme.snapshots.
+
+
+def tree_signature(tree: Any) -> str:
+    """A string of the tree's structure and every leaf's shape and dtype.
+
+    Two trees with the same signature can be restored into each other; use it in
+    checkpoint metadata to detect a network of a different shape.
+    """
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    parts = []
+    for leaf in leaves:
+        if isinstance(leaf, (bool, int, float)) and not isinstance(leaf, np.generic):
+            parts.append(type(leaf).__name__)
+        else:
+            array = np.asarray(leaf)
+            parts.append(f"{array.dtype.name}{list(array.shape)}")
+    return f"{treedef}|{';'.join(parts)}"
+
+
+def _json_dumps(value: Any, what: str) -> str:
+    try:
+        return json.dumps(value, indent=2, sort_keys=True, allow_nan=True)
+    except (TypeError, ValueError) as error:
+        raise TypeError(
+            f"{what} must be JSON-serialisable (dicts, lists, strings, numbers, booleans, None): {error}."
+        ) from error
+
+
+def json_normalise(value: Any) -> Any:
+    """``value`` as it reads back from JSON (tuples become lists, keys strings)."""
+    return json.loads(_json_dumps(value, "metadata"))
+
+
+def _write_file(path: str, data: bytes) -> None:
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _fsync_dir(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems do not support fsync on directories
+    finally:
+        os.close(fd)
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def write_tree(directory: str, tree: Any, extra: Mapping[str, Any]) -> None:
+    """Writes ``tree`` into the existing, empty ``directory`` (leaves, structure, manifest; fsynced).
+
+    ``extra`` goes into the manifest (it must be JSON-serialisable).
+    """
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    kinds, arrays = [], {}
+    for i, leaf in enumerate(leaves):
+        if isinstance(leaf, (bool, int, float)) and not isinstance(leaf, np.generic):
+            kinds.append(type(leaf).__name__)
+        else:
+            kinds.append("array")
+        array = np.asarray(jax.device_get(leaf))
+        if array.dtype == object:
+            raise TypeError(
+                f"Leaf {i} of the tree is a {type(leaf).__name__}, which cannot be stored as an array; "
+                "checkpoints accept trees of numpy/jax arrays and python scalars."
+            )
+        arrays[f"leaf_{i:05d}"] = array
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    leaves_bytes = buffer.getvalue()
+    try:
+        structure_bytes = pickle.dumps(treedef, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as error:  # noqa: BLE001 - any pickling failure is the same problem for the caller
+        raise TypeError(f"The tree's structure cannot be pickled ({error}); use module-level NamedTuples/dicts.") from error
+    manifest = {
+        "format": FORMAT,
+        "version": VERSION,
+        "num_leaves": len(leaves),
+        "leaf_kinds": kinds,
+        "sha256": {LEAVES: _sha256(leaves_bytes), STRUCTURE: _sha256(structure_bytes)},
+        **extra,
+    }
+    manifest_text = _json_dumps(manifest, "Checkpoint metadata")
+    _write_file(os.path.join(directory, LEAVES), leaves_bytes)
+    _write_file(os.path.join(directory, STRUCTURE), structure_bytes)
+    _write_file(os.path.join(directory, MANIFEST), manifest_text.encode())  # last: its presence marks completeness
+    _fsync_dir(directory)
+
+
+def read_tree(directory: str) -> tuple[Any, dict]:
+    """Reads what ``write_tree`` wrote: returns ``(tree, manifest)``; leaves come back as numpy arrays.
+
+    Raises ``CheckpointError`` saying what is missing, truncated or mismatched.
+    """
+    manifest_path = os.path.join(directory, MANIFEST)
+    try:
+        with open(manifest_path, "rb") as f:
+            manifest = json.loads(f.read().decode())
+    except FileNotFoundError:
+        raise CheckpointError(f"{directory} has no {MANIFEST} (missing or incompletely written).") from None
+    except (OSError, ValueError) as error:
+        raise CheckpointError(f"{manifest_path} is unreadable: {error}.") from error
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise CheckpointError(f"{manifest_path} is not a manifest of format {FORMAT!r}.")
+    if manifest.get("version") != VERSION:
+        raise CheckpointError(
+            f"{manifest_path} has format version {manifest.get('version')!r}; this library reads version {VERSION}."
+        )
+    contents = {}
+    for name in (LEAVES, STRUCTURE):
+        path = os.path.join(directory, name)
+        try:
+            with open(path, "rb") as f:
+                contents[name] = f.read()
+        except OSError as error:
+            raise CheckpointError(f"{path} is missing or unreadable: {error.strerror or error}.") from error
+        expected = manifest.get("sha256", {}).get(name)
+        actual = _sha256(contents[name])
+        if actual != expected:
+            raise CheckpointError(
+                f"{path} is corrupt or truncated: sha256 {actual[:12]}... differs from the manifest's "
+                f"{str(expected)[:12]}... ({len(contents[name])} bytes)."
+            )
+    try:
+        treedef = pickle.loads(contents[STRUCTURE])
+        with np.load(io.BytesIO(contents[LEAVES]), allow_pickle=False) as npz:
+            arrays = [npz[f"leaf_{i:05d}"] for i in range(manifest["num_leaves"])]
+    except Exception as error:  # noqa: BLE001 - any decoding failure means the same thing
+        raise CheckpointError(f"{directory} could not be decoded: {type(error).__name__}: {error}.") from error
+    leaves = []
+    for kind, array in zip(manifest["leaf_kinds"], arrays):
+        leaves.append({"bool": bool, "int": int, "float": float}[kind](array.item()) if kind != "array" else array)
+    if treedef.num_leaves != len(leaves):
+        raise CheckpointError(f"{directory}: structure has {treedef.num_leaves} leaves but {len(leaves)} were stored.")
+    return jax.tree_util.tree_unflatten(treedef, leaves), manifest
+
+
+def atomic_write_dir(target: str, write: Callable[[str], None]) -> None:
+    """Calls ``write(tmp_dir)`` on a fresh temporary sibling of ``target``, then renames it to ``target``.
+
+    An existing ``target`` is replaced only once the new one is complete. On any
+    error the temporary directory is removed and ``target`` is left as it was.
+    """
+    parent = os.path.dirname(os.path.abspath(target))
+    tmp = tempfile.mkdtemp(prefix=_TMP_PREFIX + os.path.basename(target) + "-", dir=parent)
+    old = None
+    try:
+        write(tmp)
+        _fsync_dir(tmp)
+        if os.path.exists(target):
+            # os.replace cannot replace a non-empty directory: move the old one aside first.
+            old = tempfile.mkdtemp(prefix=_TMP_PREFIX + "old-", dir=parent)
+            os.replace(target, os.path.join(old, "x"))
+        os.replace(tmp, target)
+        _fsync_dir(parent)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None and not os.path.exists(target) and os.path.exists(os.path.join(old, "x")):
+            os.replace(os.path.join(old, "x"), target)  # put the previous version back
+        raise
+    finally:
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def ensure_writable_dir(directory: str, what: str = "checkpoint directory") -> str:
+    """Creates ``directory`` if needed and checks that files can be written there; returns its absolute path."""
+    path = os.path.abspath(directory)
+    try:
+        os.makedirs(path, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=_TMP_PREFIX + "probe-", dir=path)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as error:
+        raise CheckpointError(
+            f"Cannot use {path} as a {what}: {error.strerror or error}. Give a directory that exists or can be "
+            "created, and that this process can write to."
+        ) from error
+    return path
+
+
+# ----------------------------------------------------------------------------------------------
+# The checkpointer.
+
+
+class Checkpointer:
+    """Keeps the newest ``keep`` checkpoints of a pytree in ``directory`` (``ckpt-<step>``).
+
+    ``save`` writes atomically; ``restore_latest`` returns the newest readable
+    checkpoint, skipping (with a ``CorruptCheckpointWarning``) any that are
+    missing files, truncated or fail their checksum.
+    """
+
+    def __init__(self, directory: str, keep: int = 3, label: str = "checkpoint"):
+        if not isinstance(keep, int) or isinstance(keep, bool) or keep < 1:
+            raise ValueError(f"keep must be an integer >= 1 (how many checkpoints to keep), got {keep!r}.")
+        self._label = label
+        self._keep = keep
+        self._directory = ensure_writable_dir(directory, f"{label} directory")
+        self._remove_stale_temporaries()
+
+    @property
+    def directory(self) -> str:
+        return self._directory
+
+    def _remove_stale_temporaries(self) -> None:
+        # Left by a process that died mid-write; never visible to restore_latest anyway.
+        for name in os.listdir(self._directory):
+            if name.startswith(_TMP_PREFIX):
+                shutil.rmtree(os.path.join(self._directory, name), ignore_errors=True)
+
+    def _path(self, step: int) -> str:
+        return os.path.join(self._directory, f"ckpt-{step}")
+
+    def list_checkpoints(self) -> list[int]:
+        """Steps of the complete-looking checkpoint directories, oldest first (contents not verified)."""
+        steps = []
+        for name in os.listdir(self._directory):
+            match = _CKPT_RE.match(name)
+            if match and os.path.isdir(os.path.join(self._directory, name)):
+                steps.append(int(match.group(1)))
+        return sorted(steps)
+
+    def latest_step(self) -> Optional[int]:
+        """The newest checkpoint's step, or None when there is none (contents not verified)."""
+        steps = self.list_checkpoints()
+        return steps[-1] if steps else None
+
+    def save(self, state: Any, step: int, metadata: Optional[dict] = None) -> str:
+        """Writes ``state`` as ``ckpt-<step>`` and prunes to the newest ``keep``; returns its path.
+
+        ``metadata`` must be JSON-serialisable; ``restore_latest(expect_metadata=...)`` checks it.
+        """
+        if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:
+            raise ValueError(f"step must be a non-negative integer, got {step!r}.")
+        step = int(step)
+        metadata = json_normalise(dict(metadata or {}))
+        target = self._path(step)
+        try:
+            atomic_write_dir(
+                target,
+                lambda tmp: write_tree(tmp, state, {"label": self._label, "step": step, "metadata": metadata}),
+            )
+        except OSError as error:
+            raise CheckpointError(f"Could not write {self._label} {target}: {error.strerror or error}.") from error
+        for old in self.list_checkpoints()[: -self._keep]:
+            shutil.rmtree(self._path(old), ignore_errors=True)
+        return target
+
+    def restore_latest(self, expect_metadata: Optional[Mapping[str, Any]] = None) -> Optional[tuple[Any, int, dict]]:
+        """Returns ``(state, step, metadata)`` of the newest readable checkpoint, or None if there is none.
+
+        Unreadable checkpoints are skipped with a warning naming them; if none is
+        readable, raises ``CheckpointError`` listing them. With ``expect_metadata``,
+        any key whose stored value differs raises ``CheckpointMismatchError``.
+        """
+        steps = self.list_checkpoints()
+        if not steps:
+            return None
+        corrupt = []
+        for step in reversed(steps):
+            path = self._path(step)
+            try:
+                state, manifest = read_tree(path)
+            except CheckpointError as error:
+                corrupt.append(f"{path} ({error})")
+                warnings.warn(
+                    f"Skipping unreadable {self._label} {path}: {error} Falling back to an older one.",
+                    CorruptCheckpointWarning,
+                    stacklevel=2,
+                )
+                continue
+            metadata = manifest.get("metadata", {})
+            if expect_metadata:
+                self._check_metadata(path, metadata, expect_metadata)
+            return state, int(manifest.get("step", step)), metadata
+        raise CheckpointError(
+            f"Every {self._label} in {self._directory} is unreadable: " + "; ".join(corrupt)
+            + ". Delete them to start afresh, or point to another directory."
+        )
+
+    def _check_metadata(self, path: str, stored: Mapping[str, Any], expected: Mapping[str, Any]) -> None:
+        expected = json_normalise(dict(expected))
+        for key, value in expected.items():
+            if key not in stored:
+                raise CheckpointMismatchError(
+                    f"{self._label} {path} has no metadata key {key!r} (expected {value!r}); "
+                    f"stored keys: {sorted(stored)}."
+                )
+            if stored[key] != value:
+                raise CheckpointMismatchError(
+                    f"{self._label} {path} does not match this run: metadata {key!r} is {stored[key]!r} in the "
+                    f"checkpoint but {value!r} is expected. Use a fresh directory for a different run, or restore "
+                    "with the matching configuration."
+                )

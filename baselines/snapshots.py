@@ -1,0 +1,123 @@
+"""Export a trained policy, load it back as a jittable function, and evaluate it greedily.
+
+The snapshot (see ``acme.snapshots``) stores the parameters and, as metadata,
+the agent's registry name, the environment id and the agent config
+(``dataclasses.asdict``); loading rebuilds the networks and the evaluation
+policy through ``baselines.registry``, so no replay and no learner are needed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Callable, Optional
+
+import dm_env
+import jax
+import numpy as np
+
+from acme import snapshots, specs
+from acme.environments import make_environment
+from acme.utils import loggers
+from acme.utils.checkpointing import CheckpointError, tree_signature
+from baselines import registry
+
+_REQUIRED = ("agent", "environment_id", "agent_config")
+
+
+def _tuples(value: Any) -> Any:
+    """JSON lists back to tuples (configs are frozen dataclasses with tuple fields such as hidden_sizes)."""
+    if isinstance(value, list):
+        return tuple(_tuples(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _tuples(v) for k, v in value.items()}
+    return value
+
+
+def export_policy(directory: str, agent: str, environment_id: str, agent_config: Any, params: Any) -> str:
+    """Writes ``params`` of ``agent`` (a registry name) trained on ``environment_id`` as a policy snapshot.
+
+    ``agent_config`` is the agent's config dataclass. Returns the snapshot's path.
+    """
+    registry.get_agent(agent)  # an unknown agent fails now, not at load time
+    if not dataclasses.is_dataclass(agent_config) or isinstance(agent_config, type):
+        raise TypeError(
+            f"agent_config must be the agent's config dataclass instance (e.g. DQNConfig(...)), "
+            f"got {type(agent_config).__name__}."
+        )
+    params = jax.device_get(params)
+    metadata = {
+        "agent": agent,
+        "environment_id": environment_id,
+        "agent_config": dataclasses.asdict(agent_config),
+        "params_signature": tree_signature(params),
+    }
+    return snapshots.save_policy_snapshot(directory, params, metadata)
+
+
+def load_policy(directory: str, seed: Optional[int] = 0) -> tuple[Callable, dm_env.Environment, Any]:
+    """Rebuilds the greedy policy of a snapshot.
+
+    Returns ``(policy, environment, params)`` where ``policy(params, key,
+    observation, step) -> action`` is the agent's evaluation policy and
+    ``environment`` a fresh instance of the environment it was trained on
+    (seeded with ``seed``). Raises ``CheckpointError`` for a missing or broken
+    snapshot.
+    """
+    params, metadata = snapshots.load_policy_snapshot(directory)
+    missing = [key for key in _REQUIRED if key not in metadata]
+    if missing:
+        raise CheckpointError(
+            f"The snapshot at {directory} lacks metadata {missing}; a policy snapshot written by "
+            "baselines.snapshots.export_policy has keys " + ", ".join(_REQUIRED) + "."
+        )
+    entry = registry.get_agent(metadata["agent"])
+    config = entry.make_config(**_tuples(metadata["agent_config"]))
+    baseline = registry.BASELINES.get((metadata["agent"], metadata["environment_id"]))
+    environment = make_environment(
+        metadata["environment_id"], seed=seed, step_limit=baseline.step_limit if baseline else None
+    )
+    spec = specs.make_environment_spec(environment)
+    networks = entry.make_networks(spec, config)
+    expected = metadata.get("params_signature")
+    if expected is not None:
+        fresh = tree_signature(jax.device_get(networks.init(jax.random.PRNGKey(0))))
+        if fresh != expected:
+            raise CheckpointError(
+                f"The snapshot's parameters ({expected}) do not fit the networks rebuilt from its config "
+                f"({fresh}); was it written by another version of the agent?"
+            )
+    policy = entry.make_builder(config).make_policy(networks, spec, evaluation=True)
+    return policy, environment, params
+
+
+class _StaticVariableSource:
+    """Serves the same parameters under every name (a learner stand-in for evaluation)."""
+
+    def __init__(self, params: Any):
+        self._params = params
+
+    def get_variables(self, names):
+        return [self._params for _ in names]
+
+
+def evaluate_snapshot(directory: str, episodes: int, seed: int = 0) -> list[float]:
+    """Runs ``episodes`` greedy episodes of the snapshot's policy; returns each episode's return."""
+    from acme.environment_loop import EnvironmentLoop
+    from acme.jax.actors import GenericActor
+    from acme.jax.variable_client import VariableClient
+
+    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
+        raise ValueError(f"episodes must be an integer >= 1, got {episodes!r}.")
+    policy, environment, params = load_policy(directory, seed=seed)
+    client = VariableClient(_StaticVariableSource(params), "policy")
+    actor = GenericActor(policy, jax.random.PRNGKey(seed), client, adder=None)
+    loop = EnvironmentLoop(environment, actor, logger=loggers.NoOpLogger(), should_update=False)
+    returns = []
+    for _ in range(episodes):
+        result = loop.run_episode()
+        value = float(np.sum(result["episode_return"]))
+        if not math.isfinite(value):
+            raise FloatingPointError(f"Episode return became {value}; the snapshot's parameters may hold NaNs.")
+        returns.append(value)
+    return returns
