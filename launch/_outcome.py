@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from typing import Any, Callable
 
+from launch._signals import Interrupted
 from launch.errors import NodeError
 
 
@@ -37,3 +39,28 @@ class Deadline:
             return cap
         left = max(0.0, self._end - time.monotonic())
         return left if cap is None else min(left, cap)
+
+
+def run_recorded(outcome: "Outcome", guard: Any, body: Callable[[], set], shutdown: Callable[[], None],
+                 raise_in_handler: bool = True) -> None:
+    """Runs ``body`` under the armed signal ``guard`` and records how it ended in ``outcome``.
+
+    ``body`` returns the labels of the nodes still unfinished (non-empty means
+    the deadline passed); ``shutdown`` always runs afterwards.
+    """
+    try:
+        try:
+            guard.arm(raise_in_handler=raise_in_handler)
+            remaining = body()
+        finally:
+            guard.disarm()
+    except Interrupted as e:
+        outcome.signum = e.signum
+    except NodeError as e:
+        outcome.fail(e)
+    else:
+        if remaining:
+            outcome.timed_out = True
+            outcome.unfinished = tuple(sorted(remaining))
+    finally:
+        shutdown()

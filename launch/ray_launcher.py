@@ -9,9 +9,9 @@ import sys
 import time
 from typing import Any, Iterator
 
-from launch._outcome import Deadline, Outcome
+from launch._outcome import Deadline, Outcome, run_recorded
 from launch._ray_worker import NodeActor
-from launch._signals import Interrupted, SignalGuard
+from launch._signals import SignalGuard
 from launch.errors import ClusterConnectionError, NodeError
 from launch.nodes import ReverbNode
 from launch.program import NodeSpec, Program
@@ -352,22 +352,8 @@ def run_ray(program: Program, *, address: str | None, deadline: Deadline,
     outcome = Outcome()
     try:
         run = _Run(program, session, deadline, guard)
-        try:
-            try:
-                guard.arm(raise_in_handler=False)
-                remaining = run.run()
-            finally:
-                guard.disarm()
-        except Interrupted as e:
-            outcome.signum = e.signum
-        except NodeError as e:
-            outcome.fail(e)
-        else:
-            if remaining:
-                outcome.timed_out = True
-                outcome.unfinished = tuple(sorted(remaining))
-        finally:
-            run.shutdown(grace_period, outcome)
+        run_recorded(outcome, guard, run.run, lambda: run.shutdown(grace_period, outcome),
+                     raise_in_handler=False)
     finally:
         session.close()
     if guard.signum is not None and outcome.signum is None:

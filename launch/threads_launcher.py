@@ -8,8 +8,8 @@ import threading
 import traceback
 
 from launch import context
-from launch._outcome import Deadline, Outcome
-from launch._signals import Interrupted, SignalGuard
+from launch._outcome import Deadline, Outcome, run_recorded
+from launch._signals import SignalGuard
 from launch.errors import NodeError
 from launch.handles import map_handles
 from launch.nodes import NodeInstance
@@ -47,22 +47,11 @@ def run_threads(program: Program, *, deadline: Deadline, guard: SignalGuard,
     remaining: set[str] = set()
     context._activate(stop_event)  # pylint: disable=protected-access
     try:
-        try:
-            try:
-                guard.arm()
-                remaining = _run(order, program, deadline, guard, built, threads, stop_event)
-            finally:
-                guard.disarm()
-        except Interrupted as e:
-            outcome.signum = e.signum
-        except NodeError as e:
-            outcome.fail(e)
-        else:
-            if remaining:
-                outcome.timed_out = True
-                outcome.unfinished = tuple(sorted(remaining))
-        finally:
-            _shutdown(built, threads, stop_event, grace_period, outcome)
+        run_recorded(
+            outcome, guard,
+            lambda: _run(order, program, deadline, guard, built, threads, stop_event),
+            lambda: _shutdown(built, threads, stop_event, grace_period, outcome),
+        )
     finally:
         context._deactivate(stop_event)  # pylint: disable=protected-access
     if guard.signum is not None and outcome.signum is None:
