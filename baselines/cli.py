@@ -86,7 +86,6 @@ def run_command(args: argparse.Namespace) -> int:
     from baselines.plotting import plot_learning_curve
 
     run_dir = args.run_dir or _default_run_dir(args.agent, args.env, args.seed)
-    os.makedirs(run_dir, exist_ok=True)
     print_fn = None
     if not args.no_progress:
         from tqdm import tqdm
@@ -101,6 +100,7 @@ def run_command(args: argparse.Namespace) -> int:
         num_eval_episodes=args.eval_episodes,
         logger_factory=loggers.make_logger_factory(run_dir, time_delta=args.log_every, print_fn=print_fn),
     )
+    os.makedirs(run_dir, exist_ok=True)  # only once the arguments made a valid experiment
     if args.launcher != "local":
         return run_distributed(args, config, run_dir)
     print(f"Running {args.agent} on {args.env} (seed {args.seed}) for {config.max_num_actor_steps} steps; "

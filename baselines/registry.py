@@ -93,6 +93,8 @@ def make_experiment_config(
     def environment_factory(env_seed: int):
         return make_environment(environment_id, seed=env_seed, step_limit=step_limit)
 
+    environment_factory(seed).close()  # fail fast on an unknown id, before anything is written
+
     return ExperimentConfig(
         builder=entry.make_builder(agent_config),
         environment_factory=environment_factory,

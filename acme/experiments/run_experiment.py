@@ -110,11 +110,12 @@ def run_experiment(
     )
     adder = builder.make_adder(replay_client, environment_spec, policy)
     actor = builder.make_actor(actor_key, policy, environment_spec, variable_source=learner, adder=adder)
+    actor_logger = logger_factory("actor", "actor_steps")
     train_loop = EnvironmentLoop(
         environment,
         LearningActor(actor, learner, iterator),
         counter=counting.Counter(counter, prefix="actor"),
-        logger=logger_factory("actor", "actor_steps"),
+        logger=actor_logger,
         label="actor",
     )
 
@@ -143,6 +144,7 @@ def run_experiment(
     try:
         while actor_steps < config.max_num_actor_steps:
             result = train_loop.run_episode(max_steps=config.max_num_actor_steps - actor_steps)
+            actor_logger.write(result)
             actor_steps += result["episode_length"]
             if bar is not None:
                 bar.update(result["episode_length"])
@@ -168,6 +170,9 @@ def run_experiment(
     finally:
         if bar is not None:
             bar.close()
+        actor_logger.close()
+        if eval_loop is not None:
+            eval_logger.close()
         if hasattr(iterator, "close"):
             iterator.close()
         server.stop()
