@@ -111,6 +111,10 @@ class _Session:
             logger.info("launch: reusing the already initialized Ray connection")
             self.actor_runtime_env = runtime_env
             return
+        # ray.init() sets RAY_* variables in this process (e.g. RAY_AUTH_MODE=token for a
+        # new local instance) that would change how a later launch connects; they are
+        # put back as they were when this session disconnects.
+        self._ray_environ_before = {k: v for k, v in os.environ.items() if k.startswith("RAY_")}
         if address is None:
             self._children_before = _child_pids()
             try:
@@ -138,6 +142,25 @@ class _Session:
         started = _ray_descendants(self._children_before) if self._children_before is not None else []
         self._ray.shutdown()
         _reap(started)
+        self._restore_ray_environ()
+
+    def _restore_ray_environ(self) -> None:
+        before = getattr(self, "_ray_environ_before", None)
+        if before is None:
+            return
+        changed = {k: v for k, v in os.environ.items() if k.startswith("RAY_")} != before
+        for key in [k for k in os.environ if k.startswith("RAY_") and k not in before]:
+            del os.environ[key]
+        os.environ.update(before)
+        if changed:
+            # Ray caches its config (the auth mode among it) per process; re-read it.
+            try:
+                from ray._raylet import AuthenticationTokenLoader, Config  # pylint: disable=g-import-not-at-top
+
+                Config.initialize("")
+                AuthenticationTokenLoader.instance().reset_cache()
+            except Exception as e:  # pylint: disable=broad-except  (private API of Ray)
+                logger.debug("launch: could not refresh Ray's cached config: %s", e)
 
     def close(self) -> None:
         """Shuts Ray down (local instance) or disconnects (joined cluster)."""

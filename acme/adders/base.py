@@ -254,6 +254,17 @@ class ReverbAdder(Adder):
         if self._writer is not None:
             self._writer.flush(0, timeout_ms=timeout_ms)
 
+    def abort(self) -> None:
+        """Closes the writer at once, dropping unconfirmed items.
+
+        Safe to call from another thread: a call blocked by the table's rate
+        limiter (e.g. once the learner has stopped sampling) returns with an error.
+        """
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()
+        self._episode_active = False
+
     def close(self) -> None:
         """Flushes the created items and releases the writer."""
         if self._writer is not None:

@@ -78,8 +78,16 @@ class ActorNode:
         self._counter = counter
         self._poll = variable_poll_seconds
 
+        self._adder: Any = None
+
     def pid(self) -> int:
         return os.getpid()
+
+    def stop(self) -> None:
+        """Unblocks an adder waiting on replay's rate limiter, so the actor can return."""
+        abort = getattr(self._adder, "abort", None)
+        if abort is not None:
+            abort()
 
     def run(self) -> None:
         import reverb
@@ -92,15 +100,14 @@ class ActorNode:
         policy = builder.make_policy(networks, spec, evaluation=False)
         client = reverb.Client(self._replay_address)
         source = PollingVariableSource(self._learner, ["policy"], self._poll)
-        actor = builder.make_actor(
-            jax.random.PRNGKey(seed), policy, spec, variable_source=source,
-            adder=builder.make_adder(client, spec, policy),
-        )
+        self._adder = builder.make_adder(client, spec, policy)
+        actor = builder.make_actor(jax.random.PRNGKey(seed), policy, spec, variable_source=source, adder=self._adder)
+        logger = config.get_logger_factory()(f"actor_{self._actor_id}", "actor_steps")
         loop = EnvironmentLoop(
             config.environment_factory(seed),
             actor,
             counter=counting.Counter(self._counter, prefix="actor"),
-            logger=config.get_logger_factory()(f"actor_{self._actor_id}", "actor_steps"),
+            logger=logger,
             label="actor",
             should_stop=lambda: launch.stop_requested()
             or _budget_spent(self._counter, config.max_num_actor_steps),
@@ -108,8 +115,15 @@ class ActorNode:
         try:
             if not _budget_spent(self._counter, config.max_num_actor_steps):
                 loop.run()
+        except Exception:
+            if launch.stop_requested():
+                return  # the adder was aborted at shutdown
+            raise
         finally:
             source.close()
+        # A last row with the shared counts, also written by an actor restarted after the budget was spent.
+        logger.write({**self._counter.get_counts(), "actor_finished": 1})
+        logger.close()
 
 
 class EvaluatorNode:

@@ -74,3 +74,16 @@ def test_default_logger_writes_csv_and_tensorboard(tmp_path):
     assert os.path.exists(tmp_path / "evaluator.csv")
     event_files = list((tmp_path / "evaluator").glob("events.out.tfevents.*"))
     assert event_files and event_files[0].stat().st_size > 0
+
+
+def test_csv_logger_continues_an_existing_file(tmp_path):
+    first = loggers.CSVLogger(str(tmp_path), "actor_0")
+    first.write({"steps": 1})
+    first.close()
+    again = loggers.CSVLogger(str(tmp_path), "actor_0")  # e.g. a restarted node
+    again.write({"steps": 2, "restarted": 1})
+    again.close()
+    with open(tmp_path / "actor_0.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["steps"] for r in rows] == ["1", "2"]
+    assert rows[1]["restarted"] == "1"

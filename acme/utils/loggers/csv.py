@@ -13,7 +13,8 @@ class CSVLogger(Logger):
     """Writes rows to ``directory/label.csv``.
 
     Columns are the keys of the rows seen so far; when a new key appears the
-    file is rewritten with the wider header, so no value is ever dropped.
+    file is rewritten with the wider header, so no value is ever dropped. An
+    existing file (a resumed run, a restarted node) is continued, not replaced.
     """
 
     def __init__(self, directory: str, label: str = "logs"):
@@ -22,6 +23,11 @@ class CSVLogger(Logger):
         self._fields: list[str] = []
         self._rows: list[dict[str, Any]] = []
         self._file = None
+        if os.path.exists(self._path):
+            with open(self._path, newline="") as f:
+                reader = csv.DictReader(f)
+                self._fields = list(reader.fieldnames or [])
+                self._rows = list(reader)
 
     @property
     def path(self) -> str:
