@@ -84,6 +84,10 @@ class EnvironmentLoop(core.Worker):
             result.update(observer.get_metrics())
         return result
 
+    def episode_returns(self, num_episodes: int) -> list[float]:
+        """Runs ``num_episodes`` whole episodes (nothing logged) and returns their summed returns."""
+        return [float(np.sum(self.run_episode()["episode_return"])) for _ in range(num_episodes)]
+
     def run(self, num_episodes: Optional[int] = None, num_steps: Optional[int] = None) -> int:
         """Runs until a budget is spent; returns the number of steps taken."""
         for name, value in (("num_episodes", num_episodes), ("num_steps", num_steps)):

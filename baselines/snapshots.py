@@ -14,7 +14,6 @@ from typing import Any, Callable, Optional
 
 import dm_env
 import jax
-import numpy as np
 
 from acme import snapshots, specs
 from acme.environments import make_environment
@@ -113,11 +112,8 @@ def evaluate_snapshot(directory: str, episodes: int, seed: int = 0) -> list[floa
     client = VariableClient(_StaticVariableSource(params), "policy")
     actor = GenericActor(policy, jax.random.PRNGKey(seed), client, adder=None)
     loop = EnvironmentLoop(environment, actor, logger=loggers.NoOpLogger(), should_update=False)
-    returns = []
-    for _ in range(episodes):
-        result = loop.run_episode()
-        value = float(np.sum(result["episode_return"]))
+    returns = loop.episode_returns(episodes)
+    for value in returns:
         if not math.isfinite(value):
             raise FloatingPointError(f"Episode return became {value}; the snapshot's parameters may hold NaNs.")
-        returns.append(value)
     return returns

@@ -99,3 +99,10 @@ def test_negative_budget_rejected():
     loop, _, _, _ = make_loop()
     with pytest.raises(ValueError, match="num_steps"):
         loop.run(num_steps=-1)
+
+
+def test_episode_returns_runs_whole_episodes_without_logging():
+    loop, _, logger, counter = make_loop(episode_length=4)
+    assert loop.episode_returns(3) == [10.0, 10.0, 10.0]  # rewards 1..4
+    assert logger.rows == []
+    assert counter.get_counts()["episodes"] == 3

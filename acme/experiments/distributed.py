@@ -154,7 +154,7 @@ class EvaluatorNode:
             finished = steps >= config.max_num_actor_steps
             if steps >= next_eval or finished:
                 actor.update(wait=True)
-                returns = [float(np.sum(loop.run_episode()["episode_return"])) for _ in range(config.num_eval_episodes)]
+                returns = loop.episode_returns(config.num_eval_episodes)
                 logger.write({**self._counter.get_counts(), "actor_steps": steps,
                               "evaluation_return": float(np.mean(returns)),
                               "evaluation_return_std": float(np.std(returns))})

@@ -75,7 +75,7 @@ class ExperimentResult:
 
 
 def _evaluate(loop: EnvironmentLoop, num_episodes: int) -> tuple[float, float]:
-    returns = [float(np.sum(loop.run_episode()["episode_return"])) for _ in range(num_episodes)]
+    returns = loop.episode_returns(num_episodes)
     return float(np.mean(returns)), float(np.std(returns))
 
 
