@@ -7,7 +7,6 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-import tree
 
 from acme import types
 
@@ -18,10 +17,6 @@ def add_batch_dim(nest: types.NestedArray) -> types.NestedArray:
 
 def squeeze_batch_dim(nest: types.NestedArray) -> types.NestedArray:
     return jax.tree.map(lambda x: jnp.squeeze(x, 0), nest)
-
-
-def zeros_like(spec: types.NestedSpec) -> types.NestedArray:
-    return tree.map_structure(lambda s: np.zeros(s.shape, s.dtype), spec)
 
 
 def batch_concat(nest: types.NestedArray, num_batch_dims: int = 1) -> jnp.ndarray:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any, Iterator, NamedTuple, Optional, Sequence
 
@@ -125,12 +124,11 @@ class DQNLearner(core.Learner):
             self._replay_client.mutate_priorities(
                 self._config.replay_table_name, updates=dict(zip(keys, np.asarray(priorities, np.float64).tolist()))
             )
-        loss = float(metrics["loss"])
-        if not math.isfinite(loss):
-            raise FloatingPointError(
-                f"DQN loss became {loss} at learner step {self._num_steps}. Lower learning_rate "
-                f"(now {self._config.learning_rate}) or max_gradient_norm, or check the rewards for NaNs."
-            )
+        jax_utils.check_finite(
+            "DQN loss", metrics["loss"], self._num_steps,
+            hint=f"Lower learning_rate (now {self._config.learning_rate}) or max_gradient_norm, "
+            "or check the rewards for NaNs.",
+        )
         now = time.monotonic()
         if now - self._last_log >= self._log_every:
             counts = self._counter.increment(steps=self._num_steps - self._num_counted_steps)

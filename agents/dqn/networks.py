@@ -9,7 +9,7 @@ import haiku as hk
 import jax
 import jax.numpy as jnp
 
-from acme import specs
+from acme import specs, types
 from acme.jax import utils
 
 
@@ -22,7 +22,7 @@ class DQNNetworks:
     observation_spec: object
 
     def init(self, key: jax.Array):
-        dummy = utils.add_batch_dim(utils.zeros_like(self.observation_spec))
+        dummy = utils.add_batch_dim(types.zeros_like_spec(self.observation_spec))
         return self.q_network.init(key, dummy)
 
 
