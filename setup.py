@@ -19,6 +19,8 @@ CORE = [
     "dm-tree==0.1.10",
     "gymnasium==1.4.0",
     "bsuite==0.3.6",
+    "dm-control==1.0.50",
+    "mujoco==3.17.0",  # 3.3 and 4.0 fail when a suite task loads
     "ray[default]==2.60.0",
     "tqdm",
     "psutil",

@@ -50,10 +50,40 @@ def _dqn_entry() -> AgentEntry:
     )
 
 
-AGENT_LOADERS: dict[str, Callable[[], AgentEntry]] = {"dqn": _dqn_entry}
+def _sac_entry() -> AgentEntry:
+    from agents import sac
+
+    return AgentEntry(
+        name="sac",
+        description="Soft actor-critic: twin critics, automatic entropy tuning, tanh-Gaussian policy (continuous).",
+        make_config=sac.SACConfig,
+        make_builder=sac.SACBuilder,
+        make_networks=lambda spec, config: sac.make_networks(
+            spec, config.policy_hidden_sizes, config.critic_hidden_sizes
+        ),
+        action_space="continuous",
+    )
+
+
+AGENT_LOADERS: dict[str, Callable[[], AgentEntry]] = {"dqn": _dqn_entry, "sac": _sac_entry}
+
+CONTINUOUS_AGENTS = ("sac", "td3", "d4pg", "mpo")
 
 BASELINES: dict[tuple[str, str], Baseline] = {
     ("dqn", "gymnasium:CartPole-v1"): Baseline("dqn", "gymnasium:CartPole-v1", max_steps=100_000, target_return=475.0),
+    **{
+        (agent, "gymnasium:Pendulum-v1"): Baseline(
+            agent, "gymnasium:Pendulum-v1", max_steps=20_000, target_return=-200.0, eval_every=2_000
+        )
+        for agent in CONTINUOUS_AGENTS
+    },
+    **{
+        (agent, "dm_control:cartpole/swingup"): Baseline(
+            agent, "dm_control:cartpole/swingup", max_steps=100_000, target_return=700.0, eval_every=10_000,
+            num_eval_episodes=5,
+        )
+        for agent in CONTINUOUS_AGENTS
+    },
 }
 
 SUGGESTED_ENVIRONMENTS = {
@@ -90,8 +120,11 @@ def make_experiment_config(
     agent_config = entry.make_config(**overrides)
     step_limit = baseline.step_limit if baseline else None
 
+    continuous = entry.action_space == "continuous"
+
     def environment_factory(env_seed: int):
-        return make_environment(environment_id, seed=env_seed, step_limit=step_limit)
+        # Continuous agents act in [-1, 1]; the environment rescales to its own bounds.
+        return make_environment(environment_id, seed=env_seed, step_limit=step_limit, canonical_actions=continuous)
 
     environment_factory(seed).close()  # fail fast on an unknown id, before anything is written
 

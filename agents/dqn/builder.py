@@ -10,11 +10,9 @@ import jax.numpy as jnp
 import reverb
 import rlax
 
-from acme import adders, builders, core, specs
-from acme.datasets import ReplaySample, make_reverb_iterator, server_address_of
-from acme.jax.actors import GenericActor
-from acme.jax.prefetch import PrefetchIterator
-from acme.jax.variable_client import VariableClient
+from acme import specs
+from acme.datasets import ReplaySample
+from acme.transition_builder import NStepTransitionBuilder
 from acme.utils import counting, loggers
 from agents.dqn.config import DQNConfig
 from agents.dqn.learning import DQNLearner
@@ -29,11 +27,11 @@ def linear_epsilon(config: DQNConfig, step: jnp.ndarray) -> jnp.ndarray:
     return config.epsilon_start + fraction * (config.epsilon_end - config.epsilon_start)
 
 
-class DQNBuilder(builders.AgentBuilder):
+class DQNBuilder(NStepTransitionBuilder):
     """Double DQN with n-step returns and optional prioritized replay."""
 
     def __init__(self, config: DQNConfig = DQNConfig()):
-        self.config = config
+        super().__init__(config)
 
     def for_actor(self, actor_id: int, num_actors: int) -> "DQNBuilder":
         """Actor ``actor_id`` of ``num_actors`` explores with its own final epsilon (see DQNConfig)."""
@@ -42,56 +40,6 @@ class DQNBuilder(builders.AgentBuilder):
             return self
         epsilon = c.actor_epsilon_base ** (1.0 + c.actor_epsilon_spread * actor_id / (num_actors - 1))
         return DQNBuilder(dataclasses.replace(c, epsilon_end=float(epsilon)))
-
-    def make_replay_tables(self, environment_spec: specs.EnvironmentSpec, policy=None) -> list[reverb.Table]:
-        c = self.config
-        sampler = reverb.selectors.Prioritized(c.priority_exponent) if c.prioritized_replay else reverb.selectors.Uniform()
-        error_buffer = max(
-            c.min_replay_size * c.samples_per_insert * c.samples_per_insert_tolerance,
-            2.0 * max(c.batch_size, c.samples_per_insert),
-        )
-        limiter = reverb.rate_limiters.SampleToInsertRatio(
-            samples_per_insert=c.samples_per_insert,
-            min_size_to_sample=c.min_replay_size,
-            error_buffer=error_buffer,
-        )
-        return [
-            reverb.Table(
-                name=c.replay_table_name,
-                sampler=sampler,
-                remover=reverb.selectors.Fifo(),
-                max_size=c.max_replay_size,
-                rate_limiter=limiter,
-                signature=adders.NStepTransitionAdder.signature(environment_spec),
-            )
-        ]
-
-    def make_dataset_iterator(self, replay_client: reverb.Client) -> Iterator[ReplaySample]:
-        iterator = make_reverb_iterator(
-            server_address_of(replay_client), self.config.replay_table_name, self.config.batch_size
-        )
-        return PrefetchIterator(iterator, buffer_size=self.config.prefetch_size)
-
-    def make_adder(self, replay_client: reverb.Client, environment_spec: specs.EnvironmentSpec, policy=None):
-        return adders.NStepTransitionAdder(
-            client=replay_client,
-            n_step=self.config.n_step,
-            discount=self.config.discount,
-            priority_fns={self.config.replay_table_name: None},
-        )
-
-    def make_actor(
-        self,
-        random_key: jax.Array,
-        policy,
-        environment_spec: specs.EnvironmentSpec,
-        variable_source: Optional[core.VariableSource] = None,
-        adder=None,
-    ) -> core.Actor:
-        if variable_source is None:
-            raise ValueError("A DQN actor needs a variable_source (the learner or a handle to it).")
-        client = VariableClient(variable_source, "policy", update_period=self.config.variable_update_period)
-        return GenericActor(policy, random_key, client, adder)
 
     def make_learner(
         self,

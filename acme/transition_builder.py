@@ -1,0 +1,85 @@
+"""Replay, dataset, adder and actor for agents that learn from n-step transitions.
+
+DQN, SAC, TD3, D4PG and MPO all store n-step transitions in one reverb table
+under a samples-per-insert rate limiter and act with a ``GenericActor``; they
+differ only in their learner and policy. Their builders subclass
+``NStepTransitionBuilder`` and read the shared fields from ``self.config``
+(see ``acme.config_checks.check_transition_replay``), plus optional
+``prioritized_replay`` and ``priority_exponent``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Optional
+
+import jax
+import reverb
+
+from acme import adders, builders, core, specs
+from acme.datasets import ReplaySample, make_reverb_iterator, server_address_of
+from acme.jax.actors import GenericActor
+from acme.jax.prefetch import PrefetchIterator
+from acme.jax.variable_client import VariableClient
+
+
+class NStepTransitionBuilder(builders.AgentBuilder):
+    """The data side of an n-step-transition agent; subclasses add the learner and policy."""
+
+    def __init__(self, config: Any):
+        self.config = config
+
+    def make_replay_tables(self, environment_spec: specs.EnvironmentSpec, policy: Any = None) -> list[reverb.Table]:
+        c = self.config
+        if getattr(c, "prioritized_replay", False):
+            sampler = reverb.selectors.Prioritized(c.priority_exponent)
+        else:
+            sampler = reverb.selectors.Uniform()
+        # How far inserts may run ahead of samples (and back) before the limiter blocks.
+        error_buffer = max(
+            c.min_replay_size * c.samples_per_insert * c.samples_per_insert_tolerance,
+            2.0 * max(c.batch_size, c.samples_per_insert),
+        )
+        limiter = reverb.rate_limiters.SampleToInsertRatio(
+            samples_per_insert=c.samples_per_insert,
+            min_size_to_sample=c.min_replay_size,
+            error_buffer=error_buffer,
+        )
+        return [
+            reverb.Table(
+                name=c.replay_table_name,
+                sampler=sampler,
+                remover=reverb.selectors.Fifo(),
+                max_size=c.max_replay_size,
+                rate_limiter=limiter,
+                signature=adders.NStepTransitionAdder.signature(environment_spec),
+            )
+        ]
+
+    def make_dataset_iterator(self, replay_client: reverb.Client) -> Iterator[ReplaySample]:
+        iterator = make_reverb_iterator(
+            server_address_of(replay_client), self.config.replay_table_name, self.config.batch_size
+        )
+        return PrefetchIterator(iterator, buffer_size=self.config.prefetch_size)
+
+    def make_adder(self, replay_client: reverb.Client, environment_spec: specs.EnvironmentSpec, policy: Any = None):
+        return adders.NStepTransitionAdder(
+            client=replay_client,
+            n_step=self.config.n_step,
+            discount=self.config.discount,
+            priority_fns={self.config.replay_table_name: None},
+        )
+
+    def make_actor(
+        self,
+        random_key: jax.Array,
+        policy: Any,
+        environment_spec: specs.EnvironmentSpec,
+        variable_source: Optional[core.VariableSource] = None,
+        adder: Any = None,
+    ) -> core.Actor:
+        if variable_source is None:
+            raise ValueError(
+                f"A {type(self).__name__} actor needs a variable_source (the learner or a handle to it)."
+            )
+        client = VariableClient(variable_source, "policy", update_period=self.config.variable_update_period)
+        return GenericActor(policy, random_key, client, adder)

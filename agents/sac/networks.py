@@ -1,0 +1,57 @@
+"""SAC networks: a tanh-Gaussian policy and twin Q-critics."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+import haiku as hk
+import jax
+import jax.numpy as jnp
+
+from acme import specs, types
+from acme.jax import networks as networks_lib
+from acme.jax import utils
+
+
+@dataclasses.dataclass(frozen=True)
+class SACNetworks:
+    """``policy.apply(p, obs) -> (mean, log_std)``; ``critic.apply(c, obs, action) -> q[2, B]``."""
+
+    policy: hk.Transformed
+    critic: hk.Transformed
+    environment_spec: specs.EnvironmentSpec
+    action_size: int
+
+    def _dummies(self):
+        observation = utils.add_batch_dim(types.zeros_like_spec(self.environment_spec.observations))
+        return observation, jnp.zeros((1, self.action_size), jnp.float32)
+
+    def init_policy(self, key: jax.Array):
+        return self.policy.init(key, self._dummies()[0])
+
+    def init_critic(self, key: jax.Array):
+        return self.critic.init(key, *self._dummies())
+
+
+def make_networks(
+    environment_spec: specs.EnvironmentSpec,
+    policy_hidden_sizes: Sequence[int] = (256, 256),
+    critic_hidden_sizes: Sequence[int] = (256, 256),
+) -> SACNetworks:
+    """Networks sized for the environment's observations and (canonical) actions."""
+    action_size = specs.continuous_action_size(environment_spec, "SAC")
+
+    def policy(observation):
+        features = networks_lib.mlp_torso(policy_hidden_sizes)(utils.batch_concat(observation).astype(jnp.float32))
+        return networks_lib.TanhGaussianHead(action_size)(features)
+
+    def critic(observation, action):
+        return networks_lib.Critic(critic_hidden_sizes, num_critics=2)(observation, action)
+
+    return SACNetworks(
+        policy=hk.without_apply_rng(hk.transform(policy)),
+        critic=hk.without_apply_rng(hk.transform(critic)),
+        environment_spec=environment_spec,
+        action_size=action_size,
+    )
