@@ -33,7 +33,7 @@ setup(
     description="Composable reinforcement-learning agents in JAX, in-process or distributed on Ray.",
     python_requires=">=3.11,<3.12",
     packages=find_packages(include=["acme*", "agents*", "launch*", "baselines*"]),
-    package_data={"agents": ["*/README.md"], "baselines": ["results/*.json"]},
+    package_data={"agents": ["*/README.md"], "baselines": ["results/*.json", "results/runs/*.json"]},
     install_requires=CORE,
     extras_require={
         "test": ["pytest", "pytest-timeout"],

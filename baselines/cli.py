@@ -36,7 +36,7 @@ def make_parser() -> argparse.ArgumentParser:
         epilog=_describe(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,list,evaluate}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,list,evaluate,reproduce}")
     run = commands.add_parser(
         "run", help="train an agent on an environment", epilog=_describe(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -61,7 +61,39 @@ def make_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--snapshot", required=True, help="a directory written by baselines.snapshots.export_policy")
     evaluate.add_argument("--episodes", type=int, default=10, help="episodes to run (default 10)")
     evaluate.add_argument("--seed", type=int, default=0, help="seed of the environment and policy (default 0)")
+    reproduce = commands.add_parser(
+        "reproduce", help="run a registered baseline over seeds and record the results",
+        description="Runs the registered baseline for each seed, writes one record per run under "
+                    "baselines/results/runs/ and the summary over seeds to --output.",
+    )
+    reproduce.add_argument("agent", choices=registry.agent_names())
+    reproduce.add_argument("--env", required=True, help="an environment with a registered baseline for this agent")
+    reproduce.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="seeds to run (default 0 1 2)")
+    reproduce.add_argument("--max-steps", type=int, default=None, help="override the baseline's step budget")
+    reproduce.add_argument("--output", default=None,
+                           help="summary file (default baselines/results/continuous_control.json for continuous "
+                                "agents, baselines/results/discrete_control.json otherwise)")
     return parser
+
+
+def reproduce_command(args: argparse.Namespace) -> int:
+    """Runs each seed of a registered baseline, prints its record and refreshes the summary."""
+    from baselines import results
+
+    if (args.agent, args.env) not in registry.BASELINES:
+        known = ", ".join(f"{a} on {e}" for a, e in sorted(registry.BASELINES))
+        raise ValueError(f"No registered baseline for {args.agent} on {args.env}; known baselines: {known}.")
+    group = "continuous" if registry.get_agent(args.agent).action_space == "continuous" else "discrete"
+    output = args.output or os.path.join(results.RESULTS_DIR, f"{group}_control.json")
+    for seed in args.seeds:
+        print(f"Reproducing {args.agent} on {args.env}, seed {seed} ...", flush=True)
+        record = results.reproduce(args.agent, args.env, seed, max_steps=args.max_steps)
+        print(json.dumps({k: v for k, v in record.items() if k not in ("curve", "machine")}), flush=True)
+    same_group = [a for a in registry.agent_names() if registry.get_agent(a).action_space == registry.get_agent(args.agent).action_space]
+    summary = results.summarize(output=output, agents=same_group)
+    print(results.summary_table(summary), flush=True)
+    print(f"Summary written to {output}", flush=True)
+    return 0
 
 
 def evaluate_command(args: argparse.Namespace) -> int:
@@ -179,6 +211,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         try:
             return evaluate_command(args)
         except (CheckpointError, ValueError, TypeError) as error:
+            parser.exit(2, f"error: {error}\n")
+    if args.command == "reproduce":
+        try:
+            return reproduce_command(args)
+        except (ValueError, TypeError) as error:
             parser.exit(2, f"error: {error}\n")
     try:
         return run_command(args)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
+from acme.config_checks import ConfigChecker, check_transition_replay
+
 
 @dataclasses.dataclass(frozen=True)
 class DQNConfig:
@@ -44,40 +46,11 @@ class DQNConfig:
     actor_epsilon_spread: float = 7.0
 
     def __post_init__(self):
-        def check(condition: bool, message: str) -> None:
-            if not condition:
-                raise ValueError(f"Invalid DQNConfig: {message}")
-
-        check(self.learning_rate > 0, f"learning_rate must be > 0, got {self.learning_rate}.")
-        check(self.adam_eps > 0, f"adam_eps must be > 0, got {self.adam_eps}.")
-        check(0 <= self.discount <= 1, f"discount must be in [0, 1], got {self.discount}.")
-        check(isinstance(self.n_step, int) and self.n_step >= 1, f"n_step must be an integer >= 1, got {self.n_step}.")
-        check(
-            isinstance(self.batch_size, int) and self.batch_size >= 1,
-            f"batch_size must be an integer >= 1, got {self.batch_size}.",
-        )
+        check = ConfigChecker(self)
+        check.positive(self, "learning_rate", "adam_eps", "huber_loss_delta", "max_gradient_norm")
         check(self.target_update_period >= 1, f"target_update_period must be >= 1, got {self.target_update_period}.")
-        check(self.huber_loss_delta > 0, f"huber_loss_delta must be > 0, got {self.huber_loss_delta}.")
-        check(self.max_gradient_norm > 0, f"max_gradient_norm must be > 0, got {self.max_gradient_norm}.")
-        check(
-            len(self.hidden_sizes) >= 1 and all(int(h) >= 1 for h in self.hidden_sizes),
-            f"hidden_sizes must be a non-empty sequence of positive layer widths, got {self.hidden_sizes}.",
-        )
-        check(self.min_replay_size >= 1, f"min_replay_size must be >= 1, got {self.min_replay_size}.")
-        check(
-            self.max_replay_size >= self.min_replay_size,
-            f"max_replay_size ({self.max_replay_size}) must be >= min_replay_size ({self.min_replay_size}).",
-        )
-        check(self.samples_per_insert > 0, f"samples_per_insert must be > 0, got {self.samples_per_insert}.")
-        check(
-            self.samples_per_insert_tolerance > 0,
-            f"samples_per_insert_tolerance must be > 0, got {self.samples_per_insert_tolerance}.",
-        )
-        check(0 <= self.priority_exponent <= 1, f"priority_exponent must be in [0, 1], got {self.priority_exponent}.")
-        check(
-            0 <= self.importance_sampling_exponent <= 1,
-            f"importance_sampling_exponent must be in [0, 1], got {self.importance_sampling_exponent}.",
-        )
+        check.layer_sizes(self, "hidden_sizes")
+        check.in_unit_interval(self, "priority_exponent", "importance_sampling_exponent")
         for name in ("epsilon_start", "epsilon_end", "evaluation_epsilon"):
             value = getattr(self, name)
             check(0 <= value <= 1, f"{name} must be a probability in [0, 1], got {value}.")
@@ -87,6 +60,4 @@ class DQNConfig:
             f"actor_epsilon_base must be None or in (0, 1), got {self.actor_epsilon_base}.",
         )
         check(self.actor_epsilon_spread >= 0, f"actor_epsilon_spread must be >= 0, got {self.actor_epsilon_spread}.")
-        check(self.variable_update_period >= 1, f"variable_update_period must be >= 1, got {self.variable_update_period}.")
-        check(self.prefetch_size >= 1, f"prefetch_size must be >= 1, got {self.prefetch_size}.")
-        check(bool(self.replay_table_name), "replay_table_name must be a non-empty string.")
+        check_transition_replay(self)

@@ -52,3 +52,40 @@ def test_bsuite_catch():
 def test_unknown_ids_are_explained(bad_id, expected):
     with pytest.raises(UnknownEnvironmentError, match=expected):
         make_environment(bad_id)
+
+
+def test_dm_control_tasks_come_through_the_factory():
+    env = make_environment("dm_control:cartpole/swingup", seed=3, canonical_actions=True)
+    spec = specs.make_environment_spec(env)
+    assert set(spec.observations) == {"position", "velocity"}
+    assert spec.observations["position"].dtype == np.float32  # single precision by default
+    assert spec.actions.shape == (1,)
+    np.testing.assert_array_equal(spec.actions.minimum, -1.0)
+    timestep = env.reset()
+    assert timestep.first() and timestep.observation["position"].shape == (3,)
+    steps = 1
+    while not timestep.last():
+        timestep = env.step(np.ones(1, np.float32))
+        steps += 1
+    assert steps == 1001  # 1000 control steps, then a time-limit truncation
+    assert timestep.discount == 1.0  # not a termination
+
+
+def test_dm_control_same_seed_same_start():
+    first = make_environment("dm_control:cartpole/swingup", seed=7).reset().observation
+    again = make_environment("dm_control:cartpole/swingup", seed=7).reset().observation
+    other = make_environment("dm_control:cartpole/swingup", seed=8).reset().observation
+    np.testing.assert_array_equal(first["position"], again["position"])
+    assert not np.array_equal(first["position"], other["position"])
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ("dm_control:cartpole", "dm_control ids are '<domain>/<task>'"),
+        ("dm_control:cartpole/swingupp", "Did you mean dm_control:cartpole/swingup"),
+    ],
+)
+def test_dm_control_bad_ids_are_explained(bad, message):
+    with pytest.raises(UnknownEnvironmentError, match=message):
+        make_environment(bad)

@@ -1,0 +1,142 @@
+"""Reproducing baselines over seeds and recording what they reached.
+
+Each finished run is written to ``baselines/results/runs/<agent>__<env>__seed<N>.json``
+(so a long sweep keeps what it finished), and ``summarize`` folds those into
+one results file per group of environments, with the mean and spread over seeds.
+
+    python -m baselines reproduce sac --env gymnasium:Pendulum-v1 --seeds 0 1 2
+"""
+
+from __future__ import annotations
+
+import datetime
+import glob
+import json
+import os
+import platform
+from typing import Iterable, Optional
+
+import numpy as np
+
+from baselines import registry
+
+RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+RUNS_DIR = os.path.join(RESULTS_DIR, "runs")
+
+
+def run_file(agent: str, environment_id: str, seed: int, runs_dir: str = RUNS_DIR) -> str:
+    safe = environment_id.replace(":", "_").replace("/", "_")
+    return os.path.join(runs_dir, f"{agent}__{safe}__seed{seed}.json")
+
+
+def reproduce(
+    agent: str,
+    environment_id: str,
+    seed: int,
+    max_steps: Optional[int] = None,
+    runs_dir: str = RUNS_DIR,
+    progress: bool = False,
+) -> dict:
+    """Runs the registered baseline for one seed and writes its record; returns the record."""
+    from acme.experiments import run_experiment
+    from acme.utils import loggers
+
+    baseline = registry.BASELINES.get((agent, environment_id))
+    if baseline is None:
+        known = ", ".join(f"{a} on {e}" for a, e in sorted(registry.BASELINES))
+        raise ValueError(f"No registered baseline for {agent} on {environment_id}; known baselines: {known}.")
+    config = registry.make_experiment_config(
+        agent, environment_id, seed=seed, max_steps=max_steps,
+        logger_factory=lambda label, steps_key=None: loggers.NoOpLogger(),
+    )
+    result = run_experiment(config, progress=progress)
+    first = result.first_reaching(baseline.target_return)
+    record = {
+        "agent": agent,
+        "environment": environment_id,
+        "seed": seed,
+        "target_return": baseline.target_return,
+        "max_steps": config.max_num_actor_steps,
+        "config_overrides": dict(baseline.config_overrides),
+        "reached_target": first is not None,
+        "steps_to_target": first.actor_steps if first else None,
+        "seconds_to_target": round(first.wall_seconds, 1) if first else None,
+        "best_return": round(result.best.mean_return, 2) if result.best else None,
+        "final_return": round(result.evaluations[-1].mean_return, 2) if result.evaluations else None,
+        "actor_steps": result.actor_steps,
+        "learner_steps": result.learner_steps,
+        "wall_seconds": round(result.wall_seconds, 1),
+        "curve": [[e.actor_steps, round(e.mean_return, 2)] for e in result.evaluations],
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "date": datetime.date.today().isoformat(),
+    }
+    os.makedirs(runs_dir, exist_ok=True)
+    path = run_file(agent, environment_id, seed, runs_dir)
+    with open(path + ".tmp", "w") as f:
+        json.dump(record, f, indent=2)
+    os.replace(path + ".tmp", path)
+    return record
+
+
+def _mean_std(values: Iterable[float]) -> Optional[dict]:
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    return {"mean": round(float(np.mean(values)), 2), "std": round(float(np.std(values)), 2)}
+
+
+def summarize(runs_dir: str = RUNS_DIR, output: Optional[str] = None, agents: Optional[Iterable[str]] = None) -> dict:
+    """Groups run records by (agent, environment) with mean and spread over seeds; writes ``output``.
+
+    ``agents`` keeps only those agents' runs (default: every run found).
+    """
+    wanted = set(agents) if agents is not None else None
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for path in sorted(glob.glob(os.path.join(runs_dir, "*.json"))):
+        with open(path) as f:
+            record = json.load(f)
+        if wanted is not None and record["agent"] not in wanted:
+            continue
+        groups.setdefault((record["agent"], record["environment"]), []).append(record)
+    summary = {"results": []}
+    for (agent, environment_id), records in sorted(groups.items()):
+        records.sort(key=lambda r: r["seed"])
+        summary["results"].append({
+            "agent": agent,
+            "environment": environment_id,
+            "target_return": records[0]["target_return"],
+            "max_steps": records[0]["max_steps"],
+            "seeds": [r["seed"] for r in records],
+            "seeds_reaching_target": f"{sum(r['reached_target'] for r in records)}/{len(records)}",
+            "final_return": _mean_std(r["final_return"] for r in records),
+            "best_return": _mean_std(r["best_return"] for r in records),
+            "steps_to_target": [r["steps_to_target"] for r in records],
+            "wall_seconds": [r["wall_seconds"] for r in records],
+            "per_seed": {
+                str(r["seed"]): {"final": r["final_return"], "best": r["best_return"], "wall_seconds": r["wall_seconds"]}
+                for r in records
+            },
+        })
+    if output:
+        with open(output + ".tmp", "w") as f:
+            json.dump(summary, f, indent=2)
+        os.replace(output + ".tmp", output)
+    return summary
+
+
+def summary_table(summary: dict) -> str:
+    """A markdown table of a summary: one row per (agent, environment)."""
+    lines = [
+        "| agent | environment | seeds at target | final return (mean ± std) | best return (mean ± std) | steps to target | wall s per run |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in summary["results"]:
+        final, best = row["final_return"] or {}, row["best_return"] or {}
+        steps = ", ".join("-" if s is None else f"{s:,}" for s in row["steps_to_target"])
+        wall = ", ".join(f"{w:.0f}" for w in row["wall_seconds"])
+        lines.append(
+            f"| {row['agent']} | {row['environment']} | {row['seeds_reaching_target']} | "
+            f"{final.get('mean', float('nan')):.1f} ± {final.get('std', float('nan')):.1f} | "
+            f"{best.get('mean', float('nan')):.1f} ± {best.get('std', float('nan')):.1f} | {steps} | {wall} |"
+        )
+    return "\n".join(lines)
