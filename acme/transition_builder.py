@@ -34,10 +34,12 @@ class NStepTransitionBuilder(builders.AgentBuilder):
             sampler = reverb.selectors.Prioritized(c.priority_exponent)
         else:
             sampler = reverb.selectors.Uniform()
-        # How far inserts may run ahead of samples (and back) before the limiter blocks.
+        # How far inserts may run ahead of samples (and back) before the limiter blocks: at least
+        # 32 inserts, since the writer sends items in small asynchronous bursts (see InsertPressure).
         error_buffer = max(
             c.min_replay_size * c.samples_per_insert * c.samples_per_insert_tolerance,
-            2.0 * max(c.batch_size, c.samples_per_insert),
+            2.0 * c.batch_size,
+            32.0 * c.samples_per_insert,
         )
         limiter = reverb.rate_limiters.SampleToInsertRatio(
             samples_per_insert=c.samples_per_insert,

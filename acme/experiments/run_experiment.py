@@ -16,19 +16,66 @@ from acme.experiments.config import ExperimentConfig
 from acme.utils import counting
 
 
+class InsertPressure:
+    """Says when an actor's inserts are about to be blocked by a table's rate limiter.
+
+    In one process the actor and learner share a thread. If the learner falls
+    behind (its prefetched batches arrive late on a busy machine) the actor
+    runs ahead until the samples-per-insert limiter blocks its inserts, and a
+    blocked actor can never step the learner that would release it. The
+    learner must therefore catch up *before* inserts block: ``too_high`` turns
+    true as soon as acting is ahead of the limiter's centre (the configured
+    ratio), and ``relieved`` once it is back there, where sampling is still
+    allowed. The writer inserts items in small asynchronous bursts, so the
+    limiter needs headroom of a few dozen inserts above its centre. Reading a
+    table's info costs ~0.1 ms, so it is read every few steps when the headroom
+    allows.
+    """
+
+    def __init__(self, tables: list):
+        self._limited = []
+        for table in tables:
+            limiter = table.info.rate_limiter_info
+            spi = float(limiter.samples_per_insert)
+            if not (np.isfinite(limiter.max_diff) and np.isfinite(limiter.min_diff)) or spi <= 0:
+                continue  # not a samples-per-insert limiter: inserts never wait for samples
+            centre = 0.5 * (limiter.max_diff + limiter.min_diff)
+            headroom_items = (limiter.max_diff - centre) / spi
+            check_every = max(1, int(headroom_items // 8))
+            self._limited.append((table, spi, centre, check_every))
+        self._calls = 0
+
+    @staticmethod
+    def _diff(table, spi: float) -> float:
+        limiter = table.info.rate_limiter_info
+        return limiter.insert_stats.completed * spi - limiter.sample_stats.completed
+
+    def too_high(self) -> bool:
+        self._calls += 1
+        return any(
+            self._calls % every == 0 and self._diff(table, spi) > centre
+            for table, spi, centre, every in self._limited
+        )
+
+    def relieved(self) -> bool:
+        return all(self._diff(table, spi) <= centre for table, spi, centre, _ in self._limited)
+
+
 class LearningActor(core.Actor):
     """An actor whose ``update`` also steps the learner as often as replay allows.
 
     The replay table's samples-per-insert rate limiter decides: every batch the
-    dataset has ready is one learner step, so learning keeps exactly the
-    configured ratio to acting.
+    dataset has ready is one learner step, so learning keeps the configured
+    ratio to acting. When the learner has fallen so far behind that the next
+    inserts would block (see ``InsertPressure``), it steps until it has caught up.
     """
 
     def __init__(self, actor: core.Actor, learner: core.Learner, iterator: core.PrefetchingIterator,
-                 max_learner_steps_per_update: int = 64):
+                 pressure: Optional[InsertPressure] = None, max_learner_steps_per_update: int = 64):
         self._actor = actor
         self._learner = learner
         self._iterator = iterator
+        self._pressure = pressure
         self._max_steps = max_learner_steps_per_update
 
     def select_action(self, observation):
@@ -45,6 +92,10 @@ class LearningActor(core.Actor):
         while self._iterator.ready() and steps < self._max_steps:
             self._learner.step()
             steps += 1
+        if self._pressure is not None and self._pressure.too_high():
+            while not self._pressure.relieved():
+                self._learner.step()  # sampling is allowed here, so this returns
+                steps += 1
         if steps:
             self._actor.update(wait)
 
@@ -100,7 +151,8 @@ def run_experiment(
     builder = config.builder
 
     policy = builder.make_policy(networks, environment_spec, evaluation=False)
-    server = reverb.Server(builder.make_replay_tables(environment_spec, policy), port=None)
+    tables = builder.make_replay_tables(environment_spec, policy)
+    server = reverb.Server(tables, port=None)
     replay_client = reverb.Client(f"localhost:{server.port}")
     counter = counting.Counter()
     iterator = builder.make_dataset_iterator(replay_client)
@@ -113,7 +165,7 @@ def run_experiment(
     actor_logger = logger_factory("actor", "actor_steps")
     train_loop = EnvironmentLoop(
         environment,
-        LearningActor(actor, learner, iterator),
+        LearningActor(actor, learner, iterator, InsertPressure(tables)),
         counter=counting.Counter(counter, prefix="actor"),
         logger=actor_logger,
         label="actor",

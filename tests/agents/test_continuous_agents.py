@@ -39,6 +39,49 @@ CASES = {
             ("max_replay_size", 10, r"max_replay_size \(10\) must be >= min_replay_size"),
         ),
     ),
+    "td3": Case(
+        tiny=dict(policy_hidden_sizes=(16, 16), critic_hidden_sizes=(16, 16)),
+        invalid=(
+            ("learning_rate", 0.0, "learning_rate must be > 0"),
+            ("tau", 0.0, r"tau must be in \(0, 1\]"),
+            ("tau", 1.5, r"tau must be in \(0, 1\]"),
+            ("policy_delay", 0, "policy_delay must be an integer >= 1"),
+            ("policy_noise", -0.1, "policy_noise must be >= 0"),
+            ("noise_clip", -0.5, "noise_clip must be >= 0"),
+            ("exploration_sigma", -0.1, "exploration_sigma must be >= 0"),
+            ("policy_hidden_sizes", (), "policy_hidden_sizes must be a non-empty sequence"),
+            ("n_step", 0, "n_step must be an integer >= 1"),
+        ),
+    ),
+    "d4pg": Case(
+        tiny=dict(policy_hidden_sizes=(16, 16), critic_hidden_sizes=(16, 16), num_atoms=11, vmin=-10.0, vmax=10.0),
+        invalid=(
+            ("learning_rate", 0.0, "learning_rate must be > 0"),
+            ("vmin", 200.0, r"vmin \(200.0\) must be < vmax"),
+            ("vmax", 0.0, r"vmin \(0.0\) must be < vmax \(0.0\)"),
+            ("num_atoms", 1, "num_atoms must be an integer >= 2"),
+            ("sigma", -0.1, "sigma must be >= 0"),
+            ("tau", 0.0, r"tau must be in \(0, 1\]"),
+            ("n_step", 0, "n_step must be an integer >= 1"),
+            ("policy_hidden_sizes", (), "policy_hidden_sizes must be a non-empty sequence"),
+        ),
+    ),
+    "mpo": Case(
+        tiny=dict(policy_hidden_sizes=(16, 16), critic_hidden_sizes=(16, 16), num_samples=4),
+        invalid=(
+            ("learning_rate", 0.0, "learning_rate must be > 0"),
+            ("dual_learning_rate", -1.0, "dual_learning_rate must be > 0"),
+            ("epsilon", 0.0, "epsilon must be > 0"),
+            ("epsilon_mean", -1e-3, "epsilon_mean must be > 0"),
+            ("epsilon_stddev", 0.0, "epsilon_stddev must be > 0"),
+            ("num_samples", 0, "num_samples must be an integer >= 1"),
+            ("num_critics", 0, "num_critics must be an integer >= 1"),
+            ("tau", 0.0, r"tau must be in \(0, 1\]"),
+            ("init_std", 0.0, r"init_std \(0.0\) must be > min_std"),
+            ("policy_hidden_sizes", (), "policy_hidden_sizes must be a non-empty sequence"),
+            ("max_replay_size", 10, r"max_replay_size \(10\) must be >= min_replay_size"),
+        ),
+    ),
 }
 AGENTS = sorted(CASES)
 
@@ -193,8 +236,9 @@ def test_builder_runs_end_to_end_on_a_fake_environment(agent):
     )
     result = run_experiment(experiment, progress=False)
     assert result.actor_steps == 200
-    # samples_per_insert 4 at batch 8: one learner step per two inserted transitions, after the first 20.
-    assert 60 <= result.learner_steps <= 100
+    # samples_per_insert 4 at batch 8: one learner step per two inserted transitions after the first 20
+    # (90), give or take the limiter's error buffer of 32 inserts (16 learner steps).
+    assert 74 <= result.learner_steps <= 106
     assert [e.actor_steps for e in result.evaluations] == [100, 200]
     assert all(e.mean_return == pytest.approx(210.0) for e in result.evaluations)  # rewards 1..20
 

@@ -148,8 +148,9 @@ def test_builder_runs_end_to_end_on_a_fake_environment(prioritized):
     )
     result = run_experiment(experiment, progress=False)
     assert result.actor_steps == 300
-    # samples_per_insert 4 at batch 8: one learner step per two inserted transitions, after the first 20.
-    assert 100 <= result.learner_steps <= 150
+    # samples_per_insert 4 at batch 8: one learner step per two inserted transitions after the first 20
+    # (140), give or take the limiter's error buffer of 32 inserts (16 learner steps).
+    assert 124 <= result.learner_steps <= 156
     assert [e.actor_steps for e in result.evaluations] == [100, 200, 300]
     assert all(e.mean_return == pytest.approx(210.0) for e in result.evaluations)  # rewards 1..20
 

@@ -1,0 +1,50 @@
+"""TD3 hyper-parameters; the defaults solve gymnasium:Pendulum-v1."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+from acme.config_checks import ConfigChecker, check_transition_replay
+
+
+@dataclasses.dataclass(frozen=True)
+class TD3Config:
+    """Twin delayed deep deterministic policy gradient (Fujimoto et al., 2018)."""
+
+    # Learning.
+    learning_rate: float = 3e-4  # policy and critics
+    discount: float = 0.99
+    n_step: int = 1
+    batch_size: int = 256
+    tau: float = 0.005  # Polyak step of the target policy and critics
+    policy_delay: int = 2  # learner steps per policy and target update
+    policy_noise: float = 0.2  # std of the target-policy smoothing noise, in [-1, 1] action units
+    noise_clip: float = 0.5  # the smoothing noise is clipped to [-noise_clip, noise_clip]
+    reward_scale: float = 1.0
+    policy_hidden_sizes: Sequence[int] = (256, 256)
+    critic_hidden_sizes: Sequence[int] = (256, 256)
+    normalize_observations: bool = False
+
+    # Replay.
+    min_replay_size: int = 1_000
+    max_replay_size: int = 1_000_000
+    samples_per_insert: float = 256.0  # one update of batch 256 per environment step
+    samples_per_insert_tolerance: float = 0.1
+    replay_table_name: str = "priority_table"
+    prefetch_size: int = 2
+
+    # Acting.
+    exploration_sigma: float = 0.1  # std of the Gaussian exploration noise, in [-1, 1] action units
+    variable_update_period: int = 1  # actor steps between parameter fetches
+
+    def __post_init__(self):
+        check = ConfigChecker(self)
+        check.positive(self, "learning_rate", "reward_scale")
+        check(0 < self.tau <= 1, f"tau must be in (0, 1], got {self.tau}.")
+        check.positive_int(self, "policy_delay")
+        check(self.policy_noise >= 0, f"policy_noise must be >= 0, got {self.policy_noise}.")
+        check(self.noise_clip >= 0, f"noise_clip must be >= 0, got {self.noise_clip}.")
+        check(self.exploration_sigma >= 0, f"exploration_sigma must be >= 0, got {self.exploration_sigma}.")
+        check.layer_sizes(self, "policy_hidden_sizes", "critic_hidden_sizes")
+        check_transition_replay(self)
