@@ -1,0 +1,74 @@
+"""MPO hyper-parameters; the defaults are tuned for gymnasium:Pendulum-v1."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+from acme.config_checks import ConfigChecker, check_transition_replay
+
+
+@dataclasses.dataclass(frozen=True)
+class MPOConfig:
+    """Maximum a posteriori policy optimisation with a Gaussian policy and an expected-value critic."""
+
+    # Learning.
+    learning_rate: float = 3e-4  # policy and critic
+    dual_learning_rate: float = 1e-2  # temperature and the two KL multipliers
+    discount: float = 0.99
+    n_step: int = 5
+    batch_size: int = 256
+    tau: float = 0.005  # Polyak step of the target policy and target critic
+    reward_scale: float = 1.0
+    grad_norm_clip: float = 40.0
+    policy_hidden_sizes: Sequence[int] = (256, 256)
+    critic_hidden_sizes: Sequence[int] = (256, 256)
+    num_critics: int = 1  # 2: twin critics, the minimum is used
+    init_std: float = 0.5  # policy standard deviation at initialisation (actions in [-1, 1])
+    min_std: float = 1e-4
+    normalize_observations: bool = False
+
+    # Policy improvement.
+    num_samples: int = 10  # actions sampled per state from the target policy (cost grows linearly)
+    epsilon: float = 0.1  # KL bound of the E-step (non-parametric) policy
+    epsilon_mean: float = 2.5e-3  # KL bound on the change of the mean (per action dimension if per_dim)
+    epsilon_stddev: float = 1e-6  # KL bound on the change of the standard deviation
+    per_dim_constraining: bool = True  # one multiplier and bound per action dimension
+    initial_temperature: float = 1.0
+    initial_alpha_mean: float = 1.0
+    initial_alpha_stddev: float = 10.0
+
+    # Replay.
+    min_replay_size: int = 1_000
+    max_replay_size: int = 1_000_000
+    samples_per_insert: float = 256.0  # one update of batch 256 per environment step
+    samples_per_insert_tolerance: float = 0.1
+    replay_table_name: str = "priority_table"
+    prefetch_size: int = 2
+
+    # Acting.
+    variable_update_period: int = 1  # actor steps between parameter fetches
+
+    def __post_init__(self):
+        check = ConfigChecker(self)
+        check.positive(
+            self,
+            "learning_rate",
+            "dual_learning_rate",
+            "reward_scale",
+            "grad_norm_clip",
+            "epsilon",
+            "epsilon_mean",
+            "epsilon_stddev",
+            "initial_temperature",
+            "initial_alpha_mean",
+            "initial_alpha_stddev",
+        )
+        check(0 < self.tau <= 1, f"tau must be in (0, 1], got {self.tau}.")
+        check.positive_int(self, "num_samples", "num_critics")
+        check(
+            self.init_std > self.min_std >= 0,
+            f"init_std ({self.init_std}) must be > min_std ({self.min_std}) >= 0.",
+        )
+        check.layer_sizes(self, "policy_hidden_sizes", "critic_hidden_sizes")
+        check_transition_replay(self)
