@@ -10,6 +10,7 @@ differ only in their learner and policy. Their builders subclass
 
 from __future__ import annotations
 
+import abc
 from typing import Any, Iterator, Optional
 
 import jax
@@ -19,6 +20,7 @@ from acme import adders, builders, core, specs
 from acme.datasets import ReplaySample, make_reverb_iterator, server_address_of
 from acme.jax.actors import GenericActor
 from acme.jax.prefetch import PrefetchIterator
+from acme.jax.running_statistics import ObservationNormalizer
 from acme.jax.variable_client import VariableClient
 
 
@@ -85,3 +87,50 @@ class NStepTransitionBuilder(builders.AgentBuilder):
             )
         client = VariableClient(variable_source, "policy", update_period=self.config.variable_update_period)
         return GenericActor(policy, random_key, client, adder)
+
+
+class ActorCriticBuilder(NStepTransitionBuilder):
+    """An n-step-transition agent whose learner serves ``"policy" = (policy_params, observation_stats)``.
+
+    Subclasses set ``agent_name`` and ``learner_class`` (constructed as
+    ``learner_class(networks, config, random_key, iterator, counter, logger)``)
+    and implement ``select_actions``; the config needs ``normalize_observations``.
+    The networks need an ``environment_spec`` attribute.
+    """
+
+    agent_name: str = "agent"
+    learner_class: Any = None
+
+    def check_networks(self, networks: Any, environment_spec: specs.EnvironmentSpec) -> None:
+        """Raises a clear error when the networks do not fit the environment or config."""
+        specs.check_same_shapes(networks.environment_spec, environment_spec, f"The {self.agent_name} networks")
+
+    def make_learner(
+        self,
+        random_key: jax.Array,
+        networks: Any,
+        dataset: Iterator[Any],
+        logger_factory: Any,
+        environment_spec: specs.EnvironmentSpec,
+        replay_client: Any = None,
+        counter: Any = None,
+    ) -> core.Learner:
+        self.check_networks(networks, environment_spec)
+        logger = logger_factory("learner", "learner_steps")
+        return self.learner_class(networks, self.config, random_key, dataset, counter, logger)
+
+    @abc.abstractmethod
+    def select_actions(self, networks: Any, policy_params: Any, key: jax.Array, observations: Any,
+                       evaluation: bool) -> jax.Array:
+        """Actions in [-1, 1] for a batch of (normalised) observations; deterministic if ``evaluation``."""
+
+    def make_policy(self, networks: Any, environment_spec: specs.EnvironmentSpec, evaluation: bool = False):
+        self.check_networks(networks, environment_spec)
+        normalizer = ObservationNormalizer(self.config.normalize_observations)
+
+        def policy(params, key, observation, step):
+            policy_params, statistics = params
+            observations = normalizer.apply(statistics, jax.tree.map(lambda x: x[None], observation))
+            return self.select_actions(networks, policy_params, key, observations, evaluation)[0]
+
+        return policy

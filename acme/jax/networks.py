@@ -6,10 +6,12 @@
 - ``DeterministicHead``: a tanh-bounded action (TD3, D4PG).
 - ``Critic``: ``num_critics`` independent Q(s, a) networks in one module
   (twin critics for SAC/TD3; one categorical critic for D4PG).
+- ``ActorCriticNetworks``: a policy and a critic with their initialisers.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Optional, Sequence
 
 import haiku as hk
@@ -17,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from acme import specs, types
 from acme.jax import utils
 
 _LOG_2 = float(np.log(2.0))
@@ -152,3 +155,29 @@ class Critic(hk.Module):
             outputs.append(hk.Linear(self._num_outputs, name=f"critic_{i}_output")(torso(inputs)))
         stacked = jnp.stack(outputs, axis=0)
         return stacked[..., 0] if self._num_outputs == 1 else stacked
+
+
+@dataclasses.dataclass(frozen=True)
+class ActorCriticNetworks:
+    """A policy of observations and a critic of (observation, action), sized for one environment.
+
+    ``policy.apply(params, observations[B, ...])`` and
+    ``critic.apply(params, observations[B, ...], actions[B, action_size])``;
+    agents subclass it to document their outputs or add fields.
+    """
+
+    policy: hk.Transformed
+    critic: hk.Transformed
+    environment_spec: specs.EnvironmentSpec
+    action_size: int
+
+    def dummy_inputs(self) -> tuple[Any, jnp.ndarray]:
+        """A batch of one zero observation and one zero action."""
+        observation = utils.add_batch_dim(types.zeros_like_spec(self.environment_spec.observations))
+        return observation, jnp.zeros((1, self.action_size), jnp.float32)
+
+    def init_policy(self, key: jax.Array) -> hk.Params:
+        return self.policy.init(key, self.dummy_inputs()[0])
+
+    def init_critic(self, key: jax.Array) -> hk.Params:
+        return self.critic.init(key, *self.dummy_inputs())

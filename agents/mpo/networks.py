@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Sequence
 
 import haiku as hk
-import jax
 import jax.numpy as jnp
 
-from acme import specs, types
+from acme import specs
 from acme.jax import networks as networks_lib
 from acme.jax import utils
 
 
 @dataclasses.dataclass(frozen=True)
-class MPONetworks:
+class MPONetworks(networks_lib.ActorCriticNetworks):
     """``policy.apply(p, obs) -> (mean, std)``; ``critic.apply(c, obs, action) -> q[num_critics, B]``.
 
     The policy mean is tanh-bounded to (-1, 1); the standard deviation is
@@ -23,21 +22,7 @@ class MPONetworks:
     clipped to ``[-1, 1]`` when acting and before the critic sees them.
     """
 
-    policy: hk.Transformed
-    critic: hk.Transformed
-    environment_spec: specs.EnvironmentSpec
-    action_size: int
     num_critics: int = 1
-
-    def _dummies(self) -> tuple[Any, jnp.ndarray]:
-        observation = utils.add_batch_dim(types.zeros_like_spec(self.environment_spec.observations))
-        return observation, jnp.zeros((1, self.action_size), jnp.float32)
-
-    def init_policy(self, key: jax.Array) -> hk.Params:
-        return self.policy.init(key, self._dummies()[0])
-
-    def init_critic(self, key: jax.Array) -> hk.Params:
-        return self.critic.init(key, *self._dummies())
 
 
 def make_networks(

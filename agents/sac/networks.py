@@ -6,32 +6,16 @@ import dataclasses
 from typing import Sequence
 
 import haiku as hk
-import jax
 import jax.numpy as jnp
 
-from acme import specs, types
+from acme import specs
 from acme.jax import networks as networks_lib
 from acme.jax import utils
 
 
 @dataclasses.dataclass(frozen=True)
-class SACNetworks:
+class SACNetworks(networks_lib.ActorCriticNetworks):
     """``policy.apply(p, obs) -> (mean, log_std)``; ``critic.apply(c, obs, action) -> q[2, B]``."""
-
-    policy: hk.Transformed
-    critic: hk.Transformed
-    environment_spec: specs.EnvironmentSpec
-    action_size: int
-
-    def _dummies(self):
-        observation = utils.add_batch_dim(types.zeros_like_spec(self.environment_spec.observations))
-        return observation, jnp.zeros((1, self.action_size), jnp.float32)
-
-    def init_policy(self, key: jax.Array):
-        return self.policy.init(key, self._dummies()[0])
-
-    def init_critic(self, key: jax.Array):
-        return self.critic.init(key, *self._dummies())
 
 
 def make_networks(

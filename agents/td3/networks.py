@@ -3,35 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Sequence
 
 import haiku as hk
-import jax
 import jax.numpy as jnp
 
-from acme import specs, types
+from acme import specs
 from acme.jax import networks as networks_lib
 from acme.jax import utils
 
 
 @dataclasses.dataclass(frozen=True)
-class TD3Networks:
+class TD3Networks(networks_lib.ActorCriticNetworks):
     """``policy.apply(p, obs) -> action in (-1, 1)``; ``critic.apply(c, obs, action) -> q[2, B]``."""
-
-    policy: hk.Transformed
-    critic: hk.Transformed
-    environment_spec: specs.EnvironmentSpec
-    action_size: int
-
-    def _dummies(self) -> tuple[Any, jnp.ndarray]:
-        observation = utils.add_batch_dim(types.zeros_like_spec(self.environment_spec.observations))
-        return observation, jnp.zeros((1, self.action_size), jnp.float32)
-
-    def init_policy(self, key: jax.Array) -> hk.Params:
-        return self.policy.init(key, self._dummies()[0])
-
-    def init_critic(self, key: jax.Array) -> hk.Params:
-        return self.critic.init(key, *self._dummies())
 
 
 def make_networks(

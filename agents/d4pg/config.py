@@ -1,0 +1,63 @@
+"""D4PG hyper-parameters; the defaults suit dm_control tasks (per-step rewards in [0, 1])."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Sequence
+
+from acme.config_checks import ConfigChecker, check_transition_replay
+
+
+@dataclasses.dataclass(frozen=True)
+class D4PGConfig:
+    """Distributed distributional deterministic policy gradients (one-process or distributed).
+
+    The critic is a categorical distribution over ``num_atoms`` values evenly
+    spaced on ``[vmin, vmax]``; returns outside the support are clipped onto its
+    ends, so the support must cover the discounted returns of the task. The
+    default ``[0, 100]`` covers rewards in ``[0, 1]`` at discount 0.99
+    (``1 / (1 - 0.99) = 100``); tasks with other reward ranges (Pendulum's are in
+    ``[-16.3, 0]``) need their own support.
+    """
+
+    # Learning.
+    learning_rate: float = 1e-4  # policy and critic (Adam)
+    discount: float = 0.99
+    n_step: int = 5
+    batch_size: int = 256
+    tau: float = 0.005  # Polyak step of the target policy and critic
+    num_atoms: int = 51
+    vmin: float = 0.0
+    vmax: float = 100.0
+    policy_hidden_sizes: Sequence[int] = (256, 256)
+    critic_hidden_sizes: Sequence[int] = (256, 256)
+    normalize_observations: bool = False
+
+    # Replay.
+    min_replay_size: int = 1_000
+    max_replay_size: int = 1_000_000
+    samples_per_insert: float = 256.0  # one update of batch 256 per environment step
+    samples_per_insert_tolerance: float = 0.1
+    replay_table_name: str = "priority_table"
+    prefetch_size: int = 2
+
+    # Acting.
+    sigma: float = 0.3  # std of the Gaussian exploration noise added to the [-1, 1] action
+    variable_update_period: int = 1  # actor steps between parameter fetches
+
+    def __post_init__(self):
+        check = ConfigChecker(self)
+        check.positive(self, "learning_rate")
+        check(0 < self.tau <= 1, f"tau must be in (0, 1], got {self.tau}.")
+        check(
+            isinstance(self.num_atoms, int) and not isinstance(self.num_atoms, bool) and self.num_atoms >= 2,
+            f"num_atoms must be an integer >= 2, got {self.num_atoms!r}.",
+        )
+        check(
+            math.isfinite(self.vmin) and math.isfinite(self.vmax) and self.vmin < self.vmax,
+            f"vmin ({self.vmin}) must be < vmax ({self.vmax}), both finite.",
+        )
+        check(math.isfinite(self.sigma) and self.sigma >= 0, f"sigma must be >= 0, got {self.sigma}.")
+        check.layer_sizes(self, "policy_hidden_sizes", "critic_hidden_sizes")
+        check_transition_replay(self)
