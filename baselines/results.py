@@ -50,32 +50,62 @@ def reproduce(
         logger_factory=lambda label, steps_key=None: loggers.NoOpLogger(),
     )
     result = run_experiment(config, progress=progress)
-    first = result.first_reaching(baseline.target_return)
-    record = {
+    evaluations = [(e.actor_steps, e.mean_return, e.wall_seconds) for e in result.evaluations]
+    record = make_record(agent, environment_id, seed, config.max_num_actor_steps, evaluations,
+                         result.actor_steps, result.learner_steps, result.wall_seconds)
+    write_record(record, runs_dir)
+    return record
+
+
+def make_record(agent: str, environment_id: str, seed: int, max_steps: int, evaluations: list,
+                actor_steps: int, learner_steps: int, wall_seconds: float, source: str = "baselines reproduce") -> dict:
+    """One run's record from its evaluations ``[(actor_steps, mean_return, wall_seconds), ...]``."""
+    baseline = registry.BASELINES[(agent, environment_id)]
+    first = next((e for e in evaluations if e[1] >= baseline.target_return), None)
+    best = max(evaluations, key=lambda e: e[1]) if evaluations else None
+    return {
         "agent": agent,
         "environment": environment_id,
         "seed": seed,
         "target_return": baseline.target_return,
-        "max_steps": config.max_num_actor_steps,
+        "max_steps": max_steps,
         "config_overrides": dict(baseline.config_overrides),
         "reached_target": first is not None,
-        "steps_to_target": first.actor_steps if first else None,
-        "seconds_to_target": round(first.wall_seconds, 1) if first else None,
-        "best_return": round(result.best.mean_return, 2) if result.best else None,
-        "final_return": round(result.evaluations[-1].mean_return, 2) if result.evaluations else None,
-        "actor_steps": result.actor_steps,
-        "learner_steps": result.learner_steps,
-        "wall_seconds": round(result.wall_seconds, 1),
-        "curve": [[e.actor_steps, round(e.mean_return, 2)] for e in result.evaluations],
+        "steps_to_target": first[0] if first else None,
+        "seconds_to_target": round(first[2], 1) if first else None,
+        "best_return": round(best[1], 2) if best else None,
+        "final_return": round(evaluations[-1][1], 2) if evaluations else None,
+        "actor_steps": actor_steps,
+        "learner_steps": learner_steps,
+        "wall_seconds": round(wall_seconds, 1),
+        "curve": [[steps, round(value, 2)] for steps, value, _ in evaluations],
+        "source": source,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
         "date": datetime.date.today().isoformat(),
     }
+
+
+def record_from_run_dir(run_dir: str, runs_dir: str = RUNS_DIR) -> dict:
+    """Records a finished ``python -m baselines run`` of a registered baseline from its ``result.json``."""
+    with open(os.path.join(run_dir, "result.json")) as f:
+        result = json.load(f)
+    evaluations = [(e["actor_steps"], e["mean_return"], e["wall_seconds"]) for e in result["evaluations"]]
+    record = make_record(
+        result["agent"], result["environment"], result["seed"], result["actor_steps"], evaluations,
+        result["actor_steps"], result["learner_steps"], result["wall_seconds"], source="baselines run",
+    )
+    write_record(record, runs_dir)
+    return record
+
+
+def write_record(record: dict, runs_dir: str = RUNS_DIR) -> str:
+    """Writes a run record atomically; returns its path."""
     os.makedirs(runs_dir, exist_ok=True)
-    path = run_file(agent, environment_id, seed, runs_dir)
+    path = run_file(record["agent"], record["environment"], record["seed"], runs_dir)
     with open(path + ".tmp", "w") as f:
         json.dump(record, f, indent=2)
     os.replace(path + ".tmp", path)
-    return record
+    return path
 
 
 def _mean_std(values: Iterable[float]) -> Optional[dict]:

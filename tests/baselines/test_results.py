@@ -1,0 +1,60 @@
+"""Baseline results: per-seed records, the summary over seeds, and the reproduce command's errors."""
+
+import json
+
+import pytest
+
+from baselines import registry, results
+from baselines.cli import main
+
+
+def _write_run_dir(path, seed, returns, agent="sac", env="gymnasium:Pendulum-v1"):
+    path.mkdir()
+    evaluations = [
+        {"actor_steps": 2_000 * (i + 1), "mean_return": r, "std_return": 1.0, "wall_seconds": 10.0 * (i + 1)}
+        for i, r in enumerate(returns)
+    ]
+    (path / "result.json").write_text(json.dumps({
+        "agent": agent, "environment": env, "seed": seed, "actor_steps": 2_000 * len(returns),
+        "learner_steps": 1_900 * len(returns), "wall_seconds": 10.0 * len(returns), "evaluations": evaluations,
+    }))
+    return path
+
+
+def test_records_and_summary_over_seeds(tmp_path):
+    runs = tmp_path / "runs"
+    first = results.record_from_run_dir(str(_write_run_dir(tmp_path / "a", 0, [-900.0, -150.0, -170.0])), str(runs))
+    assert first["reached_target"] and first["steps_to_target"] == 4_000 and first["seconds_to_target"] == 20.0
+    assert first["best_return"] == -150.0 and first["final_return"] == -170.0
+    assert first["target_return"] == registry.BASELINES[("sac", "gymnasium:Pendulum-v1")].target_return
+    missed = results.record_from_run_dir(str(_write_run_dir(tmp_path / "b", 1, [-900.0, -400.0, -230.0])), str(runs))
+    assert not missed["reached_target"] and missed["steps_to_target"] is None
+    results.record_from_run_dir(
+        str(_write_run_dir(tmp_path / "c", 0, [100.0], agent="dqn", env="gymnasium:CartPole-v1")), str(runs)
+    )
+
+    output = tmp_path / "summary.json"
+    summary = results.summarize(str(runs), str(output), agents=["sac"])
+    assert json.loads(output.read_text()) == summary
+    (row,) = summary["results"]  # the dqn run is filtered out
+    assert row["agent"] == "sac" and row["seeds"] == [0, 1]
+    assert row["seeds_reaching_target"] == "1/2"
+    assert row["final_return"] == {"mean": -200.0, "std": 30.0}
+    assert row["steps_to_target"] == [4_000, None]
+    table = results.summary_table(summary)
+    assert "| sac | gymnasium:Pendulum-v1 | 1/2 | -200.0 ± 30.0 |" in table
+
+
+def test_reproduce_rejects_an_unregistered_baseline(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["reproduce", "sac", "--env", "gymnasium:CartPole-v1", "--seeds", "0"])
+    assert exit_info.value.code == 2
+    assert "No registered baseline for sac on gymnasium:CartPole-v1" in capsys.readouterr().err
+
+
+def test_every_continuous_agent_has_both_reference_baselines():
+    for agent in registry.CONTINUOUS_AGENTS:
+        assert registry.get_agent(agent).action_space == "continuous"
+        assert registry.BASELINES[(agent, "gymnasium:Pendulum-v1")].target_return == -200.0
+        swingup = registry.BASELINES[(agent, "dm_control:cartpole/swingup")]
+        assert swingup.target_return == 700.0 and swingup.max_steps == 100_000
