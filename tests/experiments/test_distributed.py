@@ -102,3 +102,17 @@ def test_a_learner_crash_ends_the_run_with_its_label_and_traceback(tmp_path):
     assert "RuntimeError: learner exploded at step 21" in str(error.value)
     # The actor, blocked by the rate limiter once the learner died, was unblocked and returned.
     assert not [t for t in threading.enumerate() if t.name.startswith("launch:")]
+
+
+@pytest.mark.parametrize("agent", ["sac", "td3", "d4pg", "mpo"])
+def test_threads_launcher_runs_continuous_agents_on_pendulum(tmp_path, agent):
+    """The same distributed program serves every continuous agent: nothing in it is agent-specific."""
+    small = dict(policy_hidden_sizes=(16, 16), critic_hidden_sizes=(16, 16), min_replay_size=100, batch_size=16,
+                 samples_per_insert=4.0)
+    config = make_experiment_config(
+        agent, "gymnasium:Pendulum-v1", seed=0, max_steps=600, eval_every=600, num_eval_episodes=1,
+        logger_factory=loggers.make_logger_factory(str(tmp_path), time_delta=1.0, terminal=False),
+        config_overrides=small,
+    )
+    launch.launch(make_distributed_experiment(config, num_actors=2), launcher="threads", timeout=300)
+    check_progress(tmp_path, 600, 2)
