@@ -87,3 +87,18 @@ class ObservationNormalizer:
 
     def apply(self, statistics: RunningStatistics, observations: Any) -> Any:
         return normalize(statistics, observations, self.max_abs) if self.enabled else observations
+
+    def normalize_transitions(self, statistics: RunningStatistics, transitions: Any) -> tuple[RunningStatistics, Any]:
+        """Folds a batch of transitions' observations into the statistics and returns the batch normalised.
+
+        Observations and next observations are normalised with the updated
+        statistics; actions, rewards and discounts are cast to float32.
+        """
+        statistics = self.update(statistics, transitions.observation)
+        return statistics, transitions._replace(
+            observation=self.apply(statistics, transitions.observation),
+            next_observation=self.apply(statistics, transitions.next_observation),
+            action=transitions.action.astype(jnp.float32),
+            reward=transitions.reward.astype(jnp.float32),
+            discount=transitions.discount.astype(jnp.float32),
+        )

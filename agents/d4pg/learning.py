@@ -94,13 +94,7 @@ def make_update(networks: D4PGNetworks, config: D4PGConfig):
 
     def update(state: TrainingState, transitions: types.Transition):
         key, _ = jax.random.split(state.random_key)
-        stats = normalizer.update(state.observation_stats, transitions.observation)
-        t = transitions._replace(
-            observation=normalizer.apply(stats, transitions.observation),
-            next_observation=normalizer.apply(stats, transitions.next_observation),
-            reward=transitions.reward.astype(jnp.float32),
-            discount=transitions.discount.astype(jnp.float32),
-        )
+        stats, t = normalizer.normalize_transitions(state.observation_stats, transitions)
         (critic_loss, mean_q), critic_grads = jax.value_and_grad(critic_loss_fn, has_aux=True)(
             state.critic_params, state, t
         )

@@ -224,13 +224,7 @@ def make_update(networks: MPONetworks, config: MPOConfig):
 
     def update(state: TrainingState, transitions: types.Transition):
         key, sample_key = jax.random.split(state.random_key)
-        stats = normalizer.update(state.observation_stats, transitions.observation)
-        t = transitions._replace(
-            observation=normalizer.apply(stats, transitions.observation),
-            next_observation=normalizer.apply(stats, transitions.next_observation),
-            reward=transitions.reward.astype(jnp.float32),
-            discount=transitions.discount.astype(jnp.float32),
-        )
+        stats, t = normalizer.normalize_transitions(state.observation_stats, transitions)
         batch_size = t.reward.shape[0]
 
         # Actions sampled from the target policy at the next states, valued by the target critic.

@@ -80,13 +80,7 @@ def make_update(networks: SACNetworks, config: SACConfig):
 
     def update(state: TrainingState, transitions: types.Transition):
         key, critic_key, policy_key = jax.random.split(state.random_key, 3)
-        stats = normalizer.update(state.observation_stats, transitions.observation)
-        t = transitions._replace(
-            observation=normalizer.apply(stats, transitions.observation),
-            next_observation=normalizer.apply(stats, transitions.next_observation),
-            reward=transitions.reward.astype(jnp.float32),
-            discount=transitions.discount.astype(jnp.float32),
-        )
+        stats, t = normalizer.normalize_transitions(state.observation_stats, transitions)
         (critic_loss, mean_q), critic_grads = jax.value_and_grad(critic_loss_fn, has_aux=True)(
             state.critic_params, state, t, critic_key
         )
