@@ -8,6 +8,7 @@ from typing import Any, Callable, Optional
 import dm_env
 
 from acme import builders, specs
+from acme.experiments.checkpointing import CheckpointingConfig
 from acme.utils import loggers
 
 EnvironmentFactory = Callable[[int], dm_env.Environment]  # seed -> environment
@@ -28,6 +29,7 @@ class ExperimentConfig:
       num_eval_episodes: episodes per evaluation, acting greedily.
       logger_factory: (label, steps_key) -> logger; terminal-only by default.
       environment_id: a readable name for logs and results.
+      checkpointing: where and how often to checkpoint; a directory with checkpoints is resumed from.
     """
 
     builder: builders.AgentBuilder
@@ -39,6 +41,7 @@ class ExperimentConfig:
     num_eval_episodes: int = 10
     logger_factory: Optional[loggers.LoggerFactory] = None
     environment_id: str = ""
+    checkpointing: Optional[CheckpointingConfig] = None
 
     def __post_init__(self):
         if not isinstance(self.builder, builders.AgentBuilder):
@@ -51,6 +54,11 @@ class ExperimentConfig:
             raise ValueError(f"eval_every must be >= 0 (0 turns evaluation off), got {self.eval_every}.")
         if self.num_eval_episodes < 1:
             raise ValueError(f"num_eval_episodes must be >= 1, got {self.num_eval_episodes}.")
+        if self.checkpointing is not None and not isinstance(self.checkpointing, CheckpointingConfig):
+            raise TypeError(
+                "checkpointing must be an acme.experiments.CheckpointingConfig or None, "
+                f"got {type(self.checkpointing).__name__}."
+            )
 
     def get_logger_factory(self) -> loggers.LoggerFactory:
         return self.logger_factory or loggers.make_logger_factory()

@@ -6,7 +6,9 @@ A checkpoint is a directory ``ckpt-<step>`` holding
 - ``structure.pkl``: the pickled ``jax.tree_util`` tree structure (NamedTuples
   and dicts included), so the tree comes back with its original containers;
 - ``manifest.json``: format and version, step, user metadata, how each leaf was
-  stored (array or python scalar) and the sha256 of the two files above.
+  stored (array or python scalar) and the sha256 of the two files above;
+- optionally, attached directories (e.g. a reverb replay checkpoint), moved in
+  whole, with the sha256 of each of their files in the manifest.
 
 Writes go into a temporary directory inside ``directory``, every file and the
 directory are fsynced, and the directory is renamed into place with
@@ -110,6 +112,44 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _file_sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def hash_directory(directory: str, fsync: bool = False) -> dict[str, str]:
+    """``{relative path: sha256}`` of every file under ``directory`` (fsyncing each file with ``fsync``)."""
+    hashes = {}
+    for root, _, files in os.walk(directory):
+        for name in files:
+            path = os.path.join(root, name)
+            hashes[os.path.relpath(path, directory)] = _file_sha256(path)
+            if fsync:
+                with open(path, "rb") as f:
+                    os.fsync(f.fileno())
+        if fsync:
+            _fsync_dir(root)
+    return dict(sorted(hashes.items()))
+
+
+def verify_attachments(directory: str, manifest: Mapping[str, Any]) -> None:
+    """Checks every attached directory of a checkpoint against the hashes in its manifest."""
+    for name, expected in manifest.get("attachments", {}).items():
+        path = os.path.join(directory, name)
+        if not os.path.isdir(path):
+            raise CheckpointError(f"{directory} lacks its attached directory {name!r}.")
+        actual = hash_directory(path)
+        missing = sorted(set(expected) - set(actual))
+        if missing:
+            raise CheckpointError(f"{path} is incomplete: {missing} are missing.")
+        damaged = sorted(f for f in expected if actual[f] != expected[f])
+        if damaged:
+            raise CheckpointError(f"{path} is corrupt or truncated: the sha256 of {damaged} differs from the manifest.")
+
+
 def write_tree(directory: str, tree: Any, extra: Mapping[str, Any]) -> None:
     """Writes ``tree`` into the existing, empty ``directory`` (leaves, structure, manifest; fsynced).
 
@@ -199,11 +239,13 @@ def read_tree(directory: str) -> tuple[Any, dict]:
     return jax.tree_util.tree_unflatten(treedef, leaves), manifest
 
 
-def atomic_write_dir(target: str, write: Callable[[str], None]) -> None:
+def atomic_write_dir(target: str, write: Callable[[str], None],
+                     on_error: Optional[Callable[[str], None]] = None) -> None:
     """Calls ``write(tmp_dir)`` on a fresh temporary sibling of ``target``, then renames it to ``target``.
 
     An existing ``target`` is replaced only once the new one is complete. On any
-    error the temporary directory is removed and ``target`` is left as it was.
+    error ``on_error(tmp_dir)`` is called (to take back what ``write`` moved in),
+    the temporary directory is removed and ``target`` is left as it was.
     """
     parent = os.path.dirname(os.path.abspath(target))
     tmp = tempfile.mkdtemp(prefix=_TMP_PREFIX + os.path.basename(target) + "-", dir=parent)
@@ -218,6 +260,8 @@ def atomic_write_dir(target: str, write: Callable[[str], None]) -> None:
         os.replace(tmp, target)
         _fsync_dir(parent)
     except BaseException:
+        if on_error is not None and os.path.isdir(tmp):
+            on_error(tmp)
         shutil.rmtree(tmp, ignore_errors=True)
         if old is not None and not os.path.exists(target) and os.path.exists(os.path.join(old, "x")):
             os.replace(os.path.join(old, "x"), target)  # put the previous version back
@@ -290,21 +334,48 @@ class Checkpointer:
         steps = self.list_checkpoints()
         return steps[-1] if steps else None
 
-    def save(self, state: Any, step: int, metadata: Optional[dict] = None) -> str:
+    def path(self, step: int) -> str:
+        """Where the checkpoint of ``step`` is (or would be) written."""
+        return self._path(step)
+
+    def save(self, state: Any, step: int, metadata: Optional[dict] = None,
+             attach: Optional[Mapping[str, str]] = None) -> str:
         """Writes ``state`` as ``ckpt-<step>`` and prunes to the newest ``keep``; returns its path.
 
         ``metadata`` must be JSON-serialisable; ``restore_latest(expect_metadata=...)`` checks it.
+        ``attach`` maps names to directories that are *moved* into the checkpoint
+        (``ckpt-<step>/<name>``, same file system) and checksummed with it; if
+        the write fails they are moved back.
         """
         if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:
             raise ValueError(f"step must be a non-negative integer, got {step!r}.")
         step = int(step)
         metadata = json_normalise(dict(metadata or {}))
+        attach = dict(attach or {})
+        for name, source in attach.items():
+            if not name or os.sep in name or name in (LEAVES, STRUCTURE, MANIFEST):
+                raise ValueError(f"Attachment names must be plain file names other than the checkpoint's own, got {name!r}.")
+            if not os.path.isdir(source):
+                raise CheckpointError(f"Cannot attach {source} to {self._label} {step}: it is not a directory.")
         target = self._path(step)
+
+        def write(tmp: str) -> None:
+            hashes = {}
+            for name, source in attach.items():
+                os.replace(source, os.path.join(tmp, name))
+                hashes[name] = hash_directory(os.path.join(tmp, name), fsync=True)
+            extra = {"label": self._label, "step": step, "metadata": metadata}
+            if hashes:
+                extra["attachments"] = hashes
+            write_tree(tmp, state, extra)
+
+        def give_back(tmp: str) -> None:  # a failed write returns the attached directories where they were
+            for name, source in attach.items():
+                if os.path.isdir(os.path.join(tmp, name)) and not os.path.exists(source):
+                    os.replace(os.path.join(tmp, name), source)
+
         try:
-            atomic_write_dir(
-                target,
-                lambda tmp: write_tree(tmp, state, {"label": self._label, "step": step, "metadata": metadata}),
-            )
+            atomic_write_dir(target, write, on_error=give_back)
         except OSError as error:
             raise CheckpointError(f"Could not write {self._label} {target}: {error.strerror or error}.") from error
         for old in self.list_checkpoints()[: -self._keep]:
@@ -326,6 +397,7 @@ class Checkpointer:
             path = self._path(step)
             try:
                 state, manifest = read_tree(path)
+                verify_attachments(path, manifest)
             except CheckpointError as error:
                 corrupt.append(f"{path} ({error})")
                 warnings.warn(

@@ -1,0 +1,260 @@
+"""Checkpoints of a whole experiment: learner state, step counts, the training loop's progress and replay.
+
+One checkpoint is a directory ``<directory>/ckpt-<learner step>`` written by
+``acme.utils.checkpointing.Checkpointer`` (atomic, checksummed, the newest
+``keep`` kept). It holds the learner's state as a pytree and, in its metadata,
+the counters, the loop's progress (actor steps, evaluations so far) and the
+size of every replay table. Reverb writes its own checkpoint of the tables
+into ``<directory>/.replay-staging``; the checkpoint directory then takes it
+in whole (``ckpt-<step>/replay``, checksummed like the rest), so the replay
+always matches the learner state saved with it. A server restored from a
+checkpoint loads exactly that copy (reverb's ``fallback_checkpoint_path``).
+
+The replay staging directory and the checkpoints must be on one file system
+(and, for a distributed run on several machines, one that the replay node and
+the learner share).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import time
+from typing import Any, Mapping, Optional
+
+from acme.utils.checkpointing import (
+    CheckpointError,
+    Checkpointer,
+    CheckpointMismatchError,
+    tree_signature,
+)
+
+REPLAY = "replay"  # the attached reverb checkpoint inside ckpt-<step>
+STAGING = ".replay-staging"  # where the replay server writes before a checkpoint takes the files
+_OWN_ENTRY = re.compile(r"^(ckpt-\d+|\.tmp-.*|\.replay-staging)$")
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckpointingConfig:
+    """Where and how often an experiment is checkpointed.
+
+    Attributes:
+      directory: the experiment's checkpoint directory. Starting an experiment
+        with a directory that holds checkpoints resumes from the newest one.
+      every_minutes: save when this many minutes have passed since the last save.
+      every_learner_steps: save when the learner has taken this many steps since
+        the last save. With both set, whichever comes first; at least one is needed.
+      keep: how many checkpoints to keep (older ones are deleted once a newer is complete).
+      replay: also checkpoint the reverb tables (their items and rate limiters).
+    """
+
+    directory: str
+    every_minutes: Optional[float] = 10.0
+    every_learner_steps: Optional[int] = None
+    keep: int = 3
+    replay: bool = True
+
+    def __post_init__(self):
+        if not isinstance(self.directory, (str, os.PathLike)) or not str(self.directory):
+            raise ValueError(f"directory must be a non-empty path, got {self.directory!r}.")
+        object.__setattr__(self, "directory", os.path.abspath(str(self.directory)))
+        if self.every_minutes is None and self.every_learner_steps is None:
+            raise ValueError("Give every_minutes, every_learner_steps or both: when should checkpoints be written?")
+        if self.every_minutes is not None and (
+            isinstance(self.every_minutes, bool) or not isinstance(self.every_minutes, (int, float))
+            or not self.every_minutes > 0
+        ):
+            raise ValueError(f"every_minutes must be a positive number of minutes or None, got {self.every_minutes!r}.")
+        if self.every_learner_steps is not None and (
+            isinstance(self.every_learner_steps, bool) or not isinstance(self.every_learner_steps, int)
+            or self.every_learner_steps < 1
+        ):
+            raise ValueError(
+                f"every_learner_steps must be a positive integer or None, got {self.every_learner_steps!r}."
+            )
+        if isinstance(self.keep, bool) or not isinstance(self.keep, int) or self.keep < 1:
+            raise ValueError(f"keep must be an integer >= 1 (checkpoints to keep), got {self.keep!r}.")
+        if not isinstance(self.replay, bool):
+            raise ValueError(f"replay must be True or False, got {self.replay!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class Restored:
+    """The newest readable checkpoint of an experiment."""
+
+    path: str
+    learner_state: Any
+    learner_steps: int
+    counts: dict
+    loop: dict  # the in-process loop's progress: actor_steps, next_eval, evaluations, wall_seconds, resumes
+    replay_items: dict  # table name -> number of items when saved
+    metadata: dict
+
+    @property
+    def replay_path(self) -> Optional[str]:
+        """The reverb checkpoint saved with this state, if replay was checkpointed."""
+        path = os.path.join(self.path, REPLAY)
+        return path if os.path.isdir(path) else None
+
+    def describe(self) -> str:
+        """One line for the terminal: what is being resumed."""
+        actor_steps = self.loop.get("actor_steps", self.counts.get("actor_steps", 0))
+        items = ", ".join(f"{name} {size}" for name, size in sorted(self.replay_items.items())) or "not checkpointed"
+        return (
+            f"Resuming from checkpoint {self.path}: actor steps {int(actor_steps)}, learner steps "
+            f"{self.learner_steps}, replay items: {items}."
+        )
+
+
+def experiment_identity(config: Any) -> dict:
+    """What must match for a checkpoint to be restored into ``config``'s experiment."""
+    builder = type(config.builder)
+    return {"builder": f"{builder.__module__}.{builder.__qualname__}", "environment": config.environment_id}
+
+
+class ExperimentCheckpointer:
+    """Saves and restores an experiment's checkpoints in ``config.directory``.
+
+    The directory must be new, empty, or one that earlier runs of the same
+    experiment wrote: a directory holding anything else is refused, so a
+    mistyped path never mixes runs. Restoring a checkpoint of another agent,
+    environment or network shape raises ``CheckpointMismatchError``; if every
+    checkpoint is unreadable it raises ``CheckpointError`` rather than starting
+    afresh over them.
+    """
+
+    def __init__(self, config: CheckpointingConfig, identity: Mapping[str, Any]):
+        if not isinstance(config, CheckpointingConfig):
+            raise TypeError(f"config must be a CheckpointingConfig, got {type(config).__name__}.")
+        self._config = config
+        self._identity = dict(identity)
+        self._checkpointer = Checkpointer(config.directory, keep=config.keep, label="experiment checkpoint")
+        foreign = sorted(e for e in os.listdir(self.directory) if not _OWN_ENTRY.match(e))
+        if foreign:
+            raise CheckpointError(
+                f"{self.directory} is not an experiment checkpoint directory: it holds {foreign[:5]}. Give a new or "
+                "empty directory, or the checkpoint directory of an earlier run of this experiment."
+            )
+        self._last_save_time = time.monotonic()
+        self._last_save_steps: Optional[int] = None
+
+    @property
+    def config(self) -> CheckpointingConfig:
+        return self._config
+
+    @property
+    def directory(self) -> str:
+        return self._checkpointer.directory
+
+    @property
+    def staging_directory(self) -> str:
+        """The root the replay server writes its checkpoints to (see the module docstring)."""
+        return os.path.join(self.directory, STAGING)
+
+    def has_checkpoints(self) -> bool:
+        return bool(self._checkpointer.list_checkpoints())
+
+    def restore(self) -> Optional[Restored]:
+        """The newest readable checkpoint, or None in a directory without checkpoints."""
+        found = self._checkpointer.restore_latest(expect_metadata={"identity": self._identity})
+        if found is None:
+            return None
+        state, step, metadata = found
+        self._last_save_steps = step
+        return Restored(
+            path=self._checkpointer.path(step),
+            learner_state=state["learner"],
+            learner_steps=int(metadata.get("learner_steps", step)),
+            counts=dict(metadata.get("counts", {})),
+            loop=dict(metadata.get("loop", {})),
+            replay_items=dict(metadata.get("replay_items", {})),
+            metadata=metadata,
+        )
+
+    def check_learner_state(self, restored: Restored, fresh_state: Any) -> None:
+        """Raises ``CheckpointMismatchError`` unless ``restored``'s learner state fits ``fresh_state``'s shapes."""
+        expected = tree_signature(fresh_state)
+        if restored.metadata.get("learner_signature") != expected:
+            raise CheckpointMismatchError(
+                f"{restored.path} holds a learner state of other shapes than this experiment's learner (another "
+                "network size, observation or action shape?). Restore it with the configuration it was written "
+                "with, or give a new checkpoint directory."
+            )
+
+    def prepare_replay(self, restored: Optional[Restored]) -> tuple[str, Optional[str]]:
+        """Empties the staging directory and returns ``(staging root, checkpoint to load or None)``.
+
+        A replay checkpoint left in the staging directory by a process killed
+        before its experiment checkpoint was complete belongs to no checkpoint
+        and is removed, so the server loads the one saved with ``restored``.
+        """
+        shutil.rmtree(self.staging_directory, ignore_errors=True)
+        os.makedirs(self.staging_directory)
+        fallback = restored.replay_path if restored is not None and self._config.replay else None
+        return self.staging_directory, fallback
+
+    def check_replay(self, restored: Restored, sizes: Mapping[str, int]) -> None:
+        """Raises ``CheckpointError`` if a restored server's tables differ in size from the checkpoint's."""
+        if not self._config.replay or restored.replay_path is None:
+            return
+        expected = {name: int(size) for name, size in restored.replay_items.items()}
+        if expected != {name: int(size) for name, size in sizes.items() if name in expected}:
+            raise CheckpointError(
+                f"The replay server restored {dict(sizes)} items from {restored.replay_path}, but the checkpoint "
+                f"recorded {expected}. The replay checkpoint is unreadable by this reverb version or damaged."
+            )
+
+    def due(self, learner_steps: int) -> bool:
+        """True when the configured time or learner-step interval since the last save has passed."""
+        config = self._config
+        if config.every_minutes is not None and time.monotonic() - self._last_save_time >= 60 * config.every_minutes:
+            return True
+        if config.every_learner_steps is not None:
+            last = self._last_save_steps if self._last_save_steps is not None else 0
+            return learner_steps - last >= config.every_learner_steps
+        return False
+
+    def save(
+        self,
+        learner_state: Any,
+        learner_steps: int,
+        counts: Mapping[str, Any],
+        loop: Optional[Mapping[str, Any]] = None,
+        replay_client: Any = None,
+    ) -> str:
+        """Writes one checkpoint; with ``replay_client`` (and ``replay=True``) the reverb tables go with it.
+
+        Returns the checkpoint's path. The previous checkpoints stay until this one is complete.
+        """
+        attach, replay_items = {}, {}
+        if self._config.replay and replay_client is not None:
+            replay_items = {name: info.current_size for name, info in replay_client.server_info().items()}
+            replay_path = replay_client.checkpoint()
+            if os.path.dirname(os.path.abspath(replay_path)) != self.staging_directory:
+                raise CheckpointError(
+                    f"The replay server wrote its checkpoint to {replay_path}, not under {self.staging_directory}: "
+                    "build the server with the checkpointer from prepare_replay()."
+                )
+            attach[REPLAY] = replay_path
+        metadata = {
+            "identity": self._identity,
+            "learner_signature": tree_signature(learner_state),
+            "learner_steps": int(learner_steps),
+            "counts": dict(counts),
+            "loop": dict(loop or {}),
+            "replay_items": replay_items,
+            "saved_at": time.time(),
+        }
+        path = self._checkpointer.save({"learner": learner_state}, int(learner_steps), metadata, attach=attach)
+        self._last_save_time = time.monotonic()
+        self._last_save_steps = int(learner_steps)
+        return path
+
+
+def reverb_checkpointer(staging: str, fallback: Optional[str]) -> Any:
+    """A reverb checkpointer writing under ``staging`` that first loads ``fallback`` (a checkpoint path)."""
+    import reverb  # only the replay side needs it
+
+    return reverb.checkpointers.DefaultCheckpointer(path=staging, fallback_checkpoint_path=fallback)
