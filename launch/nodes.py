@@ -157,29 +157,35 @@ class ReverbNode(Node):
     """A reverb replay server; handles to it dereference to ``"host:port"``.
 
     Builds ``reverb.Server(tables=table_factory(), port=port, checkpointer=...)``
-    with a ``reverb.checkpointers.DefaultCheckpointer(checkpoint_dir)`` when
-    ``checkpoint_dir`` is given. ``reverb`` is imported only when the node is
-    instantiated.
+    with a ``reverb.checkpointers.DefaultCheckpointer(checkpoint_dir,
+    fallback_checkpoint_path=...)`` when ``checkpoint_dir`` is given: the server
+    loads the newest checkpoint under ``checkpoint_dir``, or if there is none the
+    checkpoint at ``fallback_checkpoint_path``. ``reverb`` is imported only when
+    the node is instantiated.
     """
 
     handle_kind = "address"
 
     def __init__(self, table_factory: Callable[[], Sequence[Any]],
-                 checkpoint_dir: str | None = None, port: int | None = None) -> None:
+                 checkpoint_dir: str | None = None, port: int | None = None,
+                 fallback_checkpoint_path: str | None = None) -> None:
         _check_callable("ReverbNode", "table_factory", table_factory)
         if port is not None and (isinstance(port, bool) or not isinstance(port, int)
                                  or not 0 < port < 65536):
             raise ValueError(f"ReverbNode port must be in 1..65535 or None, got {port!r}")
         self.table_factory = table_factory
+        if fallback_checkpoint_path is not None and checkpoint_dir is None:
+            raise ValueError("ReverbNode fallback_checkpoint_path needs a checkpoint_dir to write new checkpoints to")
         self.checkpoint_dir = checkpoint_dir
         self.port = port
+        self.fallback_checkpoint_path = fallback_checkpoint_path
 
     def default_label(self) -> str:
         return "reverb"
 
     def with_port(self, port: int) -> "ReverbNode":
         """A copy of this node serving on ``port``."""
-        return ReverbNode(self.table_factory, self.checkpoint_dir, port)
+        return ReverbNode(self.table_factory, self.checkpoint_dir, port, self.fallback_checkpoint_path)
 
     def instantiate(self, args: tuple, kwargs: dict, *, host: str) -> NodeInstance:
         import reverb  # pylint: disable=g-import-not-at-top  (heavy: imports TF)
@@ -187,7 +193,7 @@ class ReverbNode(Node):
         checkpointer = None
         if self.checkpoint_dir is not None:
             checkpointer = reverb.checkpointers.DefaultCheckpointer(
-                path=str(self.checkpoint_dir))
+                path=str(self.checkpoint_dir), fallback_checkpoint_path=self.fallback_checkpoint_path)
         server = reverb.Server(tables=list(self.table_factory()), port=self.port,
                                checkpointer=checkpointer)
         return _ReverbInstance(server, host)

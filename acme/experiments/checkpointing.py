@@ -253,6 +253,14 @@ class ExperimentCheckpointer:
         return path
 
 
+def learner_steps_of(learner: Any) -> int:
+    """The learner's own step count (``num_steps``, else its state's ``steps``)."""
+    steps = getattr(learner, "num_steps", None)
+    if steps is None:
+        steps = learner.save().steps
+    return int(steps)
+
+
 def reverb_checkpointer(staging: str, fallback: Optional[str]) -> Any:
     """A reverb checkpointer writing under ``staging`` that first loads ``fallback`` (a checkpoint path)."""
     import reverb  # only the replay side needs it

@@ -12,6 +12,7 @@ import numpy as np
 import launch
 from acme import specs
 from acme.environment_loop import EnvironmentLoop
+from acme.experiments.checkpointing import ExperimentCheckpointer, experiment_identity, learner_steps_of
 from acme.experiments.config import ExperimentConfig
 from acme.jax.polling_source import PollingVariableSource, to_host
 from acme.utils import counting, loggers
@@ -27,13 +28,20 @@ def _spec_of(config: ExperimentConfig) -> specs.EnvironmentSpec:
 
 
 class LearnerNode:
-    """Builds the learner next to a reverb client and steps it until the program stops."""
+    """Builds the learner next to a reverb client and steps it until the program stops.
+
+    With checkpointing configured it restores the newest checkpoint when it is
+    built (at the start of the program, and again when the launcher restarts it
+    after a crash) and saves its state, the counts and the replay tables at the
+    configured interval.
+    """
 
     def __init__(self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec,
                  replay_address: str, counter: Any):
         import reverb
 
         self._client = reverb.Client(replay_address)
+        self._counter = counter
         builder = config.builder
         networks = config.network_factory(environment_spec)
         self._iterator = builder.make_dataset_iterator(self._client)
@@ -41,6 +49,26 @@ class LearnerNode:
             jax.random.PRNGKey(config.seed), networks, self._iterator, config.get_logger_factory(),
             environment_spec, self._client, counting.Counter(counter, prefix="learner"),
         )
+        first_start = counter.increment(learner_node_starts=1).get("learner_node_starts") == 1
+        self._checkpointer = None
+        if config.checkpointing is not None:
+            self._checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
+            self._restore(first_start)
+
+    def _restore(self, first_start: bool) -> None:
+        restored = self._checkpointer.restore()
+        if restored is None:
+            return
+        self._checkpointer.check_learner_state(restored, self._learner.save())
+        self._learner.restore(restored.learner_state)
+        if first_start:  # later, actors have added to the replay since the checkpoint
+            sizes = {name: info.current_size for name, info in self._client.server_info().items()}
+            self._checkpointer.check_replay(restored, sizes)
+        self._counter.increment(learner_restores=1)
+        print(f"learner: restored {restored.path} (learner step {restored.learner_steps}).", flush=True)
+
+    def pid(self) -> int:
+        return os.getpid()
 
     def get_variables(self, names):
         return to_host(self._learner.get_variables(names))
@@ -50,13 +78,36 @@ class LearnerNode:
         while not launch.stop_requested():
             if ready is None or ready():
                 self._learner.step()
+                if self._checkpointer is not None and self._checkpointer.due(learner_steps_of(self._learner)):
+                    self.save()
             else:
                 time.sleep(0.001)
+
+    def save(self) -> str:
+        """Writes a checkpoint now (learner state, counts, replay); returns its path."""
+        if self._checkpointer is None:
+            raise RuntimeError("This experiment has no checkpointing configured (ExperimentConfig.checkpointing).")
+        return self._checkpointer.save(
+            self._learner.save(), learner_steps_of(self._learner), _persistent_counts(self._counter.get_counts()),
+            replay_client=self._client,
+        )
 
     def stop(self) -> None:
         close = getattr(self._iterator, "close", None)
         if close is not None:
             close()
+
+
+def _persistent_counts(counts: dict) -> dict:
+    """Counts worth restoring: how often this program's nodes started is not carried into the next run."""
+    return {key: value for key, value in counts.items() if not key.endswith("_node_starts")}
+
+
+def make_counter(counts: dict) -> counting.Counter:
+    """A counter that starts from ``counts`` (those of a checkpoint)."""
+    counter = counting.Counter()
+    counter.restore(counts)
+    return counter
 
 
 def _budget_spent(counter: Any, max_steps: int) -> bool:
@@ -171,16 +222,34 @@ def make_distributed_experiment(
     num_actors: int,
     actor_restarts: int = 3,
     variable_poll_seconds: float = 0.2,
+    learner_restarts: int = 3,
 ) -> launch.Program:
     """A program that runs ``config`` with a replay node, a counter, a learner, ``num_actors`` actors
     and an evaluator. Actors and the evaluator are terminal: the program ends when the actors
     have spent ``config.max_num_actor_steps`` (counted across all of them) and the final
     evaluation is done. Actors that crash are restarted up to ``actor_restarts`` times.
+
+    With ``config.checkpointing`` the program resumes from the directory's newest checkpoint
+    (replay tables, counts and learner state), the learner saves at the configured interval, and
+    a learner whose process dies is restarted up to ``learner_restarts`` times from its last
+    checkpoint while the actors keep running (restarts need the Ray launcher). Without
+    checkpointing a learner is never restarted: it would start again from scratch.
     """
     if not isinstance(num_actors, int) or num_actors < 1:
         raise ValueError(f"num_actors must be a positive integer, got {num_actors!r}.")
-    if actor_restarts < 0:
-        raise ValueError(f"actor_restarts must be >= 0, got {actor_restarts}.")
+    if actor_restarts < 0 or learner_restarts < 0:
+        raise ValueError(f"actor_restarts and learner_restarts must be >= 0, got {actor_restarts}, {learner_restarts}.")
+    staging, fallback, counts = None, None, {}
+    if config.checkpointing is not None:
+        checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
+        restored = checkpointer.restore()
+        if config.checkpointing.replay:
+            staging, fallback = checkpointer.prepare_replay(restored)
+        if restored is not None:
+            counts = _persistent_counts({**restored.counts, "learner_steps": restored.learner_steps})
+            print(restored.describe(), flush=True)
+        else:
+            print(f"Checkpoints go to {checkpointer.directory}.", flush=True)
     spec = _spec_of(config)
     builder = config.builder
     program = launch.Program(name="experiment")
@@ -189,9 +258,12 @@ def make_distributed_experiment(
         networks = config.network_factory(spec)
         return builder.make_replay_tables(spec, builder.make_policy(networks, spec, evaluation=False))
 
-    replay = program.add_node(launch.ReverbNode(make_tables), label="replay")
-    counter = program.add_node(launch.ServiceNode(counting.Counter), label="counter")
-    learner = program.add_node(launch.ServiceNode(LearnerNode, config, spec, replay, counter), label="learner")
+    replay = program.add_node(launch.ReverbNode(make_tables, checkpoint_dir=staging, fallback_checkpoint_path=fallback),
+                              label="replay")
+    counter = program.add_node(launch.ServiceNode(make_counter, counts), label="counter")
+    restarts = learner_restarts if config.checkpointing is not None else 0
+    learner = program.add_node(launch.ServiceNode(LearnerNode, config, spec, replay, counter), label="learner",
+                               restart=launch.RestartPolicy(max_restarts=restarts))
     with program.group("actor", restart=launch.RestartPolicy(max_restarts=actor_restarts)):
         for actor_id in range(num_actors):
             program.add_node(

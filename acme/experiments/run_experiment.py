@@ -12,7 +12,13 @@ import reverb
 
 from acme import core, specs
 from acme.environment_loop import EnvironmentLoop
-from acme.experiments.checkpointing import ExperimentCheckpointer, Restored, experiment_identity, reverb_checkpointer
+from acme.experiments.checkpointing import (
+    ExperimentCheckpointer,
+    Restored,
+    experiment_identity,
+    learner_steps_of,
+    reverb_checkpointer,
+)
 from acme.experiments.config import ExperimentConfig
 from acme.utils import counting
 
@@ -226,7 +232,7 @@ def run_experiment(
 
     def save_checkpoint() -> None:
         path = checkpointer.save(
-            learner.save(), _learner_steps(learner, counter), counter.save(),
+            learner.save(), learner_steps_of(learner), counter.save(),
             loop={"actor_steps": actor_steps, "next_eval": next_eval, "resumes": resumes,
                   "wall_seconds": time.perf_counter() - start,
                   "evaluations": [dataclasses.astuple(e) for e in evaluations]},
@@ -268,7 +274,7 @@ def run_experiment(
                 if stop_at_return is not None and mean_return >= stop_at_return:
                     finished = True
             # Between episodes the adder has flushed every item, so replay matches the counts saved with it.
-            if checkpointer is not None and (finished or checkpointer.due(_learner_steps(learner, counter))):
+            if checkpointer is not None and (finished or checkpointer.due(learner_steps_of(learner))):
                 save_checkpoint()
             if finished:
                 break
@@ -281,14 +287,10 @@ def run_experiment(
         if hasattr(iterator, "close"):
             iterator.close()
         server.stop()
-    return ExperimentResult(evaluations, actor_steps, _learner_steps(learner, counter), time.perf_counter() - start)
+    return ExperimentResult(evaluations, actor_steps, learner_steps_of(learner), time.perf_counter() - start)
 
 
 _RESUME_SEED_STRIDE = 104_729  # a resumed run's training environment gets seed + stride * resumes
-
-
-def _learner_steps(learner: core.Learner, counter: counting.Counter) -> int:
-    return int(getattr(learner, "num_steps", counter.get_counts().get("learner_steps", 0)))
 
 
 def _interval(checkpointer: ExperimentCheckpointer) -> str:

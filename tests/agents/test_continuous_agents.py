@@ -15,7 +15,7 @@ import pytest
 import reverb
 
 from acme import specs, types
-from acme.experiments import ExperimentConfig, run_experiment
+from acme.experiments import CheckpointingConfig, ExperimentCheckpointer, ExperimentConfig, run_experiment
 from acme.testing import fakes
 from acme.utils import loggers
 from baselines import registry
@@ -190,13 +190,19 @@ def test_learner_reports_non_finite_losses_clearly(agent):
 
 
 @pytest.mark.parametrize("agent", AGENTS)
-def test_learner_save_restore_round_trip_is_bitwise(agent):
+def test_learner_save_restore_round_trip_is_bitwise(agent, tmp_path):
+    """Through an experiment checkpoint on disk: parameters, optimiser and target states, step and key."""
     spec = fakes.continuous_spec()
     batch = _fixed_batch(spec)
     learner = _learner(agent, spec, batch, seed=0)
     learner.run(num_steps=3)
+    checkpointing = CheckpointingConfig(str(tmp_path), every_learner_steps=1)
+    identity = {"builder": agent, "environment": "fake"}
+    ExperimentCheckpointer(checkpointing, identity).save(learner.save(), learner.num_steps, counts={})
+    restored = ExperimentCheckpointer(checkpointing, identity).restore()
+    assert restored is not None and restored.learner_steps == 3
     other = _learner(agent, spec, batch, seed=1)
-    other.restore(learner.save())
+    other.restore(restored.learner_state)
     for a, b in zip(jax.tree.leaves(learner.save()), jax.tree.leaves(other.save())):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert other.num_steps == 3

@@ -1,0 +1,186 @@
+"""Experiment checkpoints: resume after SIGKILL, replay restored, clear errors for bad directories."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import reverb
+
+from acme import specs
+from acme.experiments import CheckpointingConfig, ExperimentCheckpointer, ExperimentConfig, run_experiment
+from acme.experiments.checkpointing import REPLAY, experiment_identity, reverb_checkpointer
+from acme.utils.checkpointing import CheckpointError, CheckpointMismatchError, CorruptCheckpointWarning
+from tests.experiments.resumable_run import make_config
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    """A checkpoint directory of a finished 1,200-step run (several checkpoints kept)."""
+    directory = str(tmp_path_factory.mktemp("finished") / "ckpt")
+    result = run_experiment(make_config(directory, 1_200), progress=False)
+    return directory, result
+
+
+def _copy(finished_run, tmp_path) -> str:
+    target = str(tmp_path / "ckpt")
+    shutil.copytree(finished_run[0], target)
+    return target
+
+
+def _checkpoints(directory: str) -> list[int]:
+    return sorted(int(n.split("-")[1]) for n in os.listdir(directory) if n.startswith("ckpt-"))
+
+
+def test_checkpointing_config_rejects_bad_values(tmp_path):
+    with pytest.raises(ValueError, match="every_minutes, every_learner_steps or both"):
+        CheckpointingConfig(str(tmp_path), every_minutes=None)
+    with pytest.raises(ValueError, match="every_minutes must be a positive number"):
+        CheckpointingConfig(str(tmp_path), every_minutes=0)
+    with pytest.raises(ValueError, match="every_learner_steps must be a positive integer"):
+        CheckpointingConfig(str(tmp_path), every_learner_steps=2.5)
+    with pytest.raises(ValueError, match="keep must be an integer >= 1"):
+        CheckpointingConfig(str(tmp_path), keep=0)
+    with pytest.raises(ValueError, match="directory must be a non-empty path"):
+        CheckpointingConfig("")
+    config = make_config(str(tmp_path), 100)
+    with pytest.raises(TypeError, match="checkpointing must be an acme.experiments.CheckpointingConfig"):
+        dataclasses.replace(config, checkpointing=str(tmp_path))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.checkpointing.keep = 5
+
+
+def test_a_finished_run_left_consistent_checkpoints(finished_run):
+    directory, result = finished_run
+    steps = _checkpoints(directory)
+    assert len(steps) == 3  # keep=3 by default; older ones were pruned
+    assert steps[-1] == result.learner_steps
+    restored = ExperimentCheckpointer(make_config(directory, 1).checkpointing,
+                                      experiment_identity(make_config(directory, 1))).restore()
+    assert restored.loop["actor_steps"] == result.actor_steps == 1_200
+    assert restored.replay_items["priority_table"] > 1_000
+    assert os.path.isdir(os.path.join(restored.path, REPLAY))
+
+
+def test_sigkill_mid_run_then_resume_continues_from_the_checkpoint(tmp_path, capsys):
+    """A subprocess run is SIGKILLed; the resumed run restores learner steps, actor steps and replay."""
+    directory = str(tmp_path / "ckpt")
+    env = {**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.experiments.resumable_run", directory, "100000"],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while len(_checkpoints(directory) if os.path.isdir(directory) else []) < 3 or \
+                _checkpoints(directory)[-1] < 150:
+            assert process.poll() is None, "the run ended before it was killed"
+            assert time.monotonic() < deadline, "no checkpoints within 300 s"
+            time.sleep(0.2)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == -signal.SIGKILL
+
+    config = make_config(directory, 100_000)
+    before = ExperimentCheckpointer(config.checkpointing, experiment_identity(config)).restore()
+    saved_actor_steps = before.loop["actor_steps"]
+    saved_items = before.replay_items["priority_table"]
+    assert before.learner_steps >= 150 and saved_actor_steps > 0 and saved_items > 0
+
+    # The replay checkpoint saved with that state holds exactly its items (and the rate limiter's state).
+    checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
+    tables = config.builder.make_replay_tables(_spec(config), None)
+    server = reverb.Server(tables, checkpointer=reverb_checkpointer(*checkpointer.prepare_replay(before)))
+    try:
+        client = reverb.Client(f"localhost:{server.port}")
+        info = client.server_info()["priority_table"]
+        assert info.current_size == saved_items
+        assert info.rate_limiter_info.insert_stats.completed >= saved_items
+    finally:
+        server.stop()
+
+    # Resume with a budget 400 steps past the checkpoint.
+    capsys.readouterr()
+    result = run_experiment(make_config(directory, saved_actor_steps + 400), progress=False)
+    out = capsys.readouterr().out
+    assert (f"Resuming from checkpoint {before.path}: actor steps {saved_actor_steps}, learner steps "
+            f"{before.learner_steps}, replay items: priority_table {saved_items}.") in out
+    assert result.actor_steps == saved_actor_steps + 400
+    assert result.learner_steps > before.learner_steps + 10  # learning went on from the restored step
+    # Evaluations from before the kill are kept, and counting went on from the checkpoint.
+    assert [e.actor_steps for e in result.evaluations][: len(before.loop["evaluations"])] == [
+        e[0] for e in before.loop["evaluations"]]
+    assert result.evaluations[-1].actor_steps == saved_actor_steps + 400
+    after = ExperimentCheckpointer(config.checkpointing, experiment_identity(config)).restore()
+    assert after.loop["actor_steps"] == saved_actor_steps + 400 and after.loop["resumes"] == 1
+    assert after.replay_items["priority_table"] > saved_items
+
+
+def _spec(config: ExperimentConfig) -> specs.EnvironmentSpec:
+    return specs.make_environment_spec(config.environment_factory(0))
+
+
+def test_a_finished_run_resumed_with_its_budget_does_nothing_more(finished_run, tmp_path, capsys):
+    directory = _copy(finished_run, tmp_path)
+    latest = _checkpoints(directory)[-1]
+    result = run_experiment(make_config(directory, 1_200), progress=False)
+    assert "Resuming from checkpoint" in capsys.readouterr().out
+    assert result.actor_steps == 1_200 and result.learner_steps == latest
+    assert len(result.evaluations) == len(finished_run[1].evaluations)
+
+
+def test_a_truncated_newest_checkpoint_falls_back_to_the_previous_one(finished_run, tmp_path, capsys):
+    directory = _copy(finished_run, tmp_path)
+    steps = _checkpoints(directory)
+    chunks = os.path.join(directory, f"ckpt-{steps[-1]}", REPLAY, "chunks.tfrecord")
+    with open(chunks, "r+b") as f:
+        f.truncate(os.path.getsize(chunks) // 2)
+    config = make_config(directory, 1_200)
+    with pytest.warns(CorruptCheckpointWarning, match=f"ckpt-{steps[-1]}.*corrupt or truncated"):
+        restored = ExperimentCheckpointer(config.checkpointing, experiment_identity(config)).restore()
+    assert restored.learner_steps == steps[-2]
+    # A resumed run starts from the older checkpoint, with its replay.
+    with pytest.warns(CorruptCheckpointWarning):
+        run_experiment(config, progress=False)
+    assert f"Resuming from checkpoint {directory}/ckpt-{steps[-2]}" in capsys.readouterr().out
+
+
+def test_only_corrupt_checkpoints_are_an_error_not_a_fresh_start(finished_run, tmp_path):
+    directory = _copy(finished_run, tmp_path)
+    for step in _checkpoints(directory):
+        with open(os.path.join(directory, f"ckpt-{step}", "leaves.npz"), "r+b") as f:
+            f.truncate(100)
+    before = sorted(os.listdir(directory))
+    with pytest.warns(CorruptCheckpointWarning), pytest.raises(CheckpointError, match="is unreadable"):
+        run_experiment(make_config(directory, 1_200), progress=False)
+    assert sorted(os.listdir(directory)) == before  # nothing was overwritten
+
+
+def test_a_checkpoint_of_another_network_shape_or_environment_is_refused(finished_run, tmp_path):
+    directory = _copy(finished_run, tmp_path)
+    with pytest.raises(CheckpointMismatchError, match="learner state of other shapes"):
+        run_experiment(make_config(directory, 1_500, hidden_sizes=(16,)), progress=False)
+    other_env = dataclasses.replace(make_config(directory, 1_500), environment_id="gymnasium:Acrobot-v1")
+    with pytest.raises(CheckpointMismatchError, match="Acrobot"):
+        run_experiment(other_env, progress=False)
+
+
+def test_a_directory_that_is_not_a_checkpoint_directory_is_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("my results")
+    with pytest.raises(CheckpointError, match=r"not an experiment checkpoint directory.*notes.txt"):
+        run_experiment(make_config(str(tmp_path), 500), progress=False)
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    with pytest.raises(CheckpointError, match="Cannot use .* as a experiment checkpoint directory"):
+        run_experiment(make_config(str(blocker / "ckpt"), 500), progress=False)
