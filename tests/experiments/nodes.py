@@ -48,3 +48,20 @@ def make_crashing_builder(config, crash_after: int):
             return CrashingLearner(super().make_learner(*args, **kwargs), crash_after)
 
     return CrashingDQNBuilder(config)
+
+
+def kill_learner_after_checkpoint(learner, checkpoint_dir: str, min_step: int, record_path: str) -> None:
+    """SIGKILLs ``learner``'s process once a checkpoint of at least ``min_step`` learner steps exists."""
+
+    def newest() -> int:
+        steps = [int(n.split("-")[1]) for n in os.listdir(checkpoint_dir) if n.startswith("ckpt-")]
+        return max(steps, default=-1)
+
+    while not os.path.isdir(checkpoint_dir) or newest() < min_step:
+        if launch.stop_requested():
+            return
+        time.sleep(0.05)
+    pid = learner.pid()
+    with open(record_path, "w") as f:
+        f.write(f"{pid} {newest()}")
+    os.kill(pid, signal.SIGKILL)

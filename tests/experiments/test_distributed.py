@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import threading
 
 import psutil
 import pytest
 
 import launch
-from acme.experiments import make_distributed_experiment
+from acme.experiments import CheckpointingConfig, ExperimentCheckpointer, make_distributed_experiment
+from acme.experiments.checkpointing import experiment_identity
 from acme.utils import loggers
 from baselines.registry import make_experiment_config
 
@@ -17,12 +19,16 @@ SMALL_DQN = dict(hidden_sizes=(32, 32), min_replay_size=100, batch_size=32, samp
                  epsilon_decay_steps=1_000)
 
 
-def small_config(run_dir, max_steps: int):
-    return make_experiment_config(
+def small_config(run_dir, max_steps: int, checkpoint_dir=None):
+    config = make_experiment_config(
         "dqn", "gymnasium:CartPole-v1", seed=0, max_steps=max_steps, eval_every=max_steps, num_eval_episodes=2,
         logger_factory=loggers.make_logger_factory(str(run_dir), time_delta=1.0, terminal=False),
         config_overrides=SMALL_DQN,
     )
+    if checkpoint_dir is not None:
+        checkpointing = CheckpointingConfig(str(checkpoint_dir), every_minutes=None, every_learner_steps=50)
+        config = dataclasses.replace(config, checkpointing=checkpointing)
+    return config
 
 
 def last_row(path) -> dict:
@@ -30,6 +36,11 @@ def last_row(path) -> dict:
         rows = list(csv.DictReader(f))
     assert rows, f"{path} has no rows"
     return {k: float(v) for k, v in rows[-1].items() if v not in ("", None) and k != "episode_finished"}
+
+
+def episode_steps(path) -> float:
+    with open(path) as f:
+        return sum(float(r["episode_length"]) for r in csv.DictReader(f) if r.get("episode_length"))
 
 
 def check_progress(run_dir, max_steps: int, num_actors: int) -> dict:
@@ -88,9 +99,59 @@ def test_ray_launcher_runs_dqn_and_restarts_a_killed_actor(tmp_path):
     assert not [p for p in leftover if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
 
 
-def test_a_learner_crash_ends_the_run_with_its_label_and_traceback(tmp_path):
-    import dataclasses
+def test_threads_program_resumes_from_its_checkpoints(tmp_path, capsys):
+    """A distributed run saves learner, counts and replay; a second launch continues from them."""
+    checkpoints = tmp_path / "ckpt"
+    first = small_config(tmp_path / "first", 1_500, checkpoints)
+    launch.launch(make_distributed_experiment(first, num_actors=2), launcher="threads", timeout=300)
+    saved = ExperimentCheckpointer(first.checkpointing, experiment_identity(first)).restore()
+    assert saved is not None and saved.learner_steps >= 50 and saved.replay_items["priority_table"] > 0
+    saved_actor_steps = saved.counts["actor_steps"]
+    assert "actor_node_starts" not in saved.counts  # per-program, not carried over
 
+    capsys.readouterr()
+    second = small_config(tmp_path / "second", saved_actor_steps + 1_000, checkpoints)
+    launch.launch(make_distributed_experiment(second, num_actors=2), launcher="threads", timeout=300)
+    assert f"Resuming from checkpoint {saved.path}: actor steps {saved_actor_steps}" in capsys.readouterr().out
+    final = check_progress(tmp_path / "second", saved_actor_steps + 1_000, 2)
+    assert final["learner_restores"] == 1 and final["actor_node_starts"] == 2
+    # The second run's actors took about 1,000 steps, not the whole budget again.
+    second_run_steps = sum(episode_steps(tmp_path / "second" / f"actor_{i}.csv") for i in range(2))
+    assert 1_000 <= second_run_steps < 1_000 + 2 * 500  # each actor may finish one episode past the budget
+    with open(tmp_path / "second" / "learner.csv") as f:
+        learner_rows = list(csv.DictReader(f))
+    assert float(learner_rows[0]["learner_steps"]) > saved.learner_steps  # counted on from the checkpoint
+
+
+@pytest.mark.ray
+def test_ray_restarts_a_killed_learner_from_its_checkpoint(tmp_path):
+    """The learner's process is SIGKILLed; Ray restarts it, it restores its checkpoint, the actors go on."""
+    from tests.experiments.nodes import kill_learner_after_checkpoint
+
+    max_steps = 4_000
+    checkpoints = tmp_path / "ckpt"
+    config = small_config(tmp_path, max_steps, checkpoints)
+    program = make_distributed_experiment(config, num_actors=2, actor_restarts=0, learner_restarts=1)
+    record = tmp_path / "killed.txt"
+    program.add_node(
+        launch.FunctionNode(kill_learner_after_checkpoint, program.get("learner").handle, str(checkpoints), 100,
+                            str(record)),
+        label="killer",
+    )
+    launch.launch(program, launcher="ray", timeout=480)
+    killed_pid, checkpoint_step = map(int, record.read_text().split())
+    assert checkpoint_step >= 100
+    final = check_progress(tmp_path, max_steps, 2)
+    # Restored once (after the kill), the actors never restarted, and learning went on past the checkpoint.
+    assert final["learner_restores"] == 1 and final["learner_node_starts"] == 2
+    assert final["actor_node_starts"] == 2
+    assert final["learner_steps"] > checkpoint_step
+    saved = ExperimentCheckpointer(config.checkpointing, experiment_identity(config)).restore()
+    assert saved.learner_steps > checkpoint_step  # the restarted learner wrote checkpoints of its own
+    assert not psutil.pid_exists(killed_pid) or psutil.Process(killed_pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_a_learner_crash_ends_the_run_with_its_label_and_traceback(tmp_path):
     from agents.dqn import DQNConfig
     from tests.experiments.nodes import make_crashing_builder
 
