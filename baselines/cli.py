@@ -56,6 +56,14 @@ def make_parser() -> argparse.ArgumentParser:
     run.add_argument("--num-actors", type=int, default=2, help="actors of a distributed run (threads/ray)")
     run.add_argument("--ray-address", default=None,
                      help="join an existing Ray cluster at this address (default: start a local one)")
+    run.add_argument("--checkpoint-dir", default=None,
+                     help="checkpoint the run here (learner, counts, replay); a directory with checkpoints is "
+                          "resumed from")
+    run.add_argument("--checkpoint-every-minutes", type=float, default=10.0,
+                     help="minutes between checkpoints (default 10)")
+    run.add_argument("--checkpoint-every-steps", type=int, default=None,
+                     help="learner steps between checkpoints (default: by time only)")
+    run.add_argument("--keep-checkpoints", type=int, default=3, help="checkpoints to keep (default 3)")
     commands.add_parser("list", help="list agents, environments and baselines")
     evaluate = commands.add_parser("evaluate", help="run greedy episodes of an exported policy snapshot")
     evaluate.add_argument("--snapshot", required=True, help="a directory written by baselines.snapshots.export_policy")
@@ -113,11 +121,18 @@ def _default_run_dir(agent: str, env: str, seed: int) -> str:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from acme.experiments import run_experiment
+    from acme.experiments import CheckpointingConfig, run_experiment
     from acme.utils import loggers
+    from baselines.snapshots import export_policy
     from baselines.plotting import plot_learning_curve
 
     run_dir = args.run_dir or _default_run_dir(args.agent, args.env, args.seed)
+    checkpointing = None
+    if args.checkpoint_dir:
+        checkpointing = CheckpointingConfig(
+            args.checkpoint_dir, every_minutes=args.checkpoint_every_minutes,
+            every_learner_steps=args.checkpoint_every_steps, keep=args.keep_checkpoints,
+        )
     print_fn = None
     if not args.no_progress:
         from tqdm import tqdm
@@ -131,6 +146,7 @@ def run_command(args: argparse.Namespace) -> int:
         eval_every=args.eval_every,
         num_eval_episodes=args.eval_episodes,
         logger_factory=loggers.make_logger_factory(run_dir, time_delta=args.log_every, print_fn=print_fn),
+        checkpointing=checkpointing,
     )
     os.makedirs(run_dir, exist_ok=True)  # only once the arguments made a valid experiment
     if args.launcher != "local":
@@ -149,6 +165,10 @@ def run_command(args: argparse.Namespace) -> int:
     }
     with open(os.path.join(run_dir, "result.json"), "w") as f:
         json.dump(summary, f, indent=2)
+    snapshot = export_policy(os.path.join(run_dir, "policy"), args.agent, args.env, config.builder.config,
+                             result.policy_params)
+    print(f"Policy snapshot in {snapshot}; evaluate it with: python -m baselines evaluate --snapshot {snapshot} "
+          "--episodes 10", flush=True)
     if result.evaluations:
         baseline = registry.BASELINES.get((args.agent, args.env))
         plot_learning_curve(
@@ -217,9 +237,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return reproduce_command(args)
         except (ValueError, TypeError) as error:
             parser.exit(2, f"error: {error}\n")
+    from acme.utils.checkpointing import CheckpointError
+
     try:
         return run_command(args)
-    except (ValueError, TypeError) as error:
+    except (ValueError, TypeError, CheckpointError) as error:
         parser.exit(2, f"error: {error}\n")
     return 1
 

@@ -7,7 +7,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from acme import builders, specs
 from acme.environments import make_environment
-from acme.experiments import ExperimentConfig
+from acme.experiments import CheckpointingConfig, ExperimentConfig
 from acme.utils import loggers
 
 
@@ -178,6 +178,16 @@ def get_agent(name: str) -> AgentEntry:
     return AGENT_LOADERS[name]()
 
 
+def make_agent_environment(agent: str, environment_id: str, seed: int = 0):
+    """``environment_id`` as ``agent`` trains on it: the baseline's step limit, and for continuous agents
+    actions in [-1, 1] that the environment rescales to its own bounds."""
+    baseline = BASELINES.get((agent, environment_id))
+    return make_environment(
+        environment_id, seed=seed, step_limit=baseline.step_limit if baseline else None,
+        canonical_actions=get_agent(agent).action_space == "continuous",
+    )
+
+
 def make_experiment_config(
     agent: str,
     environment_id: str,
@@ -187,6 +197,7 @@ def make_experiment_config(
     num_eval_episodes: Optional[int] = None,
     logger_factory: Optional[loggers.LoggerFactory] = None,
     config_overrides: Optional[Mapping[str, Any]] = None,
+    checkpointing: Optional[CheckpointingConfig] = None,
 ) -> ExperimentConfig:
     """The experiment for (agent, environment): the tuned baseline if one exists, else defaults."""
     entry = get_agent(agent)
@@ -194,13 +205,9 @@ def make_experiment_config(
     overrides = dict(baseline.config_overrides) if baseline else {}
     overrides.update(config_overrides or {})
     agent_config = entry.make_config(**overrides)
-    step_limit = baseline.step_limit if baseline else None
-
-    continuous = entry.action_space == "continuous"
 
     def environment_factory(env_seed: int):
-        # Continuous agents act in [-1, 1]; the environment rescales to its own bounds.
-        return make_environment(environment_id, seed=env_seed, step_limit=step_limit, canonical_actions=continuous)
+        return make_agent_environment(agent, environment_id, env_seed)
 
     environment_factory(seed).close()  # fail fast on an unknown id, before anything is written
 
@@ -214,4 +221,5 @@ def make_experiment_config(
         num_eval_episodes=num_eval_episodes or (baseline.num_eval_episodes if baseline else 10),
         logger_factory=logger_factory,
         environment_id=environment_id,
+        checkpointing=checkpointing,
     )

@@ -16,7 +16,6 @@ import dm_env
 import jax
 
 from acme import snapshots, specs
-from acme.environments import make_environment
 from acme.utils import loggers
 from acme.utils.checkpointing import CheckpointError, tree_signature
 from baselines import registry
@@ -72,22 +71,28 @@ def load_policy(directory: str, seed: Optional[int] = 0) -> tuple[Callable, dm_e
         )
     entry = registry.get_agent(metadata["agent"])
     config = entry.make_config(**_tuples(metadata["agent_config"]))
-    baseline = registry.BASELINES.get((metadata["agent"], metadata["environment_id"]))
-    environment = make_environment(
-        metadata["environment_id"], seed=seed, step_limit=baseline.step_limit if baseline else None
-    )
+    environment = registry.make_agent_environment(metadata["agent"], metadata["environment_id"], seed=seed)
     spec = specs.make_environment_spec(environment)
     networks = entry.make_networks(spec, config)
+    builder = entry.make_builder(config)
     expected = metadata.get("params_signature")
     if expected is not None:
-        fresh = tree_signature(jax.device_get(networks.init(jax.random.PRNGKey(0))))
+        fresh = tree_signature(_fresh_policy_variables(builder, networks, spec))
         if fresh != expected:
             raise CheckpointError(
                 f"The snapshot's parameters ({expected}) do not fit the networks rebuilt from its config "
                 f"({fresh}); was it written by another version of the agent?"
             )
-    policy = entry.make_builder(config).make_policy(networks, spec, evaluation=True)
+    policy = builder.make_policy(networks, spec, evaluation=True)
     return policy, environment, params
+
+
+def _fresh_policy_variables(builder: Any, networks: Any, spec: specs.EnvironmentSpec) -> Any:
+    """The "policy" variables of an untrained learner: what a snapshot of this agent must match in shape."""
+    learner = builder.make_learner(
+        jax.random.PRNGKey(0), networks, iter(()), lambda label, steps_key=None: loggers.NoOpLogger(), spec
+    )
+    return jax.device_get(learner.get_variables(["policy"])[0])
 
 
 class _StaticVariableSource:

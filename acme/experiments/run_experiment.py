@@ -137,6 +137,7 @@ class ExperimentResult:
     actor_steps: int
     learner_steps: int
     wall_seconds: float
+    policy_params: Any = None  # the learner's final "policy" variables (host arrays), for a policy snapshot
 
     @property
     def best(self) -> Optional[EvaluationResult]:
@@ -287,7 +288,10 @@ def run_experiment(
         if hasattr(iterator, "close"):
             iterator.close()
         server.stop()
-    return ExperimentResult(evaluations, actor_steps, learner_steps_of(learner), time.perf_counter() - start)
+    return ExperimentResult(
+        evaluations, actor_steps, learner_steps_of(learner), time.perf_counter() - start,
+        policy_params=jax.device_get(learner.get_variables(["policy"])[0]),
+    )
 
 
 _RESUME_SEED_STRIDE = 104_729  # a resumed run's training environment gets seed + stride * resumes

@@ -36,3 +36,49 @@ def test_unknown_environment_is_a_clear_error(tmp_path, capsys):
     assert done.value.code == 2
     assert "gymnasium has no environment 'NoSuchEnv-v0'" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+def test_run_checkpoints_resumes_and_exports_a_snapshot(tmp_path, capsys):
+    checkpoints = tmp_path / "ckpt"
+    common = ["run", "dqn", "--env", "gymnasium:CartPole-v1", "--eval-every", "500", "--eval-episodes", "2",
+              "--no-progress", "--checkpoint-dir", str(checkpoints), "--checkpoint-every-steps", "100"]
+    assert main([*common, "--max-steps", "1000", "--run-dir", str(tmp_path / "first")]) == 0
+    out = capsys.readouterr().out
+    assert f"Checkpoints go to {checkpoints}" in out and "Checkpoint saved" in out
+    assert main([*common, "--max-steps", "1500", "--run-dir", str(tmp_path / "second")]) == 0
+    out = capsys.readouterr().out
+    assert f"Resuming from checkpoint {checkpoints}/ckpt-" in out and "actor steps 1000" in out
+    result = json.loads((tmp_path / "second" / "result.json").read_text())
+    assert result["actor_steps"] == 1500
+    assert [e["actor_steps"] for e in result["evaluations"]][:2] == [
+        e["actor_steps"] for e in json.loads((tmp_path / "first" / "result.json").read_text())["evaluations"]][:2]
+    snapshot = tmp_path / "second" / "policy"
+    assert f"--snapshot {snapshot}" in out
+    assert main(["evaluate", "--snapshot", str(snapshot), "--episodes", "2"]) == 0
+    assert "mean return over 2 episodes" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--keep-checkpoints", "0"], "keep must be an integer >= 1"),
+        (["--checkpoint-every-minutes", "-1"], "every_minutes must be a positive number"),
+    ],
+)
+def test_bad_checkpoint_flags_are_clear_errors(tmp_path, capsys, flags, message):
+    with pytest.raises(SystemExit) as done:
+        main(["run", "dqn", "--no-progress", "--run-dir", str(tmp_path / "run"),
+              "--checkpoint-dir", str(tmp_path / "ckpt"), *flags])
+    assert done.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_checkpoint_dir_holding_other_files_is_refused(tmp_path, capsys):
+    (tmp_path / "ckpt").mkdir()
+    (tmp_path / "ckpt" / "results.csv").write_text("1,2\n")
+    with pytest.raises(SystemExit) as done:
+        main(["run", "dqn", "--no-progress", "--max-steps", "500", "--run-dir", str(tmp_path / "run"),
+              "--checkpoint-dir", str(tmp_path / "ckpt")])
+    assert done.value.code == 2
+    assert "not an experiment checkpoint directory" in capsys.readouterr().err
+    assert (tmp_path / "ckpt" / "results.csv").read_text() == "1,2\n"

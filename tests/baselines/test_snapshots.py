@@ -86,3 +86,33 @@ def test_snapshot_overwrite_is_atomic_and_checked(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["snap"]
     with pytest.raises(CheckpointError, match="lacks metadata"):
         load_policy(directory)
+
+
+@pytest.mark.parametrize("agent", ["sac", "td3", "d4pg", "mpo"])
+def test_continuous_snapshots_act_exactly_like_the_live_policy(agent, tmp_path):
+    from acme.utils import loggers
+    from baselines import registry
+
+    pendulum = "gymnasium:Pendulum-v1"
+    entry = registry.get_agent(agent)
+    config = entry.make_config(policy_hidden_sizes=(16, 16), critic_hidden_sizes=(16, 16),
+                               normalize_observations=True)
+    spec = specs.make_environment_spec(make_environment(pendulum, seed=0, canonical_actions=True))
+    networks = entry.make_networks(spec, config)
+    builder = entry.make_builder(config)
+    learner = builder.make_learner(jax.random.PRNGKey(1), networks, iter(()),
+                                   lambda label, steps_key=None: loggers.NoOpLogger(), spec)
+    live_params = jax.device_get(learner.get_variables(["policy"])[0])
+    live_policy = jax.jit(builder.make_policy(networks, spec, evaluation=True))
+    directory = export_policy(str(tmp_path / "policy"), agent, pendulum, config, live_params)
+
+    policy, environment, params = load_policy(directory)
+    assert specs.make_environment_spec(environment).actions == spec.actions
+    observations = np.random.default_rng(0).normal(size=(20, 3)).astype(np.float32)
+    keys = jax.random.split(jax.random.PRNGKey(0), 20)
+    loaded = jax.jit(policy)
+    for key, observation in zip(keys, observations):
+        np.testing.assert_array_equal(np.asarray(live_policy(live_params, key, observation, 0)),
+                                      np.asarray(loaded(params, key, observation, 0)))
+    returns = evaluate_snapshot(directory, episodes=1)
+    assert len(returns) == 1 and np.isfinite(returns[0])
