@@ -189,3 +189,30 @@ def test_a_crash_mid_write_leaves_the_previous_checkpoint(tmp_path, monkeypatch)
     os.makedirs(tmp_path / ".tmp-ckpt-3-abc")
     assert Checkpointer(str(tmp_path)).list_checkpoints() == [1]
     assert sorted(os.listdir(tmp_path)) == ["ckpt-1"]
+
+
+def test_attached_directories_move_in_and_come_back_when_the_write_fails(tmp_path, monkeypatch):
+    from acme.utils import checkpointing as ckpt_module
+
+    checkpointer = Checkpointer(str(tmp_path / "ckpts"))
+    replay = tmp_path / "replay"
+    replay.mkdir()
+    (replay / "chunks").write_bytes(b"x" * 1000)
+
+    def crash(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(ckpt_module, "write_tree", crash)
+    with pytest.raises(CheckpointError, match="No space left on device"):
+        checkpointer.save(_state(1.0), step=1, attach={"replay": str(replay)})
+    assert (replay / "chunks").read_bytes() == b"x" * 1000  # given back, not lost with the failed checkpoint
+    assert checkpointer.list_checkpoints() == []
+    monkeypatch.undo()
+
+    path = checkpointer.save(_state(1.0), step=1, attach={"replay": str(replay)})
+    assert not replay.exists() and (tmp_path / "ckpts" / "ckpt-1" / "replay" / "chunks").exists()
+    assert checkpointer.restore_latest()[1] == 1
+    with open(os.path.join(path, "replay", "chunks"), "r+b") as f:
+        f.truncate(10)
+    with pytest.warns(CorruptCheckpointWarning, match="corrupt or truncated"), pytest.raises(CheckpointError):
+        checkpointer.restore_latest()
