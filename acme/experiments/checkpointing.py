@@ -86,6 +86,7 @@ class Restored:
 
     path: str
     learner_state: Any
+    actor_state: Any  # the in-process actor's own state (step count, key), or None
     learner_steps: int
     counts: dict
     loop: dict  # the in-process loop's progress: actor_steps, next_eval, evaluations, wall_seconds, resumes
@@ -166,6 +167,7 @@ class ExperimentCheckpointer:
         return Restored(
             path=self._checkpointer.path(step),
             learner_state=state["learner"],
+            actor_state=state.get("actor"),
             learner_steps=int(metadata.get("learner_steps", step)),
             counts=dict(metadata.get("counts", {})),
             loop=dict(metadata.get("loop", {})),
@@ -223,6 +225,7 @@ class ExperimentCheckpointer:
         counts: Mapping[str, Any],
         loop: Optional[Mapping[str, Any]] = None,
         replay_client: Any = None,
+        actor_state: Any = None,
     ) -> str:
         """Writes one checkpoint; with ``replay_client`` (and ``replay=True``) the reverb tables go with it.
 
@@ -247,7 +250,10 @@ class ExperimentCheckpointer:
             "replay_items": replay_items,
             "saved_at": time.time(),
         }
-        path = self._checkpointer.save({"learner": learner_state}, int(learner_steps), metadata, attach=attach)
+        tree = {"learner": learner_state}
+        if actor_state is not None:
+            tree["actor"] = actor_state
+        path = self._checkpointer.save(tree, int(learner_steps), metadata, attach=attach)
         self._last_save_time = time.monotonic()
         self._last_save_steps = int(learner_steps)
         return path

@@ -124,6 +124,7 @@ class ActorNode:
         self._builder = config.builder.for_actor(actor_id, num_actors)
         self._spec = environment_spec
         self._actor_id = actor_id
+        self._num_actors = num_actors
         self._replay_address = replay_address
         self._learner = learner
         self._counter = counter
@@ -153,6 +154,11 @@ class ActorNode:
         source = PollingVariableSource(self._learner, ["policy"], self._poll)
         self._adder = builder.make_adder(client, spec, policy)
         actor = builder.make_actor(jax.random.PRNGKey(seed), policy, spec, variable_source=source, adder=self._adder)
+        if hasattr(actor, "restore"):
+            # A restarted or resumed actor takes up its share of the steps so far, so exploration
+            # schedules go on rather than start again.
+            shared_steps = self._counter.get_counts().get("actor_steps", 0)
+            actor.restore({"num_steps": int(shared_steps) // self._num_actors})
         logger = config.get_logger_factory()(f"actor_{self._actor_id}", "actor_steps")
         loop = EnvironmentLoop(
             config.environment_factory(seed),

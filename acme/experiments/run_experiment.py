@@ -204,6 +204,8 @@ def run_experiment(
         print(f"Checkpoints go to {checkpointer.directory} ({_interval(checkpointer)}).", flush=True)
     adder = builder.make_adder(replay_client, environment_spec, policy)
     actor = builder.make_actor(actor_key, policy, environment_spec, variable_source=learner, adder=adder)
+    if restored is not None and restored.actor_state is not None and hasattr(actor, "restore"):
+        actor.restore(restored.actor_state)  # exploration schedules go on from the saved step
     actor_logger = logger_factory("actor", "actor_steps")
     train_loop = EnvironmentLoop(
         environment,
@@ -237,7 +239,7 @@ def run_experiment(
             loop={"actor_steps": actor_steps, "next_eval": next_eval, "resumes": resumes,
                   "wall_seconds": time.perf_counter() - start,
                   "evaluations": [dataclasses.astuple(e) for e in evaluations]},
-            replay_client=replay_client,
+            replay_client=replay_client, actor_state=actor.save() if hasattr(actor, "save") else None,
         )
         (bar.write if bar is not None else print)(f"Checkpoint saved: {path} (actor steps {actor_steps}).")
 

@@ -47,6 +47,16 @@ class GenericActor(core.Actor):
     def num_steps(self) -> int:
         return self._num_steps
 
+    def save(self) -> dict:
+        """The actor's own state: its step count (exploration schedules follow it) and random key."""
+        return {"num_steps": self._num_steps, "key": np.asarray(jax.device_get(self._key))}
+
+    def restore(self, state: dict) -> None:
+        """Continues from ``save()``'s state; a state without ``key`` keeps this actor's key."""
+        self._num_steps = int(state["num_steps"])
+        if "key" in state:
+            self._key = jax.device_put(np.asarray(state["key"]))
+
     def select_action(self, observation: types.NestedArray) -> np.ndarray:
         params = self._variable_client.params if self._variable_client is not None else None
         action, self._key = self._select(params, self._key, observation, self._num_steps)

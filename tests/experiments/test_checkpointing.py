@@ -97,6 +97,7 @@ def test_sigkill_mid_run_then_resume_continues_from_the_checkpoint(tmp_path, cap
     saved_actor_steps = before.loop["actor_steps"]
     saved_items = before.replay_items["priority_table"]
     assert before.learner_steps >= 150 and saved_actor_steps > 0 and saved_items > 0
+    assert before.actor_state["num_steps"] == saved_actor_steps  # the actor's exploration schedule step
 
     # The replay checkpoint saved with that state holds exactly its items (and the rate limiter's state).
     checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
@@ -124,6 +125,7 @@ def test_sigkill_mid_run_then_resume_continues_from_the_checkpoint(tmp_path, cap
     assert result.evaluations[-1].actor_steps == saved_actor_steps + 400
     after = ExperimentCheckpointer(config.checkpointing, experiment_identity(config)).restore()
     assert after.loop["actor_steps"] == saved_actor_steps + 400 and after.loop["resumes"] == 1
+    assert after.actor_state["num_steps"] == saved_actor_steps + 400  # counted on from the restored step
     assert after.replay_items["priority_table"] > saved_items
 
 
