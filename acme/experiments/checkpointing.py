@@ -102,7 +102,11 @@ class Restored:
     def describe(self) -> str:
         """One line for the terminal: what is being resumed."""
         actor_steps = self.loop.get("actor_steps", self.counts.get("actor_steps", 0))
-        items = ", ".join(f"{name} {size}" for name, size in sorted(self.replay_items.items())) or "not checkpointed"
+        after = self.metadata.get("replay_items_after") or self.replay_items
+        items = ", ".join(
+            f"{name} {size}" if after.get(name, size) == size else f"{name} {size}-{after[name]}"
+            for name, size in sorted(self.replay_items.items())
+        ) or "not checkpointed"
         return (
             f"Resuming from checkpoint {self.path}: actor steps {int(actor_steps)}, learner steps "
             f"{self.learner_steps}, replay items: {items}."
@@ -201,11 +205,15 @@ class ExperimentCheckpointer:
         """Raises ``CheckpointError`` if a restored server's tables differ in size from the checkpoint's."""
         if not self._config.replay or restored.replay_path is None:
             return
-        expected = {name: int(size) for name, size in restored.replay_items.items()}
-        if expected != {name: int(size) for name, size in sizes.items() if name in expected}:
+        low = restored.replay_items
+        high = restored.metadata.get("replay_items_after") or low
+        wrong = {
+            name: int(sizes.get(name, -1)) for name in low if not low[name] <= sizes.get(name, -1) <= high.get(name, low[name])
+        }
+        if wrong:
             raise CheckpointError(
-                f"The replay server restored {dict(sizes)} items from {restored.replay_path}, but the checkpoint "
-                f"recorded {expected}. The replay checkpoint is unreadable by this reverb version or damaged."
+                f"The replay server restored {wrong} items from {restored.replay_path}, but the checkpoint "
+                f"recorded {dict(low)}. The replay checkpoint is unreadable by this reverb version or damaged."
             )
 
     def due(self, learner_steps: int) -> bool:
@@ -231,10 +239,12 @@ class ExperimentCheckpointer:
 
         Returns the checkpoint's path. The previous checkpoints stay until this one is complete.
         """
-        attach, replay_items = {}, {}
+        attach, replay_items, replay_items_after = {}, {}, {}
         if self._config.replay and replay_client is not None:
-            replay_items = {name: info.current_size for name, info in replay_client.server_info().items()}
+            replay_items = _table_sizes(replay_client)
             replay_path = replay_client.checkpoint()
+            # In a distributed run actors insert while the checkpoint is taken: it holds between these sizes.
+            replay_items_after = _table_sizes(replay_client)
             if os.path.dirname(os.path.abspath(replay_path)) != self.staging_directory:
                 raise CheckpointError(
                     f"The replay server wrote its checkpoint to {replay_path}, not under {self.staging_directory}: "
@@ -248,6 +258,7 @@ class ExperimentCheckpointer:
             "counts": dict(counts),
             "loop": dict(loop or {}),
             "replay_items": replay_items,
+            "replay_items_after": replay_items_after if attach else {},
             "saved_at": time.time(),
         }
         tree = {"learner": learner_state}
@@ -257,6 +268,10 @@ class ExperimentCheckpointer:
         self._last_save_time = time.monotonic()
         self._last_save_steps = int(learner_steps)
         return path
+
+
+def _table_sizes(replay_client: Any) -> dict:
+    return {name: int(info.current_size) for name, info in replay_client.server_info().items()}
 
 
 def learner_steps_of(learner: Any) -> int:
