@@ -96,10 +96,21 @@ class RayCluster:
 
 @pytest.fixture(scope="session")
 def ray_cluster():
-    """An external Ray head node on a loopback port, killed at session end."""
-    cluster = RayCluster()
+    """An external Ray head node on a loopback port, killed at session end.
+
+    On an overloaded machine Ray's own start-up can time out (its GCS answers
+    too late); a second, fresh head node is tried before the tests error.
+    """
+    for attempt in range(2):
+        cluster = RayCluster()
+        try:
+            cluster.wait_started()
+            break
+        except RuntimeError:
+            cluster.stop()
+            if attempt == 1:
+                raise
     try:
-        cluster.wait_started()
         yield cluster
     finally:
         cluster.stop()
