@@ -125,6 +125,16 @@ AGENT_LOADERS: dict[str, Callable[[], AgentEntry]] = {
 
 CONTINUOUS_AGENTS = ("sac", "td3", "d4pg", "mpo")
 
+# Per-agent swingup settings that differ from the (Pendulum-tuned) defaults.
+_SWINGUP_OVERRIDES: dict[str, dict[str, Any]] = {
+    # TD3 with its defaults (exploration 0.1, one-step targets) was still at 535 after 100k steps (seed 0):
+    # swingup's 1000-step episodes need wider exploration and faster reward propagation.
+    "td3": dict(exploration_sigma=0.2, n_step=3),
+    # MPO with the default 1e-6 bound on the standard deviation's KL plateaued near 620 (seed 0): the policy
+    # stayed near its initial std 0.5, and the critic valued that noisy policy.
+    "mpo": dict(epsilon_stddev=1e-4),
+}
+
 BASELINES: dict[tuple[str, str], Baseline] = {
     ("dqn", "gymnasium:CartPole-v1"): Baseline("dqn", "gymnasium:CartPole-v1", max_steps=100_000, target_return=475.0),
     **{
@@ -138,22 +148,10 @@ BASELINES: dict[tuple[str, str], Baseline] = {
             agent, "dm_control:cartpole/swingup", max_steps=100_000, target_return=700.0, eval_every=10_000,
             num_eval_episodes=5,
             # Half an update per step: on 2 CPU cores a 100k-step run with one update per step takes ~30 min.
-            config_overrides={"samples_per_insert": 128.0},
+            config_overrides={"samples_per_insert": 128.0, **_SWINGUP_OVERRIDES.get(agent, {})},
         )
         for agent in CONTINUOUS_AGENTS
     },
-    # TD3 with its Pendulum defaults (exploration 0.1, one-step targets) was still at 535 after 100k steps
-    # (seed 0): swingup's 1000-step episodes need wider exploration and faster reward propagation.
-    ("td3", "dm_control:cartpole/swingup"): Baseline(
-        "td3", "dm_control:cartpole/swingup", max_steps=100_000, target_return=700.0, eval_every=10_000,
-        num_eval_episodes=5, config_overrides=dict(samples_per_insert=128.0, exploration_sigma=0.2, n_step=3),
-    ),
-    # MPO with the Pendulum defaults plateaued near 620 (seed 0): the 1e-6 bound on the standard deviation's
-    # KL kept the policy near its initial std 0.5, and the critic valued that noisy policy.
-    ("mpo", "dm_control:cartpole/swingup"): Baseline(
-        "mpo", "dm_control:cartpole/swingup", max_steps=100_000, target_return=700.0, eval_every=10_000,
-        num_eval_episodes=5, config_overrides=dict(samples_per_insert=128.0, epsilon_stddev=1e-4),
-    ),
     # Pendulum's rewards lie in [-16.3, 0], so its returns (discount 0.99) lie in [-1630, 0], not in the
     # default [0, 100] support; near -1000 only while the pendulum hangs down, the best policies score ~-150.
     ("d4pg", "gymnasium:Pendulum-v1"): Baseline(

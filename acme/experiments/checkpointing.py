@@ -201,10 +201,11 @@ class ExperimentCheckpointer:
         fallback = restored.replay_path if restored is not None and self._config.replay else None
         return self.staging_directory, fallback
 
-    def check_replay(self, restored: Restored, sizes: Mapping[str, int]) -> None:
+    def check_replay(self, restored: Restored, replay_client: Any) -> None:
         """Raises ``CheckpointError`` if a restored server's tables differ in size from the checkpoint's."""
         if not self._config.replay or restored.replay_path is None:
             return
+        sizes = _table_sizes(replay_client)
         low = restored.replay_items
         high = restored.metadata.get("replay_items_after") or low
         wrong = {

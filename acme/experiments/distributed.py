@@ -62,8 +62,7 @@ class LearnerNode:
         self._checkpointer.check_learner_state(restored, self._learner.save())
         self._learner.restore(restored.learner_state)
         if first_start:  # later, actors have added to the replay since the checkpoint
-            sizes = {name: info.current_size for name, info in self._client.server_info().items()}
-            self._checkpointer.check_replay(restored, sizes)
+            self._checkpointer.check_replay(restored, self._client)
         self._counter.increment(learner_restores=1)
         print(f"learner: restored {restored.path} (learner step {restored.learner_steps}).", flush=True)
 

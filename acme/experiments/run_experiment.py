@@ -40,7 +40,7 @@ class InsertPressure:
     """
 
     def __init__(self, read_infos: Callable[[], Mapping[str, Any]]):
-        """``read_infos`` returns ``{table name: reverb TableInfo}`` (``pressure_from_tables`` builds one)."""
+        """``read_infos`` returns ``{table name: reverb TableInfo}`` (``table_infos`` builds one)."""
         self._read_infos = read_infos
         self._limited = []
         for name, info in read_infos().items():
@@ -51,7 +51,7 @@ class InsertPressure:
             centre = 0.5 * (limiter.max_diff + limiter.min_diff)
             headroom_items = (limiter.max_diff - centre) / spi
             check_every = max(1, int(headroom_items // 8))
-            self._limited.append((name, spi, centre, check_every))
+            self._limited.append((name, centre, check_every))
         self._calls = 0
 
     def _diffs(self) -> dict[str, float]:
@@ -63,7 +63,7 @@ class InsertPressure:
 
     def too_high(self) -> bool:
         self._calls += 1
-        due = [(name, centre) for name, _, centre, every in self._limited if self._calls % every == 0]
+        due = [(name, centre) for name, centre, every in self._limited if self._calls % every == 0]
         if not due:
             return False
         diffs = self._diffs()
@@ -71,7 +71,7 @@ class InsertPressure:
 
     def relieved(self) -> bool:
         diffs = self._diffs()
-        return all(diffs[name] <= centre for name, _, centre, _ in self._limited)
+        return all(diffs[name] <= centre for name, centre, _ in self._limited)
 
 
 def table_infos(tables: list, replay_client: reverb.Client, restored: bool) -> Callable[[], Mapping[str, Any]]:
@@ -316,4 +316,4 @@ def _restore(checkpointer: ExperimentCheckpointer, restored: Restored, learner: 
     learner.restore(restored.learner_state)
     # The learner adds its steps to the counter once a second; the checkpoint's step is the exact count.
     counter.restore({**restored.counts, "learner_steps": restored.learner_steps})
-    checkpointer.check_replay(restored, {name: info.current_size for name, info in replay_client.server_info().items()})
+    checkpointer.check_replay(restored, replay_client)

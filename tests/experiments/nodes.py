@@ -11,13 +11,19 @@ import launch
 
 def kill_actor_once(actor, counter, after_steps: int, record_path: str) -> None:
     """SIGKILLs ``actor``'s process once the actors have taken ``after_steps`` steps."""
-    while counter.get_counts().get("actor_steps", 0) < after_steps:
+    _kill_when(actor, lambda: counter.get_counts().get("actor_steps", 0), after_steps, record_path)
+
+
+def _kill_when(node, progress, threshold: int, record_path: str) -> None:
+    """Once ``progress()`` reaches ``threshold``, writes "<pid> <progress>" to ``record_path`` and SIGKILLs
+    ``node``'s process (``node.pid()``); returns early if the program stops first."""
+    while progress() < threshold:
         if launch.stop_requested():
             return
         time.sleep(0.1)
-    pid = actor.pid()
+    pid = node.pid()
     with open(record_path, "w") as f:
-        f.write(f"{pid} {counter.get_counts().get('actor_steps', 0)}")
+        f.write(f"{pid} {progress()}")
     os.kill(pid, signal.SIGKILL)
 
 
@@ -54,14 +60,9 @@ def kill_learner_after_checkpoint(learner, checkpoint_dir: str, min_step: int, r
     """SIGKILLs ``learner``'s process once a checkpoint of at least ``min_step`` learner steps exists."""
 
     def newest() -> int:
+        if not os.path.isdir(checkpoint_dir):
+            return -1
         steps = [int(n.split("-")[1]) for n in os.listdir(checkpoint_dir) if n.startswith("ckpt-")]
         return max(steps, default=-1)
 
-    while not os.path.isdir(checkpoint_dir) or newest() < min_step:
-        if launch.stop_requested():
-            return
-        time.sleep(0.05)
-    pid = learner.pid()
-    with open(record_path, "w") as f:
-        f.write(f"{pid} {newest()}")
-    os.kill(pid, signal.SIGKILL)
+    _kill_when(learner, newest, min_step, record_path)
