@@ -45,9 +45,13 @@ def reproduce(
     if baseline is None:
         known = ", ".join(f"{a} on {e}" for a, e in sorted(registry.BASELINES))
         raise ValueError(f"No registered baseline for {agent} on {environment_id}; known baselines: {known}.")
+
+    def evaluations_only(label: str, steps_key: Optional[str] = None) -> loggers.Logger:
+        # A reproduction takes minutes to an hour: show each evaluation as it comes, nothing else.
+        return loggers.TerminalLogger(f"{agent} seed {seed}") if label == "evaluator" else loggers.NoOpLogger()
+
     config = registry.make_experiment_config(
-        agent, environment_id, seed=seed, max_steps=max_steps,
-        logger_factory=lambda label, steps_key=None: loggers.NoOpLogger(),
+        agent, environment_id, seed=seed, max_steps=max_steps, logger_factory=evaluations_only,
     )
     result = run_experiment(config, progress=progress)
     evaluations = [(e.actor_steps, e.mean_return, e.wall_seconds) for e in result.evaluations]

@@ -110,14 +110,20 @@ class GaussianHead(hk.Module):
 
 
 class DeterministicHead(hk.Module):
-    """A deterministic action in (-1, 1)."""
+    """A deterministic action in (-1, 1): ``tanh`` of a near-zero-initialised linear layer.
+
+    With ``return_pre_tanh`` it returns ``(action, pre_tanh)``, for losses that
+    keep the policy out of tanh's flat tails (where the policy gradient vanishes).
+    """
 
     def __init__(self, action_size: int, name=None):
         super().__init__(name=name)
         self._action_size = action_size
 
-    def __call__(self, features: jnp.ndarray) -> jnp.ndarray:
-        return jnp.tanh(hk.Linear(self._action_size, w_init=hk.initializers.VarianceScaling(1e-4))(features))
+    def __call__(self, features: jnp.ndarray, return_pre_tanh: bool = False):
+        pre_tanh = hk.Linear(self._action_size, w_init=hk.initializers.VarianceScaling(1e-4))(features)
+        action = jnp.tanh(pre_tanh)
+        return (action, pre_tanh) if return_pre_tanh else action
 
 
 class Critic(hk.Module):

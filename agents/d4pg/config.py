@@ -33,6 +33,10 @@ class D4PGConfig:
     policy_hidden_sizes: Sequence[int] = (256, 256)
     critic_hidden_sizes: Sequence[int] = (256, 256)
     normalize_observations: bool = False
+    # Weight of an L2 penalty on the policy's pre-tanh output. A deterministic tanh policy pushed into
+    # saturation (|pre_tanh| of 7 or more) gets almost no policy gradient and can stay pinned at an
+    # action bound for good; a small penalty keeps it where the critic can still move it. 0 disables it.
+    pre_tanh_penalty: float = 0.0
 
     # Replay.
     min_replay_size: int = 1_000
@@ -59,5 +63,9 @@ class D4PGConfig:
             f"vmin ({self.vmin}) must be < vmax ({self.vmax}), both finite.",
         )
         check(math.isfinite(self.sigma) and self.sigma >= 0, f"sigma must be >= 0, got {self.sigma}.")
+        check(
+            math.isfinite(self.pre_tanh_penalty) and self.pre_tanh_penalty >= 0,
+            f"pre_tanh_penalty must be a finite number >= 0, got {self.pre_tanh_penalty}.",
+        )
         check.layer_sizes(self, "policy_hidden_sizes", "critic_hidden_sizes")
         check_transition_replay(self)

@@ -87,10 +87,12 @@ def make_update(networks: D4PGNetworks, config: D4PGConfig):
         return loss, jnp.mean(expected_value(logits, atoms))
 
     def policy_loss_fn(policy_params, critic_params, t: types.Transition):
-        # Deterministic policy gradient: ascend the critic's expected return at the policy's action.
-        action = networks.policy.apply(policy_params, t.observation)
+        # Deterministic policy gradient: ascend the critic's expected return at the policy's action,
+        # with an optional L2 penalty that keeps the pre-tanh output out of tanh's flat tails.
+        action, pre_tanh = networks.policy.apply(policy_params, t.observation, True)
         q = expected_value(networks.critic.apply(critic_params, t.observation, action), atoms)
-        return -jnp.mean(q)
+        penalty = config.pre_tanh_penalty * jnp.mean(jnp.sum(jnp.square(pre_tanh), axis=-1))
+        return -jnp.mean(q) + penalty, jnp.mean(jnp.abs(pre_tanh))
 
     def update(state: TrainingState, transitions: types.Transition):
         key, _ = jax.random.split(state.random_key)
@@ -101,7 +103,9 @@ def make_update(networks: D4PGNetworks, config: D4PGConfig):
         critic_updates, critic_opt_state = optimizer.update(critic_grads, state.critic_opt_state)
         critic_params = optax.apply_updates(state.critic_params, critic_updates)
 
-        policy_loss, policy_grads = jax.value_and_grad(policy_loss_fn)(state.policy_params, critic_params, t)
+        (policy_loss, mean_abs_pre_tanh), policy_grads = jax.value_and_grad(policy_loss_fn, has_aux=True)(
+            state.policy_params, critic_params, t
+        )
         policy_updates, policy_opt_state = optimizer.update(policy_grads, state.policy_opt_state)
         policy_params = optax.apply_updates(state.policy_params, policy_updates)
 
@@ -120,6 +124,7 @@ def make_update(networks: D4PGNetworks, config: D4PGConfig):
             "critic_loss": critic_loss,
             "policy_loss": policy_loss,
             "mean_q": mean_q,
+            "mean_abs_pre_tanh": mean_abs_pre_tanh,  # 3 is an action of 0.995: much above, the policy saturates
             "policy_grad_norm": optax.global_norm(policy_grads),
             "critic_grad_norm": optax.global_norm(critic_grads),
         }

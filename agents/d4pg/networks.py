@@ -18,6 +18,8 @@ from acme.jax import utils
 class D4PGNetworks(networks_lib.ActorCriticNetworks):
     """``policy.apply(p, obs) -> action[B, A]``; ``critic.apply(c, obs, action) -> logits[B, num_atoms]``.
 
+    ``policy.apply(p, obs, True)`` returns ``(action, pre_tanh)``.
+
     The critic's logits give a categorical distribution of the return over the
     fixed support ``atoms`` (``num_atoms`` values evenly spaced on ``[vmin, vmax]``).
     """
@@ -50,9 +52,9 @@ def make_networks(
     if num_atoms < 2 or not vmin < vmax:
         raise ValueError(f"D4PG needs num_atoms >= 2 and vmin < vmax, got {num_atoms}, [{vmin}, {vmax}].")
 
-    def policy(observation):
+    def policy(observation, return_pre_tanh: bool = False):
         features = networks_lib.mlp_torso(policy_hidden_sizes)(utils.batch_concat(observation).astype(jnp.float32))
-        return networks_lib.DeterministicHead(action_size)(features)
+        return networks_lib.DeterministicHead(action_size)(features, return_pre_tanh)
 
     def critic(observation, action):
         logits = networks_lib.Critic(critic_hidden_sizes, num_critics=1, num_outputs=num_atoms, layer_norm=True)(

@@ -61,6 +61,7 @@ CASES = {
             ("vmax", 0.0, r"vmin \(0.0\) must be < vmax \(0.0\)"),
             ("num_atoms", 1, "num_atoms must be an integer >= 2"),
             ("sigma", -0.1, "sigma must be >= 0"),
+            ("pre_tanh_penalty", -1e-3, "pre_tanh_penalty must be a finite number >= 0"),
             ("tau", 0.0, r"tau must be in \(0, 1\]"),
             ("n_step", 0, "n_step must be an integer >= 1"),
             ("policy_hidden_sizes", (), "policy_hidden_sizes must be a non-empty sequence"),

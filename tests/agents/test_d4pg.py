@@ -73,3 +73,46 @@ def test_builder_rejects_networks_with_another_support():
         d4pg.D4PGBuilder(config).make_learner(
             jax.random.PRNGKey(0), networks, iter(()), lambda label, steps_key=None: None, spec
         )
+
+
+def _saturated_update(pre_tanh_penalty: float):
+    """One D4PG update from a policy whose pre-tanh output is 8 everywhere (action tanh(8) ~ 1 - 2e-7)."""
+    from acme import types
+    from agents.d4pg.learning import make_initial_state, make_update
+
+    spec = fakes.continuous_spec(obs_shape=(3,), action_dim=2)
+    config = d4pg.D4PGConfig(
+        policy_hidden_sizes=(8,), critic_hidden_sizes=(8,), num_atoms=11, vmin=-10.0, vmax=10.0,
+        learning_rate=1e-3, pre_tanh_penalty=pre_tanh_penalty,
+    )
+    networks = d4pg.make_networks(spec, (8,), (8,), num_atoms=11, vmin=-10.0, vmax=10.0)
+    state = make_initial_state(networks, config, jax.random.PRNGKey(0))
+    head = next(name for name in state.policy_params if name.endswith("deterministic_head/linear"))
+    policy_params = {**state.policy_params, head: {"w": jnp.zeros_like(state.policy_params[head]["w"]),
+                                                  "b": jnp.full_like(state.policy_params[head]["b"], 8.0)}}
+    state = state._replace(policy_params=policy_params, target_policy_params=policy_params)
+    rng = np.random.default_rng(0)
+    batch = types.Transition(
+        observation=rng.normal(size=(16, 3)).astype(np.float32),
+        action=rng.uniform(-1, 1, size=(16, 2)).astype(np.float32),
+        reward=rng.normal(size=16).astype(np.float32),
+        discount=np.full(16, 0.99, np.float32),
+        next_observation=rng.normal(size=(16, 3)).astype(np.float32),
+    )
+    new_state, metrics = jax.jit(make_update(networks, config))(state, batch)
+    return np.asarray(new_state.policy_params[head]["b"]), metrics
+
+
+def test_pre_tanh_penalty_pulls_a_saturated_policy_back_from_the_bound():
+    # tanh'(8) ~ 5e-7: the critic's gradient barely reaches the policy. The penalty's gradient (2 * 1e-2 * 8)
+    # dominates, so Adam's first step (lr times the gradient's sign) moves every pre-tanh output towards 0.
+    bias, metrics = _saturated_update(pre_tanh_penalty=1e-2)
+    np.testing.assert_allclose(bias, 8.0 - 1e-3, atol=1e-5)
+    assert float(metrics["mean_abs_pre_tanh"]) == pytest.approx(8.0)
+
+
+def test_without_the_penalty_a_saturated_policy_gets_almost_no_gradient():
+    _, metrics = _saturated_update(pre_tanh_penalty=0.0)
+    assert float(metrics["policy_grad_norm"]) < 1e-4
+    _, penalised = _saturated_update(pre_tanh_penalty=1e-2)
+    assert float(penalised["policy_grad_norm"]) > 0.1
