@@ -133,6 +133,9 @@ _SWINGUP_OVERRIDES: dict[str, dict[str, Any]] = {
     # MPO with the default 1e-6 bound on the standard deviation's KL plateaued near 620 (seed 0): the policy
     # stayed near its initial std 0.5, and the critic valued that noisy policy.
     "mpo": dict(epsilon_stddev=1e-4),
+    # D4PG seed 1 without it stayed at a return of 75 for all 100k steps: its greedy policy output +1 for every
+    # observation (pre-tanh 7 and more), so tanh's flat tail left no policy gradient to move it off the bound.
+    "d4pg": dict(pre_tanh_penalty=1e-3),
 }
 
 BASELINES: dict[tuple[str, str], Baseline] = {
