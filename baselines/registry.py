@@ -134,7 +134,7 @@ _SWINGUP_OVERRIDES: dict[str, dict[str, Any]] = {
     # stayed near its initial std 0.5, and the critic valued that noisy policy.
     "mpo": dict(epsilon_stddev=1e-4),
     # D4PG seed 1 without it stayed at a return of 75 for all 100k steps: its greedy policy output +1 for every
-    # observation (pre-tanh 7 and more), so tanh's flat tail left no policy gradient to move it off the bound.
+    # observation (pre-tanh at least 5.9), so tanh's flat tail left no policy gradient to move it off the bound.
     "d4pg": dict(pre_tanh_penalty=1e-3),
 }
 
