@@ -243,6 +243,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return run_command(args)
     except (ValueError, TypeError, CheckpointError) as error:
         parser.exit(2, f"error: {error}\n")
+    except KeyboardInterrupt as interrupt:
+        # str(interrupt) is set when the run saved a checkpoint first; a second Ctrl-C leaves it empty.
+        reason = str(interrupt) or "stopped by Ctrl-C"
+        resume = (f" The same command resumes from the newest checkpoint in {args.checkpoint_dir}."
+                  if args.checkpoint_dir else "")
+        print(f"{reason[0].upper()}{reason[1:]}.{resume}", file=sys.stderr, flush=True)
+        return 130
     return 1
 
 

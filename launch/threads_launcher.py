@@ -44,7 +44,6 @@ def run_threads(program: Program, *, deadline: Deadline, guard: SignalGuard,
     stop_event = threading.Event()
     built: list[tuple[NodeSpec, NodeInstance]] = []
     threads: dict[str, threading.Thread] = {}
-    remaining: set[str] = set()
     context._activate(stop_event)  # pylint: disable=protected-access
     try:
         run_recorded(

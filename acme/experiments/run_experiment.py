@@ -20,6 +20,7 @@ from acme.experiments.checkpointing import (
     reverb_checkpointer,
 )
 from acme.experiments.config import ExperimentConfig
+from acme.experiments.interrupt import StopAtEpisodeEnd
 from acme.utils import counting
 
 
@@ -249,38 +250,45 @@ def run_experiment(
 
         bar = tqdm(total=config.max_num_actor_steps, initial=min(actor_steps, config.max_num_actor_steps),
                    unit="step", dynamic_ncols=True, mininterval=1.0, desc=config.environment_id or "train")
+    # With checkpoints, the first Ctrl-C saves one when the episode ends and then stops the run.
+    interrupt = StopAtEpisodeEnd(enabled=checkpointer is not None,
+                                 announce=lambda message: (bar.write if bar is not None else print)(message))
     try:
-        while actor_steps < config.max_num_actor_steps:
-            result = train_loop.run_episode(max_steps=config.max_num_actor_steps - actor_steps)
-            actor_logger.write(result)
-            actor_steps += result["episode_length"]
-            if bar is not None:
-                bar.update(result["episode_length"])
-                bar.set_postfix(ret=f"{float(np.sum(result['episode_return'])):.1f}", refresh=False)
-            finished = actor_steps >= config.max_num_actor_steps
-            if eval_loop is not None and (actor_steps >= next_eval or finished):
-                eval_actor.update(wait=True)
-                mean_return, std_return = _evaluate(eval_loop, config.num_eval_episodes)
-                evaluation = EvaluationResult(actor_steps, mean_return, std_return, time.perf_counter() - start)
-                evaluations.append(evaluation)
-                eval_logger.write({
-                    "actor_steps": actor_steps,
-                    "evaluation_return": mean_return,
-                    "evaluation_return_std": std_return,
-                    "learner_steps": counter.get_counts().get("learner_steps", 0),
-                    "wall_seconds": evaluation.wall_seconds,
-                })
+        with interrupt:
+            while actor_steps < config.max_num_actor_steps:
+                result = train_loop.run_episode(max_steps=config.max_num_actor_steps - actor_steps)
+                actor_logger.write(result)
+                actor_steps += result["episode_length"]
                 if bar is not None:
-                    bar.set_description(f"{config.environment_id or 'train'} eval={mean_return:.1f}")
-                while next_eval <= actor_steps:
-                    next_eval += config.eval_every
-                if stop_at_return is not None and mean_return >= stop_at_return:
-                    finished = True
-            # Between episodes the adder has flushed every item, so replay matches the counts saved with it.
-            if checkpointer is not None and (finished or checkpointer.due(learner_steps_of(learner))):
-                save_checkpoint()
-            if finished:
-                break
+                    bar.update(result["episode_length"])
+                    bar.set_postfix(ret=f"{float(np.sum(result['episode_return'])):.1f}", refresh=False)
+                finished = actor_steps >= config.max_num_actor_steps
+                if eval_loop is not None and (actor_steps >= next_eval or finished):
+                    eval_actor.update(wait=True)
+                    mean_return, std_return = _evaluate(eval_loop, config.num_eval_episodes)
+                    evaluation = EvaluationResult(actor_steps, mean_return, std_return, time.perf_counter() - start)
+                    evaluations.append(evaluation)
+                    eval_logger.write({
+                        "actor_steps": actor_steps,
+                        "evaluation_return": mean_return,
+                        "evaluation_return_std": std_return,
+                        "learner_steps": counter.get_counts().get("learner_steps", 0),
+                        "wall_seconds": evaluation.wall_seconds,
+                    })
+                    if bar is not None:
+                        bar.set_description(f"{config.environment_id or 'train'} eval={mean_return:.1f}")
+                    while next_eval <= actor_steps:
+                        next_eval += config.eval_every
+                    if stop_at_return is not None and mean_return >= stop_at_return:
+                        finished = True
+                # Between episodes the adder has flushed every item, so replay matches the counts saved with it.
+                if checkpointer is not None and (
+                        finished or interrupt.requested or checkpointer.due(learner_steps_of(learner))):
+                    save_checkpoint()
+                if interrupt.requested and not finished:
+                    raise KeyboardInterrupt(f"stopped by Ctrl-C at actor step {actor_steps}, after a checkpoint")
+                if finished:
+                    break
     finally:
         if bar is not None:
             bar.close()

@@ -82,3 +82,19 @@ def test_a_checkpoint_dir_holding_other_files_is_refused(tmp_path, capsys):
     assert done.value.code == 2
     assert "not an experiment checkpoint directory" in capsys.readouterr().err
     assert (tmp_path / "ckpt" / "results.csv").read_text() == "1,2\n"
+
+
+def test_ctrl_c_during_run_exits_130_and_says_how_to_resume(monkeypatch, capsys, tmp_path):
+    import baselines.cli as cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt("stopped by Ctrl-C at actor step 1045, after a checkpoint")
+
+    monkeypatch.setattr(cli, "run_command", interrupted)
+    assert main(["run", "dqn", "--checkpoint-dir", str(tmp_path)]) == 130
+    assert capsys.readouterr().err.strip() == (
+        f"Stopped by Ctrl-C at actor step 1045, after a checkpoint. The same command resumes from the newest "
+        f"checkpoint in {tmp_path}.")
+    monkeypatch.setattr(cli, "run_command", lambda args: (_ for _ in ()).throw(KeyboardInterrupt()))
+    assert main(["run", "dqn"]) == 130
+    assert capsys.readouterr().err.strip() == "Stopped by Ctrl-C."

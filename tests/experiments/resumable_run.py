@@ -1,6 +1,6 @@
 """A small checkpointed DQN run, started as a subprocess by the kill-and-resume tests.
 
-``python -m tests.experiments.resumable_run CHECKPOINT_DIR MAX_STEPS``
+``python -m tests.experiments.resumable_run CHECKPOINT_DIR MAX_STEPS [EVERY_LEARNER_STEPS]``
 """
 
 from __future__ import annotations
@@ -30,4 +30,5 @@ def make_config(directory: str, max_steps: int, every_learner_steps: int = 50, *
 if __name__ == "__main__":
     from acme.experiments import run_experiment
 
-    run_experiment(make_config(sys.argv[1], int(sys.argv[2])), progress=False)
+    every = int(sys.argv[3]) if len(sys.argv) > 3 else 50
+    run_experiment(make_config(sys.argv[1], int(sys.argv[2]), every_learner_steps=every), progress=False)

@@ -16,6 +16,7 @@ import reverb
 from acme import specs
 from acme.experiments import CheckpointingConfig, ExperimentCheckpointer, ExperimentConfig, run_experiment
 from acme.experiments.checkpointing import REPLAY, experiment_identity, reverb_checkpointer
+from acme.experiments.interrupt import StopAtEpisodeEnd
 from acme.utils.checkpointing import CheckpointError, CheckpointMismatchError, CorruptCheckpointWarning
 from tests.experiments.resumable_run import make_config
 
@@ -127,6 +128,56 @@ def test_sigkill_mid_run_then_resume_continues_from_the_checkpoint(tmp_path, cap
     assert after.loop["actor_steps"] == saved_actor_steps + 400 and after.loop["resumes"] == 1
     assert after.actor_state["num_steps"] == saved_actor_steps + 400  # counted on from the restored step
     assert after.replay_items["priority_table"] > saved_items
+
+
+def test_ctrl_c_saves_a_checkpoint_at_the_episode_end_then_stops(tmp_path):
+    """With no periodic checkpoint due, the first SIGINT still leaves a complete checkpoint behind."""
+    directory = str(tmp_path / "ckpt")
+    env = {**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.experiments.resumable_run", directory, "100000", "1000000000"],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        head = ""
+        while "Checkpoints go to" not in head:  # training starts after this line (reverb logs come first)
+            line = process.stdout.readline()
+            assert line, f"the run ended before training started:\n{head}"
+            head += line
+        time.sleep(8)  # some episodes and learner steps
+        assert process.poll() is None and _checkpoints(directory) == []
+        process.send_signal(signal.SIGINT)
+        out = head + process.communicate(timeout=120)[0]
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert "Ctrl-C: saving a checkpoint when this episode ends" in out
+    assert "Checkpoint saved:" in out and "stopped by Ctrl-C at actor step" in out
+    assert process.returncode != 0  # an interrupted run does not look finished
+    assert len(_checkpoints(directory)) == 1
+
+    config = make_config(directory, 100_000)
+    saved = ExperimentCheckpointer(config.checkpointing, experiment_identity(config)).restore()
+    assert saved.learner_steps > 0 and saved.learner_steps == _checkpoints(directory)[0]
+    # Saved at an episode boundary: every transition acted so far is in the replay checkpoint.
+    assert saved.replay_items["priority_table"] == saved.loop["actor_steps"] > 0
+    assert f"stopped by Ctrl-C at actor step {saved.loop['actor_steps']}," in out
+
+
+def test_stop_at_episode_end_handler_is_installed_only_when_enabled_and_restored_after():
+    before = signal.getsignal(signal.SIGINT)
+    with StopAtEpisodeEnd(enabled=False) as disabled:
+        assert signal.getsignal(signal.SIGINT) is before
+    assert not disabled.requested
+    messages = []
+    with StopAtEpisodeEnd(announce=messages.append) as interrupt:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.1)
+        assert interrupt.requested and len(messages) == 1
+        with pytest.raises(KeyboardInterrupt):  # a second Ctrl-C stops at once
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.5)
+    assert signal.getsignal(signal.SIGINT) is before
 
 
 def _spec(config: ExperimentConfig) -> specs.EnvironmentSpec:
