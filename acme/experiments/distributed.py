@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from typing import Any
 
@@ -50,6 +51,7 @@ class LearnerNode:
             environment_spec, self._client, counting.Counter(counter, prefix="learner"),
         )
         first_start = counter.increment(learner_node_starts=1).get("learner_node_starts") == 1
+        self._save_lock = threading.Lock()
         self._checkpointer = None
         if config.checkpointing is not None:
             self._checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
@@ -83,13 +85,20 @@ class LearnerNode:
                 time.sleep(0.001)
 
     def save(self) -> str:
-        """Writes a checkpoint now (learner state, counts, replay); returns its path."""
+        """Writes a checkpoint now (learner state, counts, replay); returns its path.
+
+        Safe to call from another node while ``run`` steps the learner: the state is
+        copied to the host once and named by its own step count, and saves are serialised.
+        """
         if self._checkpointer is None:
             raise RuntimeError("This experiment has no checkpointing configured (ExperimentConfig.checkpointing).")
-        return self._checkpointer.save(
-            self._learner.save(), learner_steps_of(self._learner), _persistent_counts(self._counter.get_counts()),
-            replay_client=self._client,
-        )
+        with self._save_lock:
+            state = self._learner.save()
+            steps = getattr(state, "steps", None)
+            return self._checkpointer.save(
+                state, int(steps) if steps is not None else learner_steps_of(self._learner),
+                _persistent_counts(self._counter.get_counts()), replay_client=self._client,
+            )
 
     def stop(self) -> None:
         close = getattr(self._iterator, "close", None)
@@ -111,6 +120,19 @@ def make_counter(counts: dict) -> counting.Counter:
 
 def _budget_spent(counter: Any, max_steps: int) -> bool:
     return counter.get_counts().get("actor_steps", 0) >= max_steps
+
+
+def save_final_checkpoint(learner: Any, counter: Any, max_steps: int) -> None:
+    """Once the actors have spent ``max_steps``, has ``learner`` write a last checkpoint.
+
+    A terminal node, so the program (and its replay node) stays up until the save is complete.
+    """
+    while not _budget_spent(counter, max_steps):
+        if launch.stop_requested():
+            return
+        time.sleep(0.2)
+    print(f"Final checkpoint saved: {learner.save()} (actor steps {counter.get_counts().get('actor_steps', 0)}).",
+          flush=True)
 
 
 class ActorNode:
@@ -235,7 +257,8 @@ def make_distributed_experiment(
     evaluation is done. Actors that crash are restarted up to ``actor_restarts`` times.
 
     With ``config.checkpointing`` the program resumes from the directory's newest checkpoint
-    (replay tables, counts and learner state), the learner saves at the configured interval, and
+    (replay tables, counts and learner state), the learner saves at the configured interval and
+    once more when the actors have spent the budget (node ``final_checkpoint``), and
     a learner whose process dies is restarted up to ``learner_restarts`` times from its last
     checkpoint while the actors keep running (restarts need the Ray launcher). Without
     checkpointing a learner is never restarted: it would start again from scratch.
@@ -279,4 +302,7 @@ def make_distributed_experiment(
     if config.eval_every:
         program.add_node(launch.ServiceNode(EvaluatorNode, config, spec, learner, counter), label="evaluator",
                          terminal=True)
+    if config.checkpointing is not None:
+        program.add_node(launch.FunctionNode(save_final_checkpoint, learner, counter, config.max_num_actor_steps),
+                         label="final_checkpoint", terminal=True)
     return program

@@ -56,10 +56,12 @@ def check_progress(run_dir, max_steps: int, num_actors: int) -> dict:
     return final
 
 
-def test_program_has_the_expected_nodes():
+def test_program_has_the_expected_nodes(tmp_path):
     program = make_distributed_experiment(small_config("/tmp/unused", 100), num_actors=3)
     assert set(program.labels) >= {"replay", "counter", "learner", "evaluator", "actor_0", "actor_1", "actor_2"}
     assert set(program.terminal_labels) == {"actor_0", "actor_1", "actor_2", "evaluator"}
+    checkpointed = make_distributed_experiment(small_config(tmp_path, 100, tmp_path / "ckpt"), num_actors=1)
+    assert set(checkpointed.terminal_labels) == {"actor_0", "evaluator", "final_checkpoint"}
     with pytest.raises(ValueError, match="num_actors must be a positive integer"):
         make_distributed_experiment(small_config("/tmp/unused", 100), num_actors=0)
 
@@ -107,6 +109,8 @@ def test_threads_program_resumes_from_its_checkpoints(tmp_path, capsys):
     saved = ExperimentCheckpointer(first.checkpointing, experiment_identity(first)).restore()
     assert saved is not None and saved.learner_steps >= 50 and saved.replay_items["priority_table"] > 0
     saved_actor_steps = saved.counts["actor_steps"]
+    assert saved_actor_steps >= 1_500  # the final checkpoint, written once the budget was spent
+    assert "Final checkpoint saved: " in capsys.readouterr().out
     assert "actor_node_starts" not in saved.counts  # per-program, not carried over
 
     capsys.readouterr()
@@ -121,6 +125,9 @@ def test_threads_program_resumes_from_its_checkpoints(tmp_path, capsys):
     with open(tmp_path / "second" / "learner.csv") as f:
         learner_rows = list(csv.DictReader(f))
     assert float(learner_rows[0]["learner_steps"]) > saved.learner_steps  # counted on from the checkpoint
+    resaved = ExperimentCheckpointer(second.checkpointing, experiment_identity(second)).restore()
+    assert resaved.counts["actor_steps"] >= saved_actor_steps + 1_000
+    assert resaved.learner_steps >= float(learner_rows[-1]["learner_steps"])
 
 
 @pytest.mark.ray
@@ -148,6 +155,7 @@ def test_ray_restarts_a_killed_learner_from_its_checkpoint(tmp_path):
     assert final["learner_steps"] > checkpoint_step
     saved = ExperimentCheckpointer(config.checkpointing, experiment_identity(config)).restore()
     assert saved.learner_steps > checkpoint_step  # the restarted learner wrote checkpoints of its own
+    assert saved.counts["actor_steps"] >= max_steps  # the last of them once the actors were done
     assert not psutil.pid_exists(killed_pid) or psutil.Process(killed_pid).status() == psutil.STATUS_ZOMBIE
 
 
