@@ -1,4 +1,4 @@
-"""Ctrl-C in a checkpointed in-process run: finish the episode, save, then stop."""
+"""Ctrl-C or SIGTERM in a checkpointed in-process run: finish the episode, save, then stop."""
 
 from __future__ import annotations
 
@@ -6,42 +6,65 @@ import signal
 import sys
 import threading
 from types import FrameType
-from typing import Callable, Optional
+from typing import Callable, NoReturn, Optional
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
 
 
 class StopAtEpisodeEnd:
-    """A SIGINT handler that asks the training loop to stop at the next episode boundary.
+    """Signal handlers that ask the training loop to stop at the next episode boundary.
 
     Mid-episode, transitions may still sit in the adder and would be missing
-    from a replay checkpoint, so the first Ctrl-C only sets ``requested``; the
-    loop saves a checkpoint when the episode ends and then raises
-    KeyboardInterrupt. A second Ctrl-C raises KeyboardInterrupt at once (the
-    last periodic checkpoint is then the one that resumes). Use as a context
-    manager; outside the main thread, where Python cannot install signal
-    handlers, it does nothing and Ctrl-C behaves as usual.
+    from a replay checkpoint, so the first SIGINT (Ctrl-C) or SIGTERM (a
+    scheduler's preemption notice) only sets ``requested``; the loop saves a
+    checkpoint when the episode ends and then calls ``stop``. A second signal
+    stops at once (the last periodic checkpoint is then the one that resumes).
+    Use as a context manager; outside the main thread, where Python cannot
+    install signal handlers, it does nothing and signals behave as usual.
     """
 
     def __init__(self, enabled: bool = True, announce: Callable[[str], None] = print) -> None:
-        self.requested = False
+        self.signum: Optional[int] = None
         self._enabled = enabled and threading.current_thread() is threading.main_thread()
         self._announce = announce
-        self._previous: Optional[object] = None
+        self._previous: dict[int, object] = {}
+
+    @property
+    def requested(self) -> bool:
+        return self.signum is not None
 
     def _handle(self, signum: int, frame: Optional[FrameType]) -> None:
-        del signum, frame
+        del frame
         if self.requested:
-            raise KeyboardInterrupt
-        self.requested = True
-        self._announce("Ctrl-C: saving a checkpoint when this episode ends, then stopping "
-                       "(Ctrl-C again stops now, losing the steps since the last checkpoint).")
+            self._raise(signum, "")
+        self.signum = signum
+        self._announce(f"{_NAMES[signum]}: saving a checkpoint when this episode ends, then stopping "
+                       f"({_NAMES[signum]} again stops now, losing the steps since the last checkpoint).")
         sys.stdout.flush()
+
+    def stop(self, reason: str) -> NoReturn:
+        """Ends the run after the requested checkpoint: KeyboardInterrupt for Ctrl-C, SystemExit(143) for SIGTERM."""
+        assert self.signum is not None, "stop() is for after a signal was received"
+        self._raise(self.signum, f"stopped by {_NAMES[self.signum]} {reason}")
+
+    @staticmethod
+    def _raise(signum: int, message: str) -> NoReturn:
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt(message) if message else KeyboardInterrupt
+        if message:
+            print(f"{message[0].upper()}{message[1:]}.", file=sys.stderr, flush=True)
+        raise SystemExit(128 + signum)
 
     def __enter__(self) -> "StopAtEpisodeEnd":
         if self._enabled:
-            self._previous = signal.signal(signal.SIGINT, self._handle)
+            for signum in _SIGNALS:
+                self._previous[signum] = signal.signal(signum, self._handle)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        if self._enabled:
-            previous = self._previous if self._previous is not None else signal.default_int_handler
-            signal.signal(signal.SIGINT, previous)  # type: ignore[arg-type]
+        for signum, previous in self._previous.items():
+            if previous is None:  # a handler not installed from Python: fall back to the default
+                previous = signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL
+            signal.signal(signum, previous)  # type: ignore[arg-type]
+        self._previous.clear()

@@ -250,7 +250,7 @@ def run_experiment(
 
         bar = tqdm(total=config.max_num_actor_steps, initial=min(actor_steps, config.max_num_actor_steps),
                    unit="step", dynamic_ncols=True, mininterval=1.0, desc=config.environment_id or "train")
-    # With checkpoints, the first Ctrl-C saves one when the episode ends and then stops the run.
+    # With checkpoints, the first Ctrl-C or SIGTERM saves one when the episode ends and then stops the run.
     interrupt = StopAtEpisodeEnd(enabled=checkpointer is not None,
                                  announce=lambda message: (bar.write if bar is not None else print)(message))
     try:
@@ -286,7 +286,7 @@ def run_experiment(
                         finished or interrupt.requested or checkpointer.due(learner_steps_of(learner))):
                     save_checkpoint()
                 if interrupt.requested and not finished:
-                    raise KeyboardInterrupt(f"stopped by Ctrl-C at actor step {actor_steps}, after a checkpoint")
+                    interrupt.stop(f"at actor step {actor_steps}, after a checkpoint")
                 if finished:
                     break
     finally:

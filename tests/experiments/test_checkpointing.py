@@ -164,20 +164,34 @@ def test_ctrl_c_saves_a_checkpoint_at_the_episode_end_then_stops(tmp_path):
     assert f"stopped by Ctrl-C at actor step {saved.loop['actor_steps']}," in out
 
 
-def test_stop_at_episode_end_handler_is_installed_only_when_enabled_and_restored_after():
-    before = signal.getsignal(signal.SIGINT)
+def test_stop_at_episode_end_handlers_are_installed_only_when_enabled_and_restored_after():
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
     with StopAtEpisodeEnd(enabled=False) as disabled:
-        assert signal.getsignal(signal.SIGINT) is before
+        assert signal.getsignal(signal.SIGINT) is before[signal.SIGINT]
     assert not disabled.requested
     messages = []
     with StopAtEpisodeEnd(announce=messages.append) as interrupt:
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(0.1)
-        assert interrupt.requested and len(messages) == 1
-        with pytest.raises(KeyboardInterrupt):  # a second Ctrl-C stops at once
+        assert interrupt.requested and messages[0].startswith("Ctrl-C: saving a checkpoint")
+        with pytest.raises(KeyboardInterrupt):  # a second signal stops at once
             os.kill(os.getpid(), signal.SIGINT)
             time.sleep(0.5)
-    assert signal.getsignal(signal.SIGINT) is before
+    assert {signum: signal.getsignal(signum) for signum in before} == before
+
+
+def test_sigterm_saves_like_ctrl_c_then_exits_with_status_143(capsys):
+    messages = []
+    with StopAtEpisodeEnd(announce=messages.append) as interrupt:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.1)
+        assert interrupt.requested and messages == [
+            "SIGTERM: saving a checkpoint when this episode ends, then stopping (SIGTERM again stops now, "
+            "losing the steps since the last checkpoint)."]
+        with pytest.raises(SystemExit) as stopped:
+            interrupt.stop("at actor step 7, after a checkpoint")
+    assert stopped.value.code == 143
+    assert capsys.readouterr().err.strip() == "Stopped by SIGTERM at actor step 7, after a checkpoint."
 
 
 def _spec(config: ExperimentConfig) -> specs.EnvironmentSpec:
