@@ -131,7 +131,9 @@ _SWINGUP_OVERRIDES: dict[str, dict[str, Any]] = {
     # swingup's 1000-step episodes need wider exploration and faster reward propagation.
     "td3": dict(exploration_sigma=0.2, n_step=3),
     # MPO with the default 1e-6 bound on the standard deviation's KL plateaued near 620 (seed 0): the policy
-    # stayed near its initial std 0.5, and the critic valued that noisy policy.
+    # stayed near its initial std 0.5, and the critic valued that noisy policy. Only seed 0 of 3 reaches 700
+    # with it; one update per step (samples_per_insert 256) did not fix that: 2 of 3 seeds, final returns
+    # 711/726/520 against 789/576/687 (results/experiments/mpo_swingup_samples_per_insert_256/).
     "mpo": dict(epsilon_stddev=1e-4),
     # D4PG seed 1 without it stayed at a return of 75 for all 100k steps: its greedy policy output +1 for every
     # observation (pre-tanh at least 5.9), so tanh's flat tail left no policy gradient to move it off the bound.
