@@ -242,7 +242,7 @@ def run_experiment(
                   "evaluations": [dataclasses.astuple(e) for e in evaluations]},
             replay_client=replay_client, actor_state=actor.save() if hasattr(actor, "save") else None,
         )
-        (bar.write if bar is not None else print)(f"Checkpoint saved: {path} (actor steps {actor_steps}).")
+        say(f"Checkpoint saved: {path} (actor steps {actor_steps}).")
 
     bar = None
     if progress:
@@ -250,9 +250,9 @@ def run_experiment(
 
         bar = tqdm(total=config.max_num_actor_steps, initial=min(actor_steps, config.max_num_actor_steps),
                    unit="step", dynamic_ncols=True, mininterval=1.0, desc=config.environment_id or "train")
+    say = bar.write if bar is not None else print  # messages that do not break the progress bar
     # With checkpoints, the first Ctrl-C or SIGTERM saves one when the episode ends and then stops the run.
-    interrupt = StopAtEpisodeEnd(enabled=checkpointer is not None,
-                                 announce=lambda message: (bar.write if bar is not None else print)(message))
+    interrupt = StopAtEpisodeEnd(enabled=checkpointer is not None, announce=say)
     try:
         with interrupt:
             while actor_steps < config.max_num_actor_steps:
