@@ -52,6 +52,8 @@ class LearnerNode:
         )
         first_start = counter.increment(learner_node_starts=1).get("learner_node_starts") == 1
         self._save_lock = threading.Lock()
+        self._step_lock = threading.Lock()  # held while run() steps; finish() takes it to stop stepping
+        self._finished = threading.Event()
         self._checkpointer = None
         if config.checkpointing is not None:
             self._checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
@@ -76,11 +78,14 @@ class LearnerNode:
 
     def run(self) -> None:
         ready = getattr(self._iterator, "ready", None)
-        while not launch.stop_requested():
+        while not launch.stop_requested() and not self._finished.is_set():
             if ready is None or ready():
-                self._learner.step()
-                if self._checkpointer is not None and self._checkpointer.due(learner_steps_of(self._learner)):
-                    self.save()
+                with self._step_lock:
+                    if self._finished.is_set():
+                        break
+                    self._learner.step()
+                    if self._checkpointer is not None and self._checkpointer.due(learner_steps_of(self._learner)):
+                        self.save()
             else:
                 time.sleep(0.001)
 
@@ -100,6 +105,16 @@ class LearnerNode:
                 _persistent_counts(self._counter.get_counts()), replay_client=self._client,
             )
 
+    def finish(self) -> str:
+        """Stops stepping the learner, then writes its last state as a checkpoint; returns the path.
+
+        Called once the step budget is spent, so the final checkpoint holds every update the
+        learner made (none is taken after it).
+        """
+        self._finished.set()
+        with self._step_lock:
+            return self.save()
+
     def stop(self) -> None:
         close = getattr(self._iterator, "close", None)
         if close is not None:
@@ -107,8 +122,9 @@ class LearnerNode:
 
 
 def _persistent_counts(counts: dict) -> dict:
-    """Counts worth restoring: how often this program's nodes started is not carried into the next run."""
-    return {key: value for key, value in counts.items() if not key.endswith("_node_starts")}
+    """Counts worth restoring: how often this program's nodes started or finished is not carried into the next run."""
+    return {key: value for key, value in counts.items()
+            if not key.endswith(("_node_starts", "_node_finishes"))}
 
 
 def make_counter(counts: dict) -> counting.Counter:
@@ -122,16 +138,18 @@ def _budget_spent(counter: Any, max_steps: int) -> bool:
     return counter.get_counts().get("actor_steps", 0) >= max_steps
 
 
-def save_final_checkpoint(learner: Any, counter: Any, max_steps: int) -> None:
-    """Once the actors have spent ``max_steps``, has ``learner`` write a last checkpoint.
+def save_final_checkpoint(learner: Any, counter: Any, num_actors: int) -> None:
+    """Once every actor has finished (the step budget is spent), stops ``learner`` and has it write a last checkpoint.
 
-    A terminal node, so the program (and its replay node) stays up until the save is complete.
+    The learner keeps sampling until the actors have added their last episodes (a rate
+    limiter could otherwise hold them), then stops, so the checkpoint holds every update it
+    made. A terminal node, so the program (and its replay node) stays up until the save is complete.
     """
-    while not _budget_spent(counter, max_steps):
+    while counter.get_counts().get("actor_node_finishes", 0) < num_actors:
         if launch.stop_requested():
             return
         time.sleep(0.2)
-    print(f"Final checkpoint saved: {learner.save()} (actor steps {counter.get_counts().get('actor_steps', 0)}).",
+    print(f"Final checkpoint saved: {learner.finish()} (actor steps {counter.get_counts().get('actor_steps', 0)}).",
           flush=True)
 
 
@@ -200,7 +218,8 @@ class ActorNode:
         finally:
             source.close()
         # A last row with the shared counts, also written by an actor restarted after the budget was spent.
-        logger.write({**self._counter.get_counts(), "actor_finished": 1})
+        counts = self._counter.increment(actor_node_finishes=1)
+        logger.write({**counts, "actor_finished": 1})
         logger.close()
 
 
@@ -258,7 +277,7 @@ def make_distributed_experiment(
 
     With ``config.checkpointing`` the program resumes from the directory's newest checkpoint
     (replay tables, counts and learner state), the learner saves at the configured interval and
-    once more when the actors have spent the budget (node ``final_checkpoint``), and
+    once more, after it stops updating, when every actor has finished (node ``final_checkpoint``), and
     a learner whose process dies is restarted up to ``learner_restarts`` times from its last
     checkpoint while the actors keep running (restarts need the Ray launcher). Without
     checkpointing a learner is never restarted: it would start again from scratch.
@@ -303,6 +322,6 @@ def make_distributed_experiment(
         program.add_node(launch.ServiceNode(EvaluatorNode, config, spec, learner, counter), label="evaluator",
                          terminal=True)
     if config.checkpointing is not None:
-        program.add_node(launch.FunctionNode(save_final_checkpoint, learner, counter, config.max_num_actor_steps),
+        program.add_node(launch.FunctionNode(save_final_checkpoint, learner, counter, num_actors),
                          label="final_checkpoint", terminal=True)
     return program

@@ -111,7 +111,7 @@ def test_threads_program_resumes_from_its_checkpoints(tmp_path, capsys):
     saved_actor_steps = saved.counts["actor_steps"]
     assert saved_actor_steps >= 1_500  # the final checkpoint, written once the budget was spent
     assert "Final checkpoint saved: " in capsys.readouterr().out
-    assert "actor_node_starts" not in saved.counts  # per-program, not carried over
+    assert "actor_node_starts" not in saved.counts and "actor_node_finishes" not in saved.counts  # per-program
 
     capsys.readouterr()
     second = small_config(tmp_path / "second", saved_actor_steps + 1_000, checkpoints)
