@@ -101,12 +101,13 @@ class GaussianHead(hk.Module):
         # softplus(bias) + min_std == init_std at initialisation.
         self._std_bias = float(np.log(np.expm1(init_std - min_std)))
 
-    def __call__(self, features: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
+    def __call__(self, features: jnp.ndarray, return_pre_tanh: bool = False):
+        """``(mean, std)``, or ``(mean, std, pre_tanh)`` with ``return_pre_tanh`` (the mean before tanh)."""
         w_init = hk.initializers.VarianceScaling(1e-4)
-        mean = jnp.tanh(hk.Linear(self._action_size, w_init=w_init, name="mean")(features))
+        pre_tanh = hk.Linear(self._action_size, w_init=w_init, name="mean")(features)
         raw = hk.Linear(self._action_size, w_init=w_init, name="std")(features)
         std = jax.nn.softplus(raw + self._std_bias) + self._min_std
-        return mean, std
+        return (jnp.tanh(pre_tanh), std, pre_tanh) if return_pre_tanh else (jnp.tanh(pre_tanh), std)
 
 
 class DeterministicHead(hk.Module):

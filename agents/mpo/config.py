@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Sequence
 
 from acme.config_checks import ConfigChecker, check_transition_replay
@@ -27,6 +28,11 @@ class MPOConfig:
     init_std: float = 0.5  # policy standard deviation at initialisation (actions in [-1, 1])
     min_std: float = 1e-4
     normalize_observations: bool = False
+    # Weight of an L2 penalty on the policy mean before tanh. The critic sees clipped actions, so
+    # where the best action is at a bound the weighted samples lie past it and the M-step drives the
+    # tanh mean into saturation, where its gradient vanishes and it can stay pinned (a bang-bang
+    # greedy policy). A small penalty keeps it where the critic can still move it. 0 disables it.
+    pre_tanh_penalty: float = 0.0
 
     # Policy improvement.
     num_samples: int = 10  # actions sampled per state from the target policy (cost grows linearly)
@@ -63,6 +69,10 @@ class MPOConfig:
             "initial_temperature",
             "initial_alpha_mean",
             "initial_alpha_stddev",
+        )
+        check(
+            math.isfinite(self.pre_tanh_penalty) and self.pre_tanh_penalty >= 0,
+            f"pre_tanh_penalty must be a finite number >= 0, got {self.pre_tanh_penalty}.",
         )
         check(0 < self.tau <= 1, f"tau must be in (0, 1], got {self.tau}.")
         check.positive_int(self, "num_samples", "num_critics")

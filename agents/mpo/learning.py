@@ -15,6 +15,8 @@ One update does, on a batch of n-step transitions ``(s, a, r, d, s')``:
    (target mean, online std), each held within ``epsilon_mean`` /
    ``epsilon_stddev`` of the target policy by a Lagrange multiplier learnt by
    gradient.
+   An optional L2 penalty on the mean before tanh (``pre_tanh_penalty``) keeps
+   it out of tanh's flat tails.
 5. Polyak-average the target policy and critic towards the online ones.
 
 Reusing the critic target's samples for the policy step halves the most
@@ -201,15 +203,17 @@ def make_update(networks: MPONetworks, config: MPOConfig):
 
     def policy_loss_fn(policy_params, duals: DualVariables, observation, target_policy, actions, q_values):
         weights, temperature_loss, kl_q = e_step(q_values, positive(duals.temperature), config.epsilon)
-        online = networks.policy.apply(policy_params, observation)
+        online_mean, online_std, pre_tanh = networks.policy.apply(policy_params, observation, True)
+        online = (online_mean, online_std)
         loss_mean, loss_std, kl_mean, kl_std = m_step(online, target_policy, actions, weights)
+        pre_tanh_penalty = config.pre_tanh_penalty * jnp.mean(jnp.sum(jnp.square(pre_tanh), axis=-1))
         penalty_mean, alpha_mean_loss = kl_constraint(
             kl_mean, duals.alpha_mean, config.epsilon_mean, config.per_dim_constraining
         )
         penalty_std, alpha_std_loss = kl_constraint(
             kl_std, duals.alpha_stddev, config.epsilon_stddev, config.per_dim_constraining
         )
-        policy_loss = loss_mean + loss_std + penalty_mean + penalty_std
+        policy_loss = loss_mean + loss_std + penalty_mean + penalty_std + pre_tanh_penalty
         dual_loss = temperature_loss + alpha_mean_loss + alpha_std_loss
         aux = {
             "policy_loss": policy_loss,
@@ -217,7 +221,8 @@ def make_update(networks: MPONetworks, config: MPOConfig):
             "kl_q": kl_q,
             "kl_mean": jnp.sum(kl_mean),
             "kl_stddev": jnp.sum(kl_std),
-            "policy_std": jnp.mean(online[1]),
+            "policy_std": jnp.mean(online_std),
+            "mean_abs_pre_tanh": jnp.mean(jnp.abs(pre_tanh)),  # 3 is a mean of 0.995; far above, it saturates
         }
         # Cross terms are stopped, so one gradient serves the policy and the duals.
         return policy_loss + dual_loss, aux

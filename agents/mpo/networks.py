@@ -17,6 +17,8 @@ from acme.jax import utils
 class MPONetworks(networks_lib.ActorCriticNetworks):
     """``policy.apply(p, obs) -> (mean, std)``; ``critic.apply(c, obs, action) -> q[num_critics, B]``.
 
+    ``policy.apply(p, obs, True)`` returns ``(mean, std, pre_tanh)``.
+
     The policy mean is tanh-bounded to (-1, 1); the standard deviation is
     ``softplus + min_std``. Actions are sampled from the unbounded Gaussian and
     clipped to ``[-1, 1]`` when acting and before the critic sees them.
@@ -40,10 +42,11 @@ def make_networks(
     """
     action_size = specs.continuous_action_size(environment_spec, "MPO")
 
-    def policy(observation):
+    def policy(observation, return_pre_tanh: bool = False):
         inputs = utils.batch_concat(observation).astype(jnp.float32)
         features = networks_lib.mlp_torso(policy_hidden_sizes, layer_norm=True)(inputs)
-        return networks_lib.GaussianHead(action_size, init_std=init_std, min_std=min_std)(features)
+        head = networks_lib.GaussianHead(action_size, init_std=init_std, min_std=min_std)
+        return head(features, return_pre_tanh)
 
     def critic(observation, action):
         return networks_lib.Critic(critic_hidden_sizes, num_critics=num_critics, layer_norm=True)(observation, action)

@@ -116,3 +116,41 @@ def test_policy_concentrates_on_the_better_action_with_a_fixed_critic():
     mean, _ = networks.policy.apply(state.policy_params, batch.next_observation)
     assert float(jnp.mean(mean)) > 0.3, float(jnp.mean(mean))
     assert np.isfinite(float(metrics["policy_loss"]))
+
+
+def _mean_abs_pre_tanh_after_updates(pre_tanh_penalty: float, num_updates: int = 3_000) -> float:
+    """Trains against a critic that prefers ever larger (clipped) actions; returns |pre-tanh mean|."""
+    spec = fakes.continuous_spec(obs_shape=(3,), action_dim=1)
+    config = mpo.MPOConfig(
+        policy_hidden_sizes=(16,), critic_hidden_sizes=(16,), num_samples=16, epsilon_mean=1e-2, tau=0.05,
+        pre_tanh_penalty=pre_tanh_penalty,
+    )
+    networks = mpo.make_networks(spec, (16,), (16,))
+    state = learning.make_initial_state(networks, config, jax.random.PRNGKey(0))
+
+    def monotone_critic(params, observation, action):  # the update clips actions before the critic
+        return action[None, :, 0]
+
+    networks = dataclasses.replace(networks, critic=networks.critic._replace(apply=monotone_critic))
+    update = jax.jit(learning.make_update(networks, config))
+    rng = np.random.default_rng(0)
+    batch = types.Transition(
+        observation=rng.normal(size=(32, 3)).astype(np.float32),
+        action=rng.uniform(-1, 1, size=(32, 1)).astype(np.float32),
+        reward=np.zeros(32, np.float32),
+        discount=np.full(32, 0.99, np.float32),
+        next_observation=rng.normal(size=(32, 3)).astype(np.float32),
+    )
+    for _ in range(num_updates):
+        state, metrics = update(state, batch)
+    assert np.isfinite(float(metrics["policy_loss"]))
+    return float(metrics["mean_abs_pre_tanh"])
+
+
+def test_pre_tanh_penalty_keeps_the_mean_out_of_tanh_saturation():
+    """Past +1 the clipped critic is flat, so the weighted samples sit beyond the bound and the mean chases them."""
+    without = _mean_abs_pre_tanh_after_updates(0.0)
+    with_penalty = _mean_abs_pre_tanh_after_updates(1e-2)
+    assert without > 3.5, without  # tanh(3.5) = 0.998, and still climbing
+    assert with_penalty < 0.7 * without, (with_penalty, without)
+    assert np.tanh(with_penalty) > 0.9  # the penalty still lets the mean reach the preferred bound
