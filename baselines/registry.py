@@ -134,7 +134,7 @@ _SWINGUP_OVERRIDES: dict[str, dict[str, Any]] = {
     # stayed near its initial std 0.5, and the critic valued that noisy policy. With 1e-4 alone only seed 0 of 3
     # reached 700, and one update per step did not fix that (results/experiments/). The critic sees clipped
     # actions, so wherever +-1 is best the M-step keeps pushing the tanh mean into saturation: without the
-    # penalty seed 1's mean |pre-tanh| rose to 2.0-2.3 by 30k-60k steps, with it it stayed at 0.7-1.4.
+    # penalty seed 1's mean |pre-tanh| rose to 1.9-2.1 from 46k steps on, with it no seed went above 1.4.
     # With the penalty all 3 seeds reach 700 (final 858, 821, 718; agents/mpo/README.md).
     "mpo": dict(epsilon_stddev=1e-4, pre_tanh_penalty=1e-2),
     # D4PG seed 1 without it stayed at a return of 75 for all 100k steps: its greedy policy output +1 for every
