@@ -1,6 +1,8 @@
 """Baseline results: per-seed records, the summary over seeds, and the reproduce command's errors."""
 
+import glob
 import json
+import os
 
 import pytest
 
@@ -58,3 +60,24 @@ def test_every_continuous_agent_has_both_reference_baselines():
         assert registry.BASELINES[(agent, "gymnasium:Pendulum-v1")].target_return == -200.0
         swingup = registry.BASELINES[(agent, "dm_control:cartpole/swingup")]
         assert swingup.target_return == 700.0 and swingup.max_steps == 100_000
+
+
+@pytest.mark.parametrize("key", sorted(registry.BASELINES), ids=lambda key: f"{key[0]}-{key[1]}")
+def test_every_registered_baseline_builds_a_valid_config(key):
+    """A misspelt or out-of-range override fails here, not an hour into a reproduction."""
+    agent, environment_id = key
+    config = registry.get_agent(agent).make_config(**registry.BASELINES[key].config_overrides)
+    for name, value in registry.BASELINES[key].config_overrides.items():
+        assert getattr(config, name) == value
+
+
+def test_recorded_baseline_runs_used_the_registered_overrides():
+    """The published per-seed records describe the configuration `reproduce` runs today."""
+    paths = sorted(glob.glob(os.path.join(results.RUNS_DIR, "*.json")))
+    assert paths, "no recorded runs under baselines/results/runs"
+    for path in paths:
+        with open(path) as f:
+            record = json.load(f)
+        baseline = registry.BASELINES[(record["agent"], record["environment"])]
+        assert record["config_overrides"] == dict(baseline.config_overrides), path
+        assert record["max_steps"] == baseline.max_steps, path
