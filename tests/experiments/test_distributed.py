@@ -185,3 +185,26 @@ def test_threads_launcher_runs_continuous_agents_on_pendulum(tmp_path, agent):
     )
     launch.launch(make_distributed_experiment(config, num_actors=2), launcher="threads", timeout=300)
     check_progress(tmp_path, 600, 2)
+
+
+@pytest.mark.ray
+def test_ray_launcher_runs_a_continuous_agent_on_dm_control(tmp_path):
+    """A continuous agent (MPO) on a dm_control task, every node its own Ray process: the builder, the
+    networks and MuJoCo's dict observations all cross process boundaries."""
+    small = dict(policy_hidden_sizes=(16, 16), critic_hidden_sizes=(16, 16), min_replay_size=100, batch_size=16,
+                 samples_per_insert=4.0, pre_tanh_penalty=1e-2)
+    max_steps = 2_000  # two 1,000-step episodes, one per actor
+    config = make_experiment_config(
+        "mpo", "dm_control:cartpole/swingup", seed=0, max_steps=max_steps, eval_every=max_steps,
+        num_eval_episodes=1,
+        logger_factory=loggers.make_logger_factory(str(tmp_path), time_delta=1.0, terminal=False),
+        config_overrides=small,
+    )
+    children_before = {p.pid for p in psutil.Process().children(recursive=True)}
+    launch.launch(make_distributed_experiment(config, num_actors=2), launcher="ray", timeout=480)
+    final = check_progress(tmp_path, max_steps, 2)
+    assert final["evaluation_return"] >= 0  # cartpole/swingup's rewards lie in [0, 1]
+    learner = last_row(tmp_path / "learner.csv")
+    assert 0 < learner["mean_abs_pre_tanh"] < 10
+    leftover = [p for p in psutil.Process().children(recursive=True) if p.pid not in children_before]
+    assert not [p for p in leftover if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
