@@ -78,6 +78,9 @@ def make_parser() -> argparse.ArgumentParser:
     reproduce.add_argument("--env", required=True, help="an environment with a registered baseline for this agent")
     reproduce.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="seeds to run (default 0 1 2)")
     reproduce.add_argument("--max-steps", type=int, default=None, help="override the baseline's step budget")
+    reproduce.add_argument("--log-dir", default=os.path.join("runs", "reproduce"),
+                           help="where each seed's evaluator.csv and learner.csv go, a new folder per seed and "
+                                "start time (default runs/reproduce)")
     reproduce.add_argument("--output", default=None,
                            help="summary file (default baselines/results/continuous_control.json for continuous "
                                 "agents, baselines/results/discrete_control.json otherwise)")
@@ -95,7 +98,10 @@ def reproduce_command(args: argparse.Namespace) -> int:
     output = args.output or os.path.join(results.RESULTS_DIR, f"{group}_control.json")
     for seed in args.seeds:
         print(f"Reproducing {args.agent} on {args.env}, seed {seed} ...", flush=True)
-        record = results.reproduce(args.agent, args.env, seed, max_steps=args.max_steps)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        log_dir = os.path.join(args.log_dir, f"{results.run_name(args.agent, args.env, seed)}-{stamp}")
+        print(f"Logs: {log_dir}", flush=True)
+        record = results.reproduce(args.agent, args.env, seed, max_steps=args.max_steps, log_dir=log_dir)
         print(json.dumps({k: v for k, v in record.items() if k not in ("curve", "machine")}), flush=True)
     same_group = [a for a in registry.agent_names() if registry.get_agent(a).action_space == registry.get_agent(args.agent).action_space]
     summary = results.summarize(output=output, agents=same_group)

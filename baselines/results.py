@@ -24,9 +24,14 @@ RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"
 RUNS_DIR = os.path.join(RESULTS_DIR, "runs")
 
 
-def run_file(agent: str, environment_id: str, seed: int, runs_dir: str = RUNS_DIR) -> str:
+def run_name(agent: str, environment_id: str, seed: int) -> str:
+    """``agent__environment__seedN``, safe as a file name."""
     safe = environment_id.replace(":", "_").replace("/", "_")
-    return os.path.join(runs_dir, f"{agent}__{safe}__seed{seed}.json")
+    return f"{agent}__{safe}__seed{seed}"
+
+
+def run_file(agent: str, environment_id: str, seed: int, runs_dir: str = RUNS_DIR) -> str:
+    return os.path.join(runs_dir, run_name(agent, environment_id, seed) + ".json")
 
 
 def reproduce(
@@ -36,8 +41,13 @@ def reproduce(
     max_steps: Optional[int] = None,
     runs_dir: str = RUNS_DIR,
     progress: bool = False,
+    log_dir: Optional[str] = None,
 ) -> dict:
-    """Runs the registered baseline for one seed and writes its record; returns the record."""
+    """Runs the registered baseline for one seed and writes its record; returns the record.
+
+    With ``log_dir`` the evaluations and the learner's metrics (a row every 10 s) are also written there
+    as ``evaluator.csv`` and ``learner.csv``, for looking into a run after it ends.
+    """
     from acme.experiments import run_experiment
     from acme.utils import loggers
 
@@ -48,7 +58,12 @@ def reproduce(
 
     def evaluations_only(label: str, steps_key: Optional[str] = None) -> loggers.Logger:
         # A reproduction takes minutes to an hour: show each evaluation as it comes, nothing else.
-        return loggers.TerminalLogger(f"{agent} seed {seed}") if label == "evaluator" else loggers.NoOpLogger()
+        if label == "evaluator":
+            terminal = loggers.TerminalLogger(f"{agent} seed {seed}")
+            return loggers.Dispatcher([terminal, loggers.CSVLogger(log_dir, label)]) if log_dir else terminal
+        if label == "learner" and log_dir:
+            return loggers.TimeFilter(loggers.CSVLogger(log_dir, label), 10.0)
+        return loggers.NoOpLogger()
 
     config = registry.make_experiment_config(
         agent, environment_id, seed=seed, max_steps=max_steps, logger_factory=evaluations_only,

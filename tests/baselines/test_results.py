@@ -1,5 +1,6 @@
 """Baseline results: per-seed records, the summary over seeds, and the reproduce command's errors."""
 
+import csv
 import glob
 import json
 import os
@@ -81,3 +82,19 @@ def test_recorded_baseline_runs_used_the_registered_overrides():
         baseline = registry.BASELINES[(record["agent"], record["environment"])]
         assert record["config_overrides"] == dict(baseline.config_overrides), path
         assert record["max_steps"] == baseline.max_steps, path
+
+
+def test_reproduce_writes_its_record_and_the_learner_and_evaluator_logs(tmp_path):
+    """A short reproduction (1,200 steps: 200 past the replay's minimum) into a scratch records folder."""
+    record = results.reproduce("sac", "gymnasium:Pendulum-v1", seed=0, max_steps=1_200,
+                               runs_dir=str(tmp_path / "records"), log_dir=str(tmp_path / "logs"))
+    assert record["actor_steps"] >= 1_200 and record["learner_steps"] > 0
+    with open(results.run_file("sac", "gymnasium:Pendulum-v1", 0, str(tmp_path / "records"))) as f:
+        assert json.load(f)["curve"] == record["curve"]
+    with open(tmp_path / "logs" / "learner.csv") as f:
+        learner_rows = list(csv.DictReader(f))
+    assert learner_rows and {"critic_loss", "learner_steps"} <= set(learner_rows[0])
+    with open(tmp_path / "logs" / "evaluator.csv") as f:
+        evaluations = [float(r["evaluation_return"]) for r in csv.DictReader(f)]
+    assert evaluations and [step for step, _ in record["curve"]][-1] >= 1_200
+    assert evaluations[-1] == pytest.approx(record["final_return"], abs=0.01)
