@@ -1,0 +1,150 @@
+"""What acting costs on top of the environment: each agent's actor against raw stepping.
+
+For each (agent, environment) the same environment is stepped three ways, in
+the same process and invocation:
+
+- ``raw``: ``environment.step`` with pre-drawn random actions (the reference);
+- ``actor``: an ``EnvironmentLoop`` with the agent's exploratory actor (its
+  jitted policy, parameters from a fresh learner) and no replay;
+- ``actor_and_adder``: the same actor writing n-step transitions to a reverb
+  table through the agent's adder, as in training (no learner steps, so the
+  table's samples-per-insert limiter is replaced by a minimum size of 1).
+
+Jit compilation is kept out of the timing by one warm-up episode. Results are
+steps per second and the ratios ``actor / raw`` and ``actor_and_adder / raw``.
+
+    python benchmarks/actor_overhead.py --steps 5000
+writes benchmarks/results/actor_overhead.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+import reverb  # noqa: E402
+
+from acme import specs  # noqa: E402
+from acme.environment_loop import EnvironmentLoop  # noqa: E402
+from acme.utils import counting, loggers  # noqa: E402
+from baselines import registry  # noqa: E402
+
+CASES = (
+    ("dqn", "gymnasium:CartPole-v1"),
+    ("sac", "gymnasium:Pendulum-v1"),
+    ("td3", "gymnasium:Pendulum-v1"),
+    ("d4pg", "gymnasium:Pendulum-v1"),
+    ("mpo", "gymnasium:Pendulum-v1"),
+    ("sac", "dm_control:cartpole/swingup"),
+)
+
+
+def _random_actions(spec: specs.EnvironmentSpec, count: int, seed: int = 0) -> list:
+    rng = np.random.default_rng(seed)
+    action_spec = spec.actions
+    if np.issubdtype(action_spec.dtype, np.integer):
+        return list(rng.integers(0, action_spec.num_values, size=count).astype(action_spec.dtype))
+    low = np.broadcast_to(action_spec.minimum, action_spec.shape)
+    high = np.broadcast_to(action_spec.maximum, action_spec.shape)
+    return list(rng.uniform(low, high, size=(count, *action_spec.shape)).astype(action_spec.dtype))
+
+
+def raw_steps_per_second(environment, spec: specs.EnvironmentSpec, steps: int) -> float:
+    actions = _random_actions(spec, steps)
+    timestep = environment.reset()
+    start = time.perf_counter()
+    for action in actions:
+        if timestep.last():
+            timestep = environment.reset()
+        timestep = environment.step(action)
+    return steps / (time.perf_counter() - start)
+
+
+def _loop_steps_per_second(environment, actor, steps: int) -> float:
+    loop = EnvironmentLoop(environment, actor, logger=loggers.NoOpLogger(), label="bench")
+    loop.run(num_episodes=1)  # compiles the policy (and warms the adder)
+    start = time.perf_counter()
+    taken = loop.run(num_steps=steps)
+    return taken / (time.perf_counter() - start)
+
+
+def measure(agent: str, environment_id: str, steps: int) -> dict:
+    entry = registry.get_agent(agent)
+    baseline = registry.BASELINES.get((agent, environment_id))
+    agent_config = entry.make_config(**(dict(baseline.config_overrides) if baseline else {}))
+    builder = entry.make_builder(agent_config)
+    environment = registry.make_agent_environment(agent, environment_id, seed=0)
+    spec = specs.make_environment_spec(environment)
+    networks = entry.make_networks(spec, agent_config)
+    policy = builder.make_policy(networks, spec, evaluation=False)
+    # The agent's tables, without their samples-per-insert limiter: nothing samples here, so it would
+    # block the adder once the table holds min_replay_size items.
+    tables = [table.replace(rate_limiter=reverb.rate_limiters.MinSize(1)) for table in
+              builder.make_replay_tables(spec, policy)]
+    server = reverb.Server(tables, port=None)
+    try:
+        client = reverb.Client(f"localhost:{server.port}")
+        learner_key, actor_key = jax.random.split(jax.random.PRNGKey(0))
+        learner = builder.make_learner(
+            learner_key, networks, builder.make_dataset_iterator(client), lambda *_: loggers.NoOpLogger(),
+            spec, client, counting.Counter(),
+        )
+        raw = raw_steps_per_second(environment, spec, steps)
+        acting = _loop_steps_per_second(
+            environment, builder.make_actor(actor_key, policy, spec, variable_source=learner), steps
+        )
+        adder = builder.make_adder(client, spec, policy)
+        with_adder = _loop_steps_per_second(
+            environment, builder.make_actor(actor_key, policy, spec, variable_source=learner, adder=adder), steps
+        )
+    finally:
+        server.stop()
+        environment.close()
+    return {
+        "agent": agent,
+        "environment": environment_id,
+        "steps": steps,
+        "raw_steps_per_second": round(raw, 1),
+        "actor_steps_per_second": round(acting, 1),
+        "actor_and_adder_steps_per_second": round(with_adder, 1),
+        "actor_to_raw": round(acting / raw, 3),
+        "actor_and_adder_to_raw": round(with_adder / raw, 3),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=5_000, help="timed steps per configuration (default 5000)")
+    parser.add_argument("--output", default=os.path.join(os.path.dirname(__file__), "results", "actor_overhead.json"))
+    args = parser.parse_args()
+    if args.steps < 1:
+        parser.error(f"--steps must be a positive integer, got {args.steps}")
+    rows = []
+    for agent, environment_id in CASES:
+        row = measure(agent, environment_id, args.steps)
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    report = {
+        "benchmark": "actor_overhead",
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "jax_backend": jax.default_backend()},
+        "note": "Ratios are to raw environment stepping with random actions in the same process and run; "
+                "one warm-up episode keeps jit compilation out of the timed steps.",
+        "results": rows,
+    }
+    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+    with open(args.output + ".tmp", "w") as f:
+        json.dump(report, f, indent=2)
+    os.replace(args.output + ".tmp", args.output)
+    print(f"Written to {args.output}")
+
+
+if __name__ == "__main__":
+    main()
