@@ -105,6 +105,7 @@ def measure(agent: str, environment_id: str, steps: int) -> dict:
         with_adder = _loop_steps_per_second(
             environment, builder.make_actor(actor_key, policy, spec, variable_source=learner, adder=adder), steps
         )
+        items_written = sum(info.current_size for info in client.server_info().values())
     finally:
         server.stop()
         environment.close()
@@ -115,6 +116,7 @@ def measure(agent: str, environment_id: str, steps: int) -> dict:
         "raw_steps_per_second": round(raw, 1),
         "actor_steps_per_second": round(acting, 1),
         "actor_and_adder_steps_per_second": round(with_adder, 1),
+        "items_written": int(items_written),  # by the adder, warm-up episode included
         "actor_to_raw": round(acting / raw, 3),
         "actor_and_adder_to_raw": round(with_adder / raw, 3),
     }
