@@ -34,6 +34,8 @@ def convert_spec(spec):
 
 def convert_value(value, spec):
     """Casts a nested value to the dtypes of a (converted) nested spec."""
+    if not tree.is_nested(spec) and not tree.is_nested(value):  # one array: skip the tree walk
+        return np.asarray(value, dtype=spec.dtype)
     return tree.map_structure(lambda v, s: np.asarray(v, dtype=s.dtype), value, spec)
 
 

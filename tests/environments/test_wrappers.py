@@ -108,3 +108,43 @@ def test_canonical_action_spec_rescales_to_bounds():
 def test_canonical_action_spec_leaves_discrete_alone():
     env = wrappers.CanonicalActionSpecWrapper(fakes.FakeEnvironment(fakes.discrete_spec(num_actions=3)))
     assert env.action_spec().num_values == 3
+
+
+def _rescaled_by_formula(action, low, high):
+    action = np.clip(np.asarray(action, np.float32), -1.0, 1.0)
+    return (low + (action + 1.0) * (high - low) / 2.0).astype(np.float32)
+
+
+def test_canonical_action_fast_path_matches_the_formula_bitwise_and_keeps_nan():
+    low, high = np.array([0.0, -4.0], np.float32), np.array([10.0, 4.0], np.float32)
+    spec = fakes.continuous_spec(action_dim=2)._replace(actions=specs.BoundedArray((2,), np.float32, low, high))
+    inner = _RecordingEnv(spec, validate_actions=False)
+    env = wrappers.CanonicalActionSpecWrapper(inner)
+    env.reset()
+    rng = np.random.default_rng(0)
+    actions = [rng.uniform(-2, 2, size=2).astype(np.float32) for _ in range(200)]
+    actions += [np.array([-0.0, 1.0], np.float32), np.array([np.nan, -np.inf], np.float32)]
+    for action in actions:
+        env.step(action)
+        assert inner.received.dtype == np.float32
+        np.testing.assert_array_equal(inner.received, _rescaled_by_formula(action, low, high))
+
+
+def test_canonical_action_with_a_nested_action_for_a_single_spec_is_an_error():
+    spec = fakes.continuous_spec(action_dim=2)
+    env = wrappers.CanonicalActionSpecWrapper(_RecordingEnv(spec, validate_actions=False))
+    env.reset()
+    with pytest.raises((ValueError, TypeError)):
+        env.step([np.zeros(2, np.float32), np.zeros(2, np.float32)])
+
+
+def test_single_precision_convert_value_single_and_nested():
+    spec = specs.Array((3,), np.float32)
+    converted = wrappers.single_precision.convert_value(np.arange(3, dtype=np.float64), spec)
+    assert converted.dtype == np.float32
+    np.testing.assert_array_equal(converted, [0, 1, 2])
+    nested_spec = {"a": specs.Array((), np.float32), "b": specs.Array((2,), np.int32)}
+    nested = wrappers.single_precision.convert_value({"a": 1.5, "b": np.array([1, 2], np.int64)}, nested_spec)
+    assert nested["a"].dtype == np.float32 and nested["b"].dtype == np.int32
+    with pytest.raises((ValueError, TypeError)):
+        wrappers.single_precision.convert_value({"a": 1.0}, spec)
