@@ -22,20 +22,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import jax  # noqa: E402
-import numpy as np  # noqa: E402
 import reverb  # noqa: E402
 
 from acme import specs  # noqa: E402
 from acme.environment_loop import EnvironmentLoop  # noqa: E402
 from acme.utils import counting, loggers  # noqa: E402
 from baselines import registry  # noqa: E402
+from benchmarks.common import machine, random_actions, steps_per_second, write_report  # noqa: E402
 
 CASES = (
     ("dqn", "gymnasium:CartPole-v1"),
@@ -45,27 +44,6 @@ CASES = (
     ("mpo", "gymnasium:Pendulum-v1"),
     ("sac", "dm_control:cartpole/swingup"),
 )
-
-
-def _random_actions(spec: specs.EnvironmentSpec, count: int, seed: int = 0) -> list:
-    rng = np.random.default_rng(seed)
-    action_spec = spec.actions
-    if np.issubdtype(action_spec.dtype, np.integer):
-        return list(rng.integers(0, action_spec.num_values, size=count).astype(action_spec.dtype))
-    low = np.broadcast_to(action_spec.minimum, action_spec.shape)
-    high = np.broadcast_to(action_spec.maximum, action_spec.shape)
-    return list(rng.uniform(low, high, size=(count, *action_spec.shape)).astype(action_spec.dtype))
-
-
-def raw_steps_per_second(environment, spec: specs.EnvironmentSpec, steps: int) -> float:
-    actions = _random_actions(spec, steps)
-    timestep = environment.reset()
-    start = time.perf_counter()
-    for action in actions:
-        if timestep.last():
-            timestep = environment.reset()
-        timestep = environment.step(action)
-    return steps / (time.perf_counter() - start)
 
 
 def _loop_steps_per_second(environment, actor, steps: int) -> float:
@@ -97,7 +75,7 @@ def measure(agent: str, environment_id: str, steps: int) -> dict:
             learner_key, networks, builder.make_dataset_iterator(client), lambda *_: loggers.NoOpLogger(),
             spec, client, counting.Counter(),
         )
-        raw = raw_steps_per_second(environment, spec, steps)
+        raw = steps_per_second(environment, random_actions(spec.actions, steps))
         acting = _loop_steps_per_second(
             environment, builder.make_actor(actor_key, policy, spec, variable_source=learner), steps
         )
@@ -136,16 +114,12 @@ def main() -> None:
         rows.append(row)
     report = {
         "benchmark": "actor_overhead",
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "jax_backend": jax.default_backend()},
+        "machine": machine(jax_backend=jax.default_backend()),
         "note": "Ratios are to raw environment stepping with random actions in the same process and run; "
                 "one warm-up episode keeps jit compilation out of the timed steps.",
         "results": rows,
     }
-    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-    with open(args.output + ".tmp", "w") as f:
-        json.dump(report, f, indent=2)
-    os.replace(args.output + ".tmp", args.output)
-    print(f"Written to {args.output}")
+    write_report(args.output, report)
 
 
 if __name__ == "__main__":

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -25,6 +23,7 @@ import launch  # noqa: E402
 from acme.experiments import make_distributed_experiment, run_experiment  # noqa: E402
 from acme.utils import loggers  # noqa: E402
 from baselines.registry import make_experiment_config  # noqa: E402
+from benchmarks.common import machine, write_report  # noqa: E402
 
 ENV_ID = "gymnasium:CartPole-v1"
 
@@ -82,15 +81,12 @@ def main() -> None:
         "benchmark": "distributed_dqn_throughput",
         "environment": ENV_ID,
         "actor_steps_budget": args.steps,
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "machine": machine(),
         "note": "Wall time includes start-up (Ray cluster, jit compilation) for every configuration.",
         "results": results,
         "ratio_to_in_process": {k: round(v["actor_steps_per_second"] / reference, 3) for k, v in results.items()},
     }
-    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-    with open(args.output, "w") as f:
-        json.dump(report, f, indent=2)
-    print(json.dumps(report["ratio_to_in_process"], indent=2))
+    write_report(args.output, report, summary=report["ratio_to_in_process"])
 
 
 if __name__ == "__main__":

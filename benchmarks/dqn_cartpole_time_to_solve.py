@@ -25,6 +25,7 @@ from acme.environments import make_environment  # noqa: E402
 from acme.experiments import run_experiment  # noqa: E402
 from acme.utils import loggers  # noqa: E402
 from baselines.registry import make_experiment_config  # noqa: E402
+from benchmarks.common import machine, write_report  # noqa: E402
 
 ENV_ID = "gymnasium:CartPole-v1"
 TARGET = 475.0
@@ -87,7 +88,7 @@ def main() -> None:
         "target_return": TARGET,
         "max_steps": args.max_steps,
         "eval_every": args.eval_every,
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+        "machine": machine(platform=platform.platform()),
         "reference_raw_env_steps_per_second": round(reference, 1),
         "seeds_reaching_target": f"{len(solved)}/{len(runs)}",
         "median_steps_to_target": float(np.median([r["steps_to_target"] for r in solved])) if solved else None,
@@ -97,10 +98,7 @@ def main() -> None:
         ),
         "runs": runs,
     }
-    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-    with open(args.output, "w") as f:
-        json.dump(report, f, indent=2)
-    print(json.dumps({k: v for k, v in report.items() if k != "runs"}, indent=2))
+    write_report(args.output, report, summary={k: v for k, v in report.items() if k != "runs"})
 
 
 if __name__ == "__main__":

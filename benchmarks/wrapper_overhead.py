@@ -15,45 +15,25 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import gymnasium  # noqa: E402
 import numpy as np  # noqa: E402
 
-from acme import specs, wrappers  # noqa: E402
+from acme import wrappers  # noqa: E402
 from acme.environments import make_environment  # noqa: E402
+from benchmarks.common import machine, random_actions, steps_per_second, write_report  # noqa: E402
 
 CASES = ("Pendulum-v1", "CartPole-v1")
-
-
-def _actions(spec: specs.EnvironmentSpec, count: int, canonical: bool) -> list:
-    rng = np.random.default_rng(0)
-    action_spec = spec.actions
-    if np.issubdtype(action_spec.dtype, np.integer):
-        return list(rng.integers(0, action_spec.num_values, size=count).astype(action_spec.dtype))
-    low, high = (-1.0, 1.0) if canonical else (action_spec.minimum, action_spec.maximum)
-    return list(rng.uniform(low, high, size=(count, *action_spec.shape)).astype(np.float32))
-
-
-def steps_per_second(environment, actions: list) -> float:
-    timestep = environment.reset()
-    start = time.perf_counter()
-    for action in actions:
-        if timestep.last():
-            timestep = environment.reset()
-        timestep = environment.step(action)
-    return len(actions) / (time.perf_counter() - start)
 
 
 def measure(gym_id: str, steps: int, repeats: int) -> dict:
     bare = wrappers.GymnasiumToDmEnv(gymnasium.make(gym_id), seed=0)
     wrapped = make_environment(f"gymnasium:{gym_id}", seed=0, canonical_actions=True)
-    bare_actions = _actions(specs.make_environment_spec(bare), steps, canonical=False)
-    wrapped_actions = _actions(specs.make_environment_spec(wrapped), steps, canonical=True)
+    bare_actions = random_actions(bare.action_spec(), steps)
+    wrapped_actions = random_actions(wrapped.action_spec(), steps)  # canonical: [-1, 1]
     rates = {"bare": [], "wrapped": []}
     for _ in range(repeats):
         rates["bare"].append(steps_per_second(bare, bare_actions))
@@ -80,13 +60,7 @@ def main() -> None:
     rows = [measure(gym_id, args.steps, args.repeats) for gym_id in CASES]
     for row in rows:
         print(json.dumps(row), flush=True)
-    report = {"benchmark": "wrapper_overhead",
-              "machine": {"cpus": os.cpu_count(), "python": platform.python_version()}, "results": rows}
-    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-    with open(args.output + ".tmp", "w") as f:
-        json.dump(report, f, indent=2)
-    os.replace(args.output + ".tmp", args.output)
-    print(f"Written to {args.output}")
+    write_report(args.output, {"benchmark": "wrapper_overhead", "machine": machine(), "results": rows})
 
 
 if __name__ == "__main__":

@@ -1,0 +1,50 @@
+"""Pieces every benchmark uses: random actions, timed environment stepping, the machine, the JSON report."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from typing import Optional
+
+import numpy as np
+
+
+def random_actions(action_spec, count: int, low=None, high=None, seed: int = 0) -> list:
+    """``count`` uniform random actions for ``action_spec``, drawn up front (kept out of any timing).
+
+    Discrete specs draw from ``[0, num_values)``; bounded ones from ``[low, high]``, by default the
+    spec's own bounds.
+    """
+    rng = np.random.default_rng(seed)
+    if np.issubdtype(action_spec.dtype, np.integer):
+        return list(rng.integers(0, action_spec.num_values, size=count).astype(action_spec.dtype))
+    low = np.broadcast_to(action_spec.minimum if low is None else low, action_spec.shape)
+    high = np.broadcast_to(action_spec.maximum if high is None else high, action_spec.shape)
+    return list(rng.uniform(low, high, size=(count, *action_spec.shape)).astype(action_spec.dtype))
+
+
+def steps_per_second(environment, actions: list) -> float:
+    """Steps ``environment`` through ``actions`` (resetting at episode ends); returns steps per second."""
+    timestep = environment.reset()
+    start = time.perf_counter()
+    for action in actions:
+        if timestep.last():
+            timestep = environment.reset()
+        timestep = environment.step(action)
+    return len(actions) / (time.perf_counter() - start)
+
+
+def machine(**extra) -> dict:
+    """What the figures were measured on."""
+    return {"cpus": os.cpu_count(), "python": platform.python_version(), **extra}
+
+
+def write_report(path: str, report: dict, summary: Optional[dict] = None) -> None:
+    """Writes ``report`` as JSON atomically, then prints ``summary`` (or where it went)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path + ".tmp", "w") as f:
+        json.dump(report, f, indent=2)
+    os.replace(path + ".tmp", path)
+    print(json.dumps(summary, indent=2) if summary is not None else f"Written to {path}", flush=True)
