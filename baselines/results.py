@@ -56,8 +56,9 @@ def reproduce(
         known = ", ".join(f"{a} on {e}" for a, e in sorted(registry.BASELINES))
         raise ValueError(f"No registered baseline for {agent} on {environment_id}; known baselines: {known}.")
 
-    def evaluations_only(label: str, steps_key: Optional[str] = None) -> loggers.Logger:
-        # A reproduction takes minutes to an hour: show each evaluation as it comes, nothing else.
+    def reproduction_loggers(label: str, steps_key: Optional[str] = None) -> loggers.Logger:
+        # A reproduction takes minutes to an hour: the terminal shows each evaluation as it comes, nothing
+        # else; with log_dir the evaluations and the learner's metrics also go to CSV files.
         if label == "evaluator":
             terminal = loggers.TerminalLogger(f"{agent} seed {seed}")
             return loggers.Dispatcher([terminal, loggers.CSVLogger(log_dir, label)]) if log_dir else terminal
@@ -66,7 +67,7 @@ def reproduce(
         return loggers.NoOpLogger()
 
     config = registry.make_experiment_config(
-        agent, environment_id, seed=seed, max_steps=max_steps, logger_factory=evaluations_only,
+        agent, environment_id, seed=seed, max_steps=max_steps, logger_factory=reproduction_loggers,
     )
     result = run_experiment(config, progress=progress)
     evaluations = [(e.actor_steps, e.mean_return, e.wall_seconds) for e in result.evaluations]
