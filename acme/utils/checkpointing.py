@@ -3,8 +3,9 @@
 A checkpoint is a directory ``ckpt-<step>`` holding
 
 - ``leaves.npz``: every leaf of the tree as a numpy array (``leaf_00000``, ...);
-- ``structure.pkl``: the pickled ``jax.tree_util`` tree structure (NamedTuples
-  and dicts included), so the tree comes back with its original containers;
+- ``structure.json``: the tree's containers (dicts, lists, tuples, NamedTuples)
+  as plain JSON data (``acme.utils.tree_structure``), so the tree comes back
+  with its original containers and reading a checkpoint never runs code;
 - ``manifest.json``: format and version, step, user metadata, how each leaf was
   stored (array or python scalar) and the sha256 of the two files above;
 - optionally, attached directories (e.g. a reverb replay checkpoint), moved in
@@ -14,6 +15,10 @@ Writes go into a temporary directory inside ``directory``, every file and the
 directory are fsynced, and the directory is renamed into place with
 ``os.replace``; a crash at any point leaves the previous checkpoints as they
 were. Nothing in this module needs reverb.
+
+Version 1 of the format pickled the structure (``structure.pkl``); unpickling
+a file can run any code, so such checkpoints are refused with a message that
+names ``python -m acme.utils.legacy_checkpoints``, which converts them.
 """
 
 from __future__ import annotations
@@ -22,7 +27,6 @@ import hashlib
 import io
 import json
 import os
-import pickle
 import re
 import shutil
 import tempfile
@@ -32,11 +36,15 @@ from typing import Any, Callable, Mapping, Optional
 import jax
 import numpy as np
 
+from acme.utils import tree_structure
+
 FORMAT = "acme-tree"
-VERSION = 1
+VERSION = 2
 MANIFEST = "manifest.json"
 LEAVES = "leaves.npz"
-STRUCTURE = "structure.pkl"
+STRUCTURE = "structure.json"
+LEGACY_VERSION = 1  # structure pickled in structure.pkl; see acme.utils.legacy_checkpoints
+LEGACY_STRUCTURE = "structure.pkl"
 _TMP_PREFIX = ".tmp-"
 _CKPT_RE = re.compile(r"^ckpt-(\d+)$")
 
@@ -47,6 +55,10 @@ class CheckpointError(Exception):
 
 class CheckpointMismatchError(CheckpointError):
     """A checkpoint's metadata differs from what the caller expects (other agent, other network shapes)."""
+
+
+class LegacyFormatError(CheckpointError):
+    """A checkpoint of format version 1, whose pickled structure could run code if it were loaded."""
 
 
 class CorruptCheckpointWarning(UserWarning):
@@ -153,9 +165,14 @@ def verify_attachments(directory: str, manifest: Mapping[str, Any]) -> None:
 def write_tree(directory: str, tree: Any, extra: Mapping[str, Any]) -> None:
     """Writes ``tree`` into the existing, empty ``directory`` (leaves, structure, manifest; fsynced).
 
-    ``extra`` goes into the manifest (it must be JSON-serialisable).
+    ``extra`` goes into the manifest (it must be JSON-serialisable). The tree may
+    hold dicts, lists, tuples, module-level NamedTuples and None around arrays
+    and python scalars (``acme.utils.tree_structure``).
     """
-    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    try:
+        structure, leaves = tree_structure.encode(tree)
+    except tree_structure.StructureError as error:
+        raise TypeError(str(error)) from error
     kinds, arrays = [], {}
     for i, leaf in enumerate(leaves):
         if isinstance(leaf, (bool, int, float)) and not isinstance(leaf, np.generic):
@@ -172,10 +189,7 @@ def write_tree(directory: str, tree: Any, extra: Mapping[str, Any]) -> None:
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
     leaves_bytes = buffer.getvalue()
-    try:
-        structure_bytes = pickle.dumps(treedef, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception as error:  # noqa: BLE001 - any pickling failure is the same problem for the caller
-        raise TypeError(f"The tree's structure cannot be pickled ({error}); use module-level NamedTuples/dicts.") from error
+    structure_bytes = json.dumps(structure, separators=(",", ":")).encode()
     manifest = {
         "format": FORMAT,
         "version": VERSION,
@@ -191,10 +205,10 @@ def write_tree(directory: str, tree: Any, extra: Mapping[str, Any]) -> None:
     _fsync_dir(directory)
 
 
-def read_tree(directory: str) -> tuple[Any, dict]:
-    """Reads what ``write_tree`` wrote: returns ``(tree, manifest)``; leaves come back as numpy arrays.
+def read_manifest(directory: str) -> dict:
+    """The manifest of the checkpoint or snapshot in ``directory``, of any format version.
 
-    Raises ``CheckpointError`` saying what is missing, truncated or mismatched.
+    Raises ``CheckpointError`` if it is missing, unreadable or not of this format.
     """
     manifest_path = os.path.join(directory, MANIFEST)
     try:
@@ -206,9 +220,28 @@ def read_tree(directory: str) -> tuple[Any, dict]:
         raise CheckpointError(f"{manifest_path} is unreadable: {error}.") from error
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise CheckpointError(f"{manifest_path} is not a manifest of format {FORMAT!r}.")
+    return manifest
+
+
+def read_tree(directory: str) -> tuple[Any, dict]:
+    """Reads what ``write_tree`` wrote: returns ``(tree, manifest)``; leaves come back as numpy arrays.
+
+    Runs no code from the files: the structure is JSON data and the leaves are
+    loaded without pickle. Raises ``LegacyFormatError`` for a version-1
+    checkpoint (pickled structure) and ``CheckpointError`` saying what is
+    missing, truncated or mismatched otherwise.
+    """
+    manifest = read_manifest(directory)
+    if manifest.get("version") == LEGACY_VERSION:
+        raise LegacyFormatError(
+            f"{directory} was written in checkpoint format version {LEGACY_VERSION}, whose {LEGACY_STRUCTURE} is a "
+            "pickle: loading it could run any code placed in the file, so this library no longer loads it. If you "
+            f"trust where it came from, convert it in place with: python -m acme.utils.legacy_checkpoints {directory}"
+        )
     if manifest.get("version") != VERSION:
         raise CheckpointError(
-            f"{manifest_path} has format version {manifest.get('version')!r}; this library reads version {VERSION}."
+            f"{os.path.join(directory, MANIFEST)} has format version {manifest.get('version')!r}; this library reads "
+            f"version {VERSION}."
         )
     contents = {}
     for name in (LEAVES, STRUCTURE):
@@ -226,17 +259,22 @@ def read_tree(directory: str) -> tuple[Any, dict]:
                 f"{str(expected)[:12]}... ({len(contents[name])} bytes)."
             )
     try:
-        treedef = pickle.loads(contents[STRUCTURE])
+        structure = json.loads(contents[STRUCTURE].decode())
+        num_leaves, kinds = manifest["num_leaves"], manifest["leaf_kinds"]
+        if not isinstance(num_leaves, int) or not isinstance(kinds, list) or len(kinds) != num_leaves:
+            raise ValueError(f"the manifest lists {num_leaves!r} leaves of {len(kinds)} kinds")
         with np.load(io.BytesIO(contents[LEAVES]), allow_pickle=False) as npz:
-            arrays = [npz[f"leaf_{i:05d}"] for i in range(manifest["num_leaves"])]
+            arrays = [npz[f"leaf_{i:05d}"] for i in range(num_leaves)]
+        leaves = [array if kind == "array" else _SCALAR_KINDS[kind](array.item()) for kind, array in zip(kinds, arrays)]
+        tree = tree_structure.decode(structure, leaves)
     except Exception as error:  # noqa: BLE001 - any decoding failure means the same thing
-        raise CheckpointError(f"{directory} could not be decoded: {type(error).__name__}: {error}.") from error
-    leaves = []
-    for kind, array in zip(manifest["leaf_kinds"], arrays):
-        leaves.append({"bool": bool, "int": int, "float": float}[kind](array.item()) if kind != "array" else array)
-    if treedef.num_leaves != len(leaves):
-        raise CheckpointError(f"{directory}: structure has {treedef.num_leaves} leaves but {len(leaves)} were stored.")
-    return jax.tree_util.tree_unflatten(treedef, leaves), manifest
+        raise CheckpointError(
+            f"{directory} could not be decoded: {type(error).__name__}: {str(error).rstrip('.')}."
+        ) from error
+    return tree, manifest
+
+
+_SCALAR_KINDS = {"bool": bool, "int": int, "float": float}
 
 
 def atomic_write_dir(target: str, write: Callable[[str], None],
@@ -353,7 +391,7 @@ class Checkpointer:
         metadata = json_normalise(dict(metadata or {}))
         attach = dict(attach or {})
         for name, source in attach.items():
-            if not name or os.sep in name or name in (LEAVES, STRUCTURE, MANIFEST):
+            if not name or os.sep in name or name in (LEAVES, STRUCTURE, LEGACY_STRUCTURE, MANIFEST):
                 raise ValueError(f"Attachment names must be plain file names other than the checkpoint's own, got {name!r}.")
             if not os.path.isdir(source):
                 raise CheckpointError(f"Cannot attach {source} to {self._label} {step}: it is not a directory.")
@@ -398,6 +436,8 @@ class Checkpointer:
             try:
                 state, manifest = read_tree(path)
                 verify_attachments(path, manifest)
+            except LegacyFormatError:
+                raise  # an older checkpoint is no way around it: the user must convert or start afresh
             except CheckpointError as error:
                 corrupt.append(f"{path} ({error})")
                 warnings.warn(

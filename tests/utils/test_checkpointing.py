@@ -119,7 +119,7 @@ def test_a_damaged_newest_checkpoint_falls_back_to_the_previous(tmp_path, damage
         with open(path, "r+b") as f:
             f.truncate(os.path.getsize(path) // 2)
     elif damage == "delete_structure":
-        os.remove(os.path.join(newest, "structure.pkl"))
+        os.remove(os.path.join(newest, "structure.json"))
     elif damage == "delete_manifest":
         os.remove(os.path.join(newest, "manifest.json"))
     else:

@@ -1,0 +1,152 @@
+"""Converts checkpoints and policy snapshots of format version 1 (pickled structure) to version 2 (JSON).
+
+Version 1 stored the tree structure as a pickled ``jax`` ``PyTreeDef``
+(``structure.pkl``). Unpickling runs whatever the file asks for, so the
+library no longer reads it. This converter unpickles it once, with an
+unpickler that accepts only what a tree structure is made of (jax's
+``PyTreeDef`` and NamedTuple classes of the library and its dependencies) and
+refuses everything else, writes ``structure.json`` and a version-2 manifest,
+and removes ``structure.pkl``. The leaves are not touched.
+
+Usage::
+
+    python -m acme.utils.legacy_checkpoints PATH [PATH ...]
+
+where each PATH is a checkpoint (``ckpt-<step>``), a policy snapshot, or a
+checkpoint directory holding ``ckpt-*`` subdirectories.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import io
+import json
+import os
+import pickle
+import sys
+from typing import Optional, Sequence
+
+import numpy as np
+
+from acme.utils import checkpointing, tree_structure
+from acme.utils.checkpointing import CheckpointError
+
+# The globals a pickled PyTreeDef refers to besides the NamedTuple classes in it.
+_TREEDEF_GLOBALS = {
+    ("jaxlib.xla_extension.pytree", "PyTreeDef"),
+    ("jaxlib.xla_extension", "PyTreeDef"),
+    ("jax._src.tree_util", "default_registry"),
+}
+# Packages whose NamedTuple classes a learner state may hold; only these are ever imported.
+_TRUSTED_PACKAGES = ("acme", "agents", "baselines", "optax", "haiku", "chex", "rlax", "distrax")
+
+
+class _TreeDefUnpickler(pickle.Unpickler):
+    """Unpickles a ``PyTreeDef`` and refuses every other global (``os.system`` and the like)."""
+
+    def find_class(self, module: str, name: str):  # noqa: D102 - pickle's hook
+        if (module, name) in _TREEDEF_GLOBALS:
+            return super().find_class(module, name)
+        if module.split(".")[0] in _TRUSTED_PACKAGES and "." not in name:
+            cls = getattr(importlib.import_module(module), name, None)
+            if isinstance(cls, type) and issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple):
+                return cls
+        raise pickle.UnpicklingError(
+            f"the pickled structure refers to {module}.{name}, which is not part of a tree structure; refusing it"
+        )
+
+
+def _read_legacy(directory: str, manifest: dict) -> tuple[object, list]:
+    contents = {}
+    for name in (checkpointing.LEAVES, checkpointing.LEGACY_STRUCTURE):
+        path = os.path.join(directory, name)
+        try:
+            with open(path, "rb") as f:
+                contents[name] = f.read()
+        except OSError as error:
+            raise CheckpointError(f"{path} is missing or unreadable: {error.strerror or error}.") from error
+        if checkpointing._sha256(contents[name]) != manifest.get("sha256", {}).get(name):
+            raise CheckpointError(f"{path} is corrupt or truncated: its sha256 differs from the manifest's.")
+    try:
+        treedef = _TreeDefUnpickler(io.BytesIO(contents[checkpointing.LEGACY_STRUCTURE])).load()
+    except Exception as error:  # noqa: BLE001 - whatever the pickle holds, it is refused the same way
+        raise CheckpointError(f"{directory}/{checkpointing.LEGACY_STRUCTURE} was not converted: {error}.") from error
+    if type(treedef).__name__ != "PyTreeDef":
+        raise CheckpointError(f"{directory}/{checkpointing.LEGACY_STRUCTURE} holds a {type(treedef).__name__}, "
+                              "not a tree structure.")
+    with np.load(io.BytesIO(contents[checkpointing.LEAVES]), allow_pickle=False) as npz:
+        leaves = [npz[f"leaf_{i:05d}"] for i in range(manifest["num_leaves"])]
+    return treedef, leaves
+
+
+def convert(directory: str) -> bool:
+    """Converts the version-1 checkpoint or snapshot in ``directory`` in place; False if it is already version 2.
+
+    Crash-safe: the new manifest replaces the old one atomically, and
+    ``structure.pkl`` is removed only afterwards.
+    """
+    import jax  # the structure is rebuilt with jax's own tree functions
+
+    manifest = checkpointing.read_manifest(directory)
+    if manifest.get("version") == checkpointing.VERSION:
+        return False
+    if manifest.get("version") != checkpointing.LEGACY_VERSION:
+        raise CheckpointError(f"{directory} has format version {manifest.get('version')!r}; only version "
+                              f"{checkpointing.LEGACY_VERSION} is converted.")
+    treedef, leaves = _read_legacy(directory, manifest)
+    if treedef.num_leaves != len(leaves):
+        raise CheckpointError(f"{directory}: the structure has {treedef.num_leaves} leaves but {len(leaves)} are stored.")
+    # Leaves keep their order: encode() visits containers as jax flattens them (dicts by sorted key).
+    tree = jax.tree_util.tree_unflatten(treedef, list(range(len(leaves))))
+    structure, order = tree_structure.encode(tree)
+    if order != list(range(len(leaves))):
+        raise CheckpointError(f"{directory}: the structure's leaves could not be kept in their stored order.")
+    structure_bytes = json.dumps(structure, separators=(",", ":")).encode()
+    manifest = dict(manifest, version=checkpointing.VERSION)
+    manifest["sha256"] = {
+        checkpointing.LEAVES: manifest["sha256"][checkpointing.LEAVES],
+        checkpointing.STRUCTURE: checkpointing._sha256(structure_bytes),
+    }
+    checkpointing._write_file(os.path.join(directory, checkpointing.STRUCTURE), structure_bytes)
+    staged = os.path.join(directory, checkpointing.MANIFEST + ".new")
+    checkpointing._write_file(staged, checkpointing._json_dumps(manifest, "Checkpoint metadata").encode())
+    os.replace(staged, os.path.join(directory, checkpointing.MANIFEST))
+    os.remove(os.path.join(directory, checkpointing.LEGACY_STRUCTURE))
+    checkpointing._fsync_dir(directory)
+    return True
+
+
+def _targets(path: str) -> list[str]:
+    if os.path.isfile(os.path.join(path, checkpointing.MANIFEST)):
+        return [path]
+    found = sorted(
+        os.path.join(path, name) for name in os.listdir(path)
+        if name.startswith("ckpt-") and os.path.isfile(os.path.join(path, name, checkpointing.MANIFEST))
+    )
+    if not found:
+        raise CheckpointError(f"{path} is neither a checkpoint or snapshot (no {checkpointing.MANIFEST}) nor a "
+                              "directory of ckpt-* checkpoints.")
+    return found
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m acme.utils.legacy_checkpoints",
+        description="Convert checkpoints and policy snapshots of format version 1 (pickled structure) in place.",
+    )
+    parser.add_argument("paths", nargs="+", help="checkpoints, snapshots or checkpoint directories")
+    args = parser.parse_args(argv)
+    try:
+        for path in args.paths:
+            if not os.path.isdir(path):
+                raise CheckpointError(f"{path} is not a directory.")
+            for target in _targets(path):
+                print(f"{target}: {'converted' if convert(target) else 'already version 2'}", flush=True)
+    except CheckpointError as error:
+        parser.exit(2, f"error: {error}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

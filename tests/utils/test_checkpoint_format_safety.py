@@ -1,0 +1,205 @@
+"""Loading a checkpoint or snapshot runs no code from it; version-1 (pickled) files are refused or converted safely.
+
+The attacks are run as a user would run them: the CLI in a subprocess, on a
+snapshot or checkpoint directory whose structure file was replaced by a pickle
+that would create a marker file when unpickled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import subprocess
+import sys
+
+import jax
+import numpy as np
+import optax
+import pytest
+
+from acme.utils import checkpointing, legacy_checkpoints
+from acme.utils.checkpointing import CheckpointError, Checkpointer, LegacyFormatError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class _Payload:
+    """Unpickles to ``os.system("touch <marker>")``: what an attacker puts in structure.pkl."""
+
+    def __init__(self, marker: str):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def _sha256_file(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def _make_version_1(directory: str, structure_pickle: bytes | None = None) -> None:
+    """Rewrites a version-2 directory the way version 1 wrote it.
+
+    Version 1 stored the leaves in jax's flattening order, the pickled
+    ``PyTreeDef`` in structure.pkl and version 1 in the manifest.
+    ``structure_pickle`` replaces the honest pickle (and its sha256 is updated,
+    as an attacker would).
+    """
+    import io
+
+    tree, manifest = checkpointing.read_tree(directory)
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    kinds = [type(x).__name__ if isinstance(x, (bool, int, float)) else "array" for x in leaves]
+    buffer = io.BytesIO()
+    np.savez(buffer, **{f"leaf_{i:05d}": np.asarray(x) for i, x in enumerate(leaves)})
+    with open(os.path.join(directory, "leaves.npz"), "wb") as f:
+        f.write(buffer.getvalue())
+    data = structure_pickle or pickle.dumps(treedef, protocol=pickle.HIGHEST_PROTOCOL)
+    with open(os.path.join(directory, "structure.pkl"), "wb") as f:
+        f.write(data)
+    os.remove(os.path.join(directory, "structure.json"))
+    manifest.update(version=1, leaf_kinds=kinds, sha256={
+        "leaves.npz": _sha256_file(os.path.join(directory, "leaves.npz")),
+        "structure.pkl": _sha256_file(os.path.join(directory, "structure.pkl")),
+    })
+    with open(os.path.join(directory, "manifest.json"), "w") as f:
+        json.dump(manifest, f)
+
+
+def _state():
+    params = {"linear": {"w": np.arange(6, dtype=np.float32).reshape(2, 3), "b": np.zeros(3, np.float32)}}
+    return {"params": params, "opt": optax.adam(1e-3).init(params), "steps": 7, "pair": (1.5, None, [True])}
+
+
+def _run_cli(args: list[str], cwd: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    return subprocess.run([sys.executable, "-m", *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_the_structure_is_json_and_round_trips_containers(tmp_path):
+    path = Checkpointer(str(tmp_path)).save(_state(), step=1)
+    assert sorted(os.listdir(path)) == ["leaves.npz", "manifest.json", "structure.json"]
+    json.loads(open(os.path.join(path, "structure.json")).read())  # plain data
+    state, step, _ = Checkpointer(str(tmp_path)).restore_latest()
+    assert step == 1 and state["steps"] == 7 and state["pair"] == (1.5, None, [True])
+    assert type(state["opt"][0]).__name__ == "ScaleByAdamState" and type(state["opt"][0]) is type(_state()["opt"][0])
+    assert jax.tree.structure(state) == jax.tree.structure(_state())
+    for a, b in zip(jax.tree.leaves(state), jax.tree.leaves(_state())):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_trees_the_format_cannot_hold_are_refused_when_saving(tmp_path):
+    from collections import OrderedDict, namedtuple
+
+    checkpointer = Checkpointer(str(tmp_path))
+    with pytest.raises(TypeError, match="OrderedDict at the root is not a container"):
+        checkpointer.save(OrderedDict(a=np.zeros(1)), step=1)
+    local = namedtuple("Local", "x")
+    with pytest.raises(TypeError, match="cannot be found again by its name"):
+        checkpointer.save({"s": local(np.zeros(1))}, step=1)
+    with pytest.raises(TypeError, match=r"Key \(1, 2\) at the root"):
+        checkpointer.save({(1, 2): np.zeros(1)}, step=1)
+    assert checkpointer.list_checkpoints() == []
+
+
+@pytest.mark.parametrize("structure, message", [
+    ({"namedtuple": "os:system", "fields": [], "children": []}, "not a NamedTuple class"),
+    ({"namedtuple": "some_module_never_imported:T", "fields": ["x"], "children": [{"leaf": 0}]},
+     "has not imported; loading never imports modules"),
+    ({"namedtuple": "optax._src.transform:ScaleByAdamState", "fields": ["x"], "children": [{"leaf": 0}]},
+     "has fields"),
+    ({"tuple": [{"leaf": 0}, {"leaf": 0}]}, "out of range or repeated"),
+    ({"list": []}, "uses 0 of the 1 stored leaves"),
+    ({"eval": "__import__('os')"}, "Unknown structure node"),
+    ([1, 2], "Malformed structure node"),
+])
+def test_tampered_structures_fail_with_a_clear_error(tmp_path, structure, message):
+    path = Checkpointer(str(tmp_path)).save({"x": np.zeros(2)}, step=1)
+    data = json.dumps(structure).encode()
+    with open(os.path.join(path, "structure.json"), "wb") as f:
+        f.write(data)
+    manifest = json.load(open(os.path.join(path, "manifest.json")))
+    manifest["sha256"]["structure.json"] = hashlib.sha256(data).hexdigest()
+    json.dump(manifest, open(os.path.join(path, "manifest.json"), "w"))
+    with pytest.raises(CheckpointError, match=f"could not be decoded: StructureError: .*{message}"):
+        checkpointing.read_tree(path)
+
+
+def test_a_version_1_checkpoint_is_refused_with_the_conversion_command_and_not_skipped(tmp_path):
+    checkpointer = Checkpointer(str(tmp_path), keep=3)
+    checkpointer.save(_state(), step=1)
+    newest = checkpointer.save(_state(), step=2)
+    _make_version_1(newest)
+    with pytest.raises(LegacyFormatError, match=r"pickle: loading it could run any code.*python -m "
+                                                r"acme.utils.legacy_checkpoints .*ckpt-2"):
+        checkpointer.restore_latest()
+
+
+def test_conversion_keeps_every_leaf_and_container(tmp_path):
+    path = Checkpointer(str(tmp_path)).save(_state(), step=3, metadata={"agent": "x"})
+    _make_version_1(path)
+    assert legacy_checkpoints.main([str(tmp_path)]) == 0
+    assert sorted(os.listdir(path)) == ["leaves.npz", "manifest.json", "structure.json"]
+    state, step, metadata = Checkpointer(str(tmp_path)).restore_latest(expect_metadata={"agent": "x"})
+    assert step == 3 and jax.tree.structure(state) == jax.tree.structure(_state())
+    for a, b in zip(jax.tree.leaves(state), jax.tree.leaves(_state())):
+        np.testing.assert_array_equal(a, b)
+    assert not legacy_checkpoints.convert(path)  # already version 2: left alone
+
+
+@pytest.fixture(scope="module")
+def trained_run(tmp_path_factory):
+    """A short DQN run with a checkpoint directory and a policy snapshot, made through the CLI."""
+    base = tmp_path_factory.mktemp("run")
+    result = _run_cli(["baselines", "run", "dqn", "--max-steps", "400", "--eval-every", "0", "--no-progress",
+                       "--checkpoint-dir", str(base / "ckpt"), "--checkpoint-every-steps", "1000",
+                       "--run-dir", str(base / "run")], cwd=str(base))
+    assert result.returncode == 0, result.stderr[-2000:]
+    return base
+
+
+def _attack(directory: str, marker: str) -> None:
+    _make_version_1(directory, structure_pickle=pickle.dumps(_Payload(marker)))
+
+
+def test_a_crafted_snapshot_is_refused_and_runs_nothing(trained_run, tmp_path):
+    snapshot = tmp_path / "policy"
+    os.system(f"cp -r {trained_run / 'run' / 'policy'} {snapshot}")
+    marker = tmp_path / "owned"
+    _attack(str(snapshot), str(marker))
+    result = _run_cli(["baselines", "evaluate", "--snapshot", str(snapshot), "--episodes", "2"], cwd=str(tmp_path))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "acme.utils.legacy_checkpoints" in result.stderr and "could run any code" in result.stderr
+    # Converting it refuses the payload too.
+    result = _run_cli(["acme.utils.legacy_checkpoints", str(snapshot)], cwd=str(tmp_path))
+    assert result.returncode == 2 and "posix.system" in result.stderr and "refusing it" in result.stderr
+    assert not marker.exists()
+
+
+def test_a_crafted_checkpoint_is_refused_and_runs_nothing(trained_run, tmp_path):
+    directory = tmp_path / "ckpt"
+    os.system(f"cp -r {trained_run / 'ckpt'} {directory}")
+    newest = max((p for p in directory.iterdir() if p.name.startswith("ckpt-")), key=lambda p: int(p.name[5:]))
+    marker = tmp_path / "owned"
+    import agents.dqn.learning  # noqa: F401 - reading the honest checkpoint needs its TrainingState
+
+    _attack(str(newest), str(marker))
+    result = _run_cli(["baselines", "run", "dqn", "--max-steps", "800", "--eval-every", "0", "--no-progress",
+                       "--checkpoint-dir", str(directory), "--run-dir", str(tmp_path / "run")], cwd=str(tmp_path))
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert "could run any code" in result.stderr
+    assert not marker.exists()
+
+
+def test_an_honest_version_1_snapshot_converts_and_evaluates(trained_run, tmp_path):
+    snapshot = tmp_path / "policy"
+    os.system(f"cp -r {trained_run / 'run' / 'policy'} {snapshot}")
+    _make_version_1(str(snapshot))
+    result = _run_cli(["acme.utils.legacy_checkpoints", str(snapshot)], cwd=str(tmp_path))
+    assert result.returncode == 0 and "converted" in result.stdout, result.stderr[-2000:]
+    result = _run_cli(["baselines", "evaluate", "--snapshot", str(snapshot), "--episodes", "1"], cwd=str(tmp_path))
+    assert result.returncode == 0 and "mean return over 1 episodes" in result.stdout, result.stderr[-2000:]
