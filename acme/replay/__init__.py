@@ -1,9 +1,9 @@
 """Replay tables described once (``tables``) and served in this process (``local``) or by reverb."""
 
 from acme.replay.local import LocalTable, RateLimiterTimeout, ReplaySample, SampleInfo
-from acme.replay.tables import Fifo, MinSize, Prioritized, Queue, SampleToInsertRatio, TableSpec, Uniform
+from acme.replay.tables import Fifo, LeafSpec, MinSize, Prioritized, Queue, SampleToInsertRatio, TableSpec, Uniform
 
 __all__ = [
-    "Fifo", "LocalTable", "MinSize", "Prioritized", "Queue", "RateLimiterTimeout", "ReplaySample",
+    "Fifo", "LeafSpec", "LocalTable", "MinSize", "Prioritized", "Queue", "RateLimiterTimeout", "ReplaySample",
     "SampleInfo", "SampleToInsertRatio", "TableSpec", "Uniform",
 ]

@@ -59,8 +59,14 @@ class LocalTable:
                 f"sampler (a queue); got max_times_sampled={spec.max_times_sampled} with {spec.sampler}."
             )
         self._spec = spec
-        self._leaves_spec = tree.flatten(spec.signature)
-        self._columns = [np.zeros((spec.max_size, *s.shape), s.dtype) for s in self._leaves_spec]
+        # A signature that fixes every shape gets preallocated arrays ``[max_size, *shape]``. Without one, or
+        # with unknown sizes (variable-length sequences), each slot holds its item's own arrays ("ragged").
+        self._leaf_specs = None if spec.signature is None else [_shape_dtype(x) for x in tree.flatten(spec.signature)]
+        self._ragged = self._leaf_specs is None or any(None in shape for shape, _ in self._leaf_specs)
+        self._structure: Any = spec.signature  # the nest items come back in (the first item's without a signature)
+        self._columns: Optional[list] = None
+        if self._leaf_specs is not None:
+            self._allocate(len(self._leaf_specs))
         self._keys = np.zeros(spec.max_size, np.uint64)
         self._priorities = np.zeros(spec.max_size, np.float64)
         self._times_sampled = np.zeros(spec.max_size, np.int32)
@@ -70,6 +76,29 @@ class LocalTable:
         self._inserts = self._samples = self._deletes = 0
         self._rng = np.random.default_rng(seed)
         self._changed = threading.Condition(threading.Lock())
+
+    def _allocate(self, num_leaves: int) -> None:
+        size = self._spec.max_size
+        if self._ragged:
+            self._columns = [np.empty(size, object) for _ in range(num_leaves)]
+        else:
+            self._columns = [np.zeros((size, *shape), dtype) for shape, dtype in self._leaf_specs]
+
+    def _gather(self, column: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        if not self._ragged:
+            return column[slots]
+        try:
+            return np.stack(list(column[slots]))
+        except ValueError:
+            raise ValueError(
+                f"Table {self.name!r} holds items of different shapes, which cannot be batched; sample them one at "
+                "a time, or give the table a signature with fixed shapes."
+            ) from None
+
+    @property
+    def leaf_specs(self) -> Optional[list]:
+        """``(shape, numpy dtype)`` of each leaf of an item from the signature (None for unknown sizes), or None."""
+        return self._leaf_specs
 
     @property
     def spec(self) -> tables.TableSpec:
@@ -133,33 +162,45 @@ class LocalTable:
 
     # -------------------------------------------------------------- inserting
 
-    def insert(self, item: Any, priority: float = 1.0, timeout: Optional[float] = None) -> int:
+    def insert(self, item: Any, priority: float = 1.0, timeout: Optional[float] = None, wait: bool = True) -> int:
         """Writes one item (a nest matching the signature); returns its key.
 
         Waits for the rate limiter (at most ``timeout`` seconds, else
-        ``RateLimiterTimeout``). When the table is full the oldest item leaves.
+        ``RateLimiterTimeout``) unless ``wait`` is False: a caller that takes
+        turns with the sampler in one thread inserts at once and lets the
+        sampler catch up. When the table is full the oldest item leaves.
         """
-        leaves = tree.flatten(item)
-        if len(leaves) != len(self._columns):
+        leaves = [np.asarray(leaf) for leaf in tree.flatten(item)]
+        expected = self.leaf_specs
+        if expected is not None and len(leaves) != len(expected):
             raise ValueError(
-                f"Table {self.name!r} stores items of {len(self._columns)} arrays ({self._spec.signature}); "
+                f"Table {self.name!r} stores items of {len(expected)} arrays ({self._spec.signature}); "
                 f"got {len(leaves)}."
             )
+        for i, leaf in enumerate(leaves):
+            if expected is not None and not _fits(leaf.shape, expected[i][0]):
+                raise ValueError(
+                    f"Table {self.name!r}: leaf {i} of shape {leaf.shape} does not fit its signature's shape "
+                    f"{expected[i][0]}."
+                )
         if not (np.isfinite(priority) and priority >= 0):
             raise ValueError(f"priority must be finite and >= 0, got {priority!r}.")
         with self._changed:
-            self._wait(lambda: self._can_insert(1), timeout, "An insert")
+            if wait:
+                self._wait(lambda: self._can_insert(1), timeout, "An insert")
+            if self._columns is None:  # a table without signature: the first item fixes the structure
+                self._structure = tree.map_structure(lambda _: None, item)
+                self._allocate(len(leaves))
+            elif len(leaves) != len(self._columns):
+                raise ValueError(f"Table {self.name!r} stores items of {len(self._columns)} arrays; got {len(leaves)}.")
             if self._size == self._spec.max_size:
                 self._remove_oldest(1)
             slot = (self._head + self._size) % self._spec.max_size
-            for column, leaf, spec in zip(self._columns, leaves, self._leaves_spec):
-                value = np.asarray(leaf)
-                if value.shape != column.shape[1:]:
-                    raise ValueError(
-                        f"Table {self.name!r}: a leaf of shape {value.shape} does not fit its signature "
-                        f"{spec.shape} ({spec})."
-                    )
-                column[slot] = value
+            for i, (column, leaf) in enumerate(zip(self._columns, leaves)):
+                if self._ragged:  # a copy of its own, in the signature's dtype
+                    column[slot] = np.array(leaf, dtype=None if expected is None else expected[i][1])
+                else:
+                    column[slot] = leaf
             key = self._inserts
             self._keys[slot] = key
             self._priorities[slot] = priority
@@ -209,7 +250,7 @@ class LocalTable:
                 key=self._keys[slots].copy(), probability=probability, table_size=np.full(batch_size, size, np.int64),
                 priority=self._priorities[slots].copy(), times_sampled=self._times_sampled[slots].copy(),
             )
-            data = tree.unflatten_as(self._spec.signature, [column[slots] for column in self._columns])
+            data = tree.unflatten_as(self._structure, [self._gather(column, slots) for column in self._columns])
             self._samples += batch_size
             if isinstance(sampler, tables.Fifo):
                 self._remove_oldest(batch_size)
@@ -242,7 +283,8 @@ class LocalTable:
         with self._changed:
             slots = (self._head + np.arange(self._size)) % self._spec.max_size
             return {
-                "columns": [column[slots] for column in self._columns],
+                # Ragged columns are saved as one array per item.
+                "columns": [list(column[slots]) if self._ragged else column[slots] for column in self._columns or []],
                 "keys": self._keys[slots],
                 "priorities": self._priorities[slots],
                 "times_sampled": self._times_sampled[slots],
@@ -253,17 +295,25 @@ class LocalTable:
         """Replaces the table's contents with ``save()``'s state (of a table with the same spec)."""
         keys = np.asarray(state["keys"], np.uint64)
         size = len(keys)
-        columns = state["columns"]
-        if size > self._spec.max_size or len(columns) != len(self._columns) or any(
-            np.shape(c) != (size, *own.shape[1:]) for c, own in zip(columns, self._columns)
+        columns = list(state["columns"])
+        if self._columns is None and columns:
+            raise ValueError(f"Table {self.name!r} has no signature, so its items' structure cannot be restored.")
+        own_columns = self._columns or []
+        if size > self._spec.max_size or len(columns) != len(own_columns) or any(
+            len(c) != size or (not self._ragged and np.shape(c)[1:] != own.shape[1:])
+            for c, own in zip(columns, own_columns)
         ):
             raise ValueError(f"Cannot restore table {self.name!r} from a state of other shapes or a larger size.")
         with self._changed:
             slots = (keys % np.uint64(self._spec.max_size)).astype(np.int64)
             self._head = int(slots[0]) if size else 0
             self._size = size
-            for own, column in zip(self._columns, columns):
-                own[slots] = column
+            for own, column in zip(own_columns, columns):
+                if self._ragged:
+                    for slot, value in zip(slots, column):
+                        own[slot] = np.asarray(value)
+                else:
+                    own[slots] = column
             self._keys[slots] = keys
             self._priorities[:] = 0.0
             self._priorities[slots] = state["priorities"]
@@ -273,3 +323,16 @@ class LocalTable:
                 self._tree.set(slots, self._weight(self._priorities[slots]))
             self._inserts, self._samples, self._deletes = (int(c) for c in state["counters"])
             self._changed.notify_all()
+
+
+def _shape_dtype(spec: Any) -> tuple[tuple, np.dtype]:
+    """``(shape, numpy dtype)`` of a ``specs.Array``, an array or a ``tf.TensorSpec`` (None for unknown sizes)."""
+    shape = getattr(spec, "shape", None)
+    if shape is None or not hasattr(spec, "dtype"):
+        raise ValueError(f"A table signature holds {spec!r}; expected specs with .shape and .dtype.")
+    dims = tuple(None if d is None else int(d) for d in (shape.as_list() if hasattr(shape, "as_list") else shape))
+    return dims, np.dtype(getattr(spec.dtype, "as_numpy_dtype", spec.dtype))
+
+
+def _fits(shape: tuple, expected: tuple) -> bool:
+    return len(shape) == len(expected) and all(e is None or s == e for s, e in zip(shape, expected))

@@ -23,6 +23,23 @@ def _positive_number(value: Any, name: str) -> None:
 
 
 @dataclasses.dataclass(frozen=True)
+class LeafSpec:
+    """One leaf of an item: its shape (None for a size each item fixes, e.g. a sequence's length) and dtype.
+
+    Signatures may also hold ``specs.Array``; this is for sizes they cannot leave open.
+    """
+
+    shape: tuple
+    dtype: Any
+
+    def __post_init__(self):
+        shape = tuple(self.shape)
+        if not all(d is None or (isinstance(d, int) and not isinstance(d, bool) and d >= 0) for d in shape):
+            raise ValueError(f"shape must hold sizes >= 0 or None, got {self.shape!r}.")
+        object.__setattr__(self, "shape", shape)
+
+
+@dataclasses.dataclass(frozen=True)
 class Uniform:
     """Every item in the table equally likely."""
 
@@ -112,7 +129,8 @@ class TableSpec:
       remover: which item leaves when the table is full: ``Fifo()`` (the oldest).
       max_size: the most items the table holds.
       rate_limiter: ``MinSize``, ``SampleToInsertRatio`` or ``Queue``.
-      signature: a nest of ``specs.Array`` (shape and dtype of one item's leaves).
+      signature: a nest of ``specs.Array`` (shape and dtype of one item's leaves); None (or
+        None sizes) lets the first item fix them.
       max_times_sampled: an item is removed after this many samples (0: never).
     """
 
@@ -121,7 +139,7 @@ class TableSpec:
     remover: Fifo
     max_size: int
     rate_limiter: RateLimiter
-    signature: Any
+    signature: Any = None
     max_times_sampled: int = 0
 
     def __post_init__(self):
@@ -140,8 +158,6 @@ class TableSpec:
             self.max_times_sampled < 0
         ):
             raise ValueError(f"max_times_sampled must be an integer >= 0, got {self.max_times_sampled!r}.")
-        if self.signature is None:
-            raise ValueError(f"Table {self.name!r} needs a signature (a nest of specs.Array for one item).")
 
     @classmethod
     def queue(cls, name: str, max_size: int, signature: Any) -> "TableSpec":

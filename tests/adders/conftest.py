@@ -1,24 +1,39 @@
-"""Fixtures for the adder tests: in-process Reverb servers and helpers."""
+"""Fixtures for the adder tests: every adder test runs against both replay backends.
+
+``make_client(*table_specs)`` serves ``TableSpec``\\ s with a real in-process
+reverb server (``reverb``) or with ``LocalReplay`` (``local``); the golden
+tests then check that both backends receive identical items.
+"""
 
 from __future__ import annotations
 
 import pytest
-import reverb
+
+from acme.replay.local_client import LocalReplay
 
 
 @pytest.fixture
-def make_client():
-    """``make_client(*tables)`` starts a Reverb server and returns a client to it.
+def make_reverb_client():
+    """``make_reverb_client(*table_specs)`` starts a reverb server and returns a client to it (stopped at the end)."""
+    import reverb
 
-    Servers are stopped when the test ends.
-    """
+    from acme.replay.reverb_tables import to_reverb_table
+
     servers = []
 
-    def _make(*tables):
-        server = reverb.Server(tables=list(tables), port=None)
+    def _make(*table_specs):
+        server = reverb.Server(tables=[to_reverb_table(spec) for spec in table_specs], port=None)
         servers.append(server)
         return reverb.Client(f"localhost:{server.port}")
 
     yield _make
     for server in servers:
         server.stop()
+
+
+@pytest.fixture(params=["reverb", "local"])
+def make_client(request, make_reverb_client):
+    """``make_client(*table_specs)``: a client of either backend (the test runs once with each)."""
+    if request.param == "reverb":
+        return make_reverb_client
+    return lambda *table_specs: LocalReplay(list(table_specs))

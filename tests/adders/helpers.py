@@ -4,19 +4,27 @@ from __future__ import annotations
 
 import dm_env
 import numpy as np
-import reverb
+import tree
+
+from acme.replay import tables
+from acme.replay.local import ReplaySample, SampleInfo
+from acme.replay.local_client import LocalReplay
 
 
-def queue(name: str, signature=None, max_size: int = 1000) -> reverb.Table:
+def queue(name: str, signature=None, max_size: int = 1000) -> tables.TableSpec:
     """A FIFO table that hands each item back once, in insertion order."""
-    return reverb.Table.queue(name, max_size, signature=signature)
+    return tables.TableSpec.queue(name, max_size, signature=signature)
 
 
-def read_all(client: reverb.Client, table: str):
-    """Every item now in ``table`` (oldest first), as ``ReplaySample``\\ s; empties it."""
+def read_all(client, table: str):
+    """Every item now in ``table`` (oldest first), as ``ReplaySample``\\ s; empties it (either backend)."""
     size = client.server_info()[table].current_size
     if size == 0:
         return []
+    if isinstance(client, LocalReplay):  # one at a time: items may differ in length
+        batches = [client.sample(table, 1) for _ in range(size)]
+        return [ReplaySample(SampleInfo(*(f[0] for f in b.info)), tree.map_structure(lambda x: x[0], b.data))
+                for b in batches]
     return list(
         client.sample(table, size, emit_timesteps=False, unpack_as_table_signature=True)
     )

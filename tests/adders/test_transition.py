@@ -252,10 +252,10 @@ def test_signature_mismatch_is_rejected(make_client):
         adder.add(np.float32(0.0), episode[1])  # the signature's action is int32
 
 
-def test_learner_side_dataset_reads_items(make_client):
+def test_learner_side_dataset_reads_items(make_reverb_client):
     import reverb
 
-    client, adder = _adder(make_client, 2)
+    client, adder = _adder(make_reverb_client, 2)
     run_episode(adder, fakes.FakeEnvironment(SPEC, episode_length=3))
     dataset = reverb.TrajectoryDataset.from_table_signature(
         server_address=client.server_address, table="replay", max_in_flight_samples_per_worker=3

@@ -158,3 +158,19 @@ def test_save_and_restore_give_back_items_priorities_and_counters(sampler):
         np.testing.assert_allclose(counts, weights / weights.sum(), atol=0.01)
     restored.insert(_item(6))  # the ring goes on where it was: key 2 leaves
     assert restored.save()["keys"].tolist() == [3, 4, 5, 6]
+
+
+def test_a_table_of_variable_length_items_batches_equal_lengths_and_saves_them():
+    spec = tables.TableSpec("episodes", tables.Uniform(), tables.Fifo(), 10, tables.MinSize(1),
+                            signature={"x": tables.LeafSpec((None, 2), np.float32)})
+    table = LocalTable(spec)
+    table.insert({"x": np.ones((3, 2))})  # cast to the signature's float32
+    assert table.sample(4).data["x"].shape == (4, 3, 2) and table.sample(1).data["x"].dtype == np.float32
+    table.insert({"x": np.zeros((5, 2), np.float32)})
+    with pytest.raises(ValueError, match="different shapes, which cannot be batched"):
+        table.sample(64)
+    with pytest.raises(ValueError, match=r"does not fit its signature's shape \(None, 2\)"):
+        table.insert({"x": np.zeros((5, 3), np.float32)})
+    restored = LocalTable(spec)
+    restored.restore(table.save())
+    assert [x.shape for x in restored.save()["columns"][0]] == [(3, 2), (5, 2)]

@@ -1,0 +1,260 @@
+"""The local backend's client: the part of ``reverb.Client`` the library uses, over ``LocalTable``\\ s.
+
+``LocalReplay`` holds the tables of one experiment in this process. Adders
+write to it through ``trajectory_writer()``, a writer with the meaning of
+reverb's ``TrajectoryWriter`` (rows appended once, items made of references
+into the history), so every adder produces the same items on both backends.
+Learners sample ``[B]`` or ``[U, B]`` batches and update priorities; the
+experiment checkpoint saves the tables with ``save``/``restore``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Iterator, Mapping, Optional, Sequence
+
+import numpy as np
+import tree
+
+from acme.replay import tables
+from acme.replay.local import LocalTable, ReplaySample
+
+
+@dataclasses.dataclass(frozen=True)
+class TableInfo:
+    """What ``server_info()`` says of a table (the fields of reverb's ``TableInfo`` the library reads)."""
+
+    name: str
+    current_size: int
+    max_size: int
+    num_inserts: int
+    num_samples: int
+    num_deletes: int
+
+
+class LocalReplay:
+    """The replay tables of one experiment, in this process.
+
+    Args:
+      table_specs: the builder's ``TableSpec``\\ s.
+      seed: seeds each table's sampling (table ``i`` uses ``seed + i``).
+      wait_on_insert: whether inserts wait for a rate limiter that asks for
+        samples first. A run whose actor and learner take turns in one thread
+        sets it False (the learner then catches up after each actor step);
+        threads that act and learn concurrently keep it True.
+    """
+
+    def __init__(self, table_specs: Sequence[tables.TableSpec], seed: int = 0, wait_on_insert: bool = True):
+        table_specs = list(table_specs)
+        if not table_specs or not all(isinstance(s, tables.TableSpec) for s in table_specs):
+            raise ValueError(f"table_specs must be a non-empty list of TableSpec, got {table_specs!r}.")
+        names = [s.name for s in table_specs]
+        if len(set(names)) != len(names):
+            raise ValueError(f"Table names must be unique, got {names}.")
+        self._tables = {s.name: LocalTable(s, seed=seed + i) for i, s in enumerate(table_specs)}
+        self._wait_on_insert = bool(wait_on_insert)
+
+    def table(self, name: str) -> LocalTable:
+        """The table called ``name``."""
+        try:
+            return self._tables[name]
+        except KeyError:
+            raise KeyError(f"No replay table {name!r}; the tables are {sorted(self._tables)}.") from None
+
+    def server_info(self) -> dict[str, TableInfo]:
+        """Each table's size and counters, by name."""
+        return {name: TableInfo(name=name, **table.info()) for name, table in self._tables.items()}
+
+    def insert(self, data: Any, priorities: Mapping[str, float], timeout: Optional[float] = None) -> None:
+        """Writes one item to each table of ``priorities`` with its priority there."""
+        for name, priority in priorities.items():
+            self.table(name).insert(data, priority, timeout=timeout, wait=self._wait_on_insert)
+
+    def sample(self, table: str, batch_size: int, timeout: Optional[float] = None) -> ReplaySample:
+        """A batch of ``batch_size`` items of ``table`` (see ``LocalTable.sample``)."""
+        return self.table(table).sample(batch_size, timeout=timeout)
+
+    def mutate_priorities(self, table: str, updates: Mapping[int, float]) -> None:
+        """Sets the priorities of the items with the given keys (as ``reverb.Client.mutate_priorities``)."""
+        keys = np.fromiter(updates.keys(), np.uint64, len(updates))
+        self.table(table).update_priorities(keys, np.fromiter(updates.values(), np.float64, len(updates)))
+
+    def trajectory_writer(self, num_keep_alive_refs: int, validate_items: bool = True) -> "LocalTrajectoryWriter":
+        """A writer whose items may reference the last ``num_keep_alive_refs`` appended rows."""
+        return LocalTrajectoryWriter(self, num_keep_alive_refs, validate_items)
+
+    def save(self) -> dict:
+        """Every table's items and counters, by name (a tree of arrays for a checkpoint)."""
+        return {name: table.save() for name, table in self._tables.items()}
+
+    def restore(self, state: Mapping[str, Any]) -> None:
+        """Restores ``save()``'s state into tables of the same names and specs."""
+        if sorted(state) != sorted(self._tables):
+            raise ValueError(f"The saved replay has tables {sorted(state)}, this one {sorted(self._tables)}.")
+        for name, table_state in state.items():
+            self._tables[name].restore(table_state)
+
+
+def sample_stacks(replay: LocalReplay, table: str, batch_size: int, num_batches: Optional[int] = None,
+                  timeout: Optional[float] = None) -> Iterator[ReplaySample]:
+    """Endless batches from ``table``: ``[B, ...]`` leaves, or ``[U, B, ...]`` with ``num_batches=U``.
+
+    A ``[U, B]`` stack is sampled at once (one gather per leaf) and counts as
+    ``U * B`` samples for the rate limiter.
+    """
+    count = batch_size * (num_batches or 1)
+    while True:
+        sample = replay.sample(table, count, timeout=timeout)
+        if num_batches:
+            sample = tree.map_structure(lambda x: x.reshape(num_batches, batch_size, *x.shape[1:]), sample)
+        yield sample
+
+
+# ---------------------------------------------------------------------------------------------------
+# The trajectory writer.
+
+
+class _Column:
+    """The values one leaf of the appended rows took, row by row (None where a row did not set it)."""
+
+    def __init__(self, writer: "LocalTrajectoryWriter", path: tuple):
+        self._writer = writer
+        self.path = path
+        self.values: list = []
+
+    def __getitem__(self, index) -> "_Reference":
+        rows = self._writer._rows_of(index)
+        return _Reference(self, rows, squeeze=isinstance(index, (int, np.integer)))
+
+
+class _Reference:
+    """Rows of one column that an item refers to; ``numpy()`` gives their data."""
+
+    def __init__(self, column: _Column, rows: range, squeeze: bool):
+        self._values = [column.values[r] if r < len(column.values) else None for r in rows]
+        self._path = column.path
+        self._squeeze = squeeze
+        if any(v is None for v in self._values):
+            raise ValueError(f"An item refers to rows where column {'/'.join(map(str, self._path))} was not set.")
+
+    def numpy(self) -> np.ndarray:
+        return self._values[0] if self._squeeze else np.stack(self._values)
+
+
+class LocalTrajectoryWriter:
+    """Appends rows and makes items of references into them, inserting into ``LocalReplay`` tables.
+
+    The history is a nest of columns (the union of every appended row's
+    structure); ``history[...][i]`` is row ``i`` (negative: from the newest),
+    ``[a:b]`` a run of rows, and only the newest ``num_keep_alive_refs`` rows
+    may be referenced. Items are inserted when created.
+    """
+
+    def __init__(self, replay: LocalReplay, num_keep_alive_refs: int, validate_items: bool = True):
+        self._replay = replay
+        self._keep = int(num_keep_alive_refs)
+        self._validate = bool(validate_items)
+        self._columns: dict[tuple, _Column] = {}
+        self._template: Any = None
+        self._num_rows = 0  # rows appended since the history was last cleared
+        self._first_kept = 0  # values of rows before this were dropped
+        self._episode_steps = 0
+
+    @property
+    def episode_steps(self) -> int:
+        """Rows appended in the current episode."""
+        return self._episode_steps
+
+    @property
+    def history(self) -> Any:
+        """The columns, in the structure of the appended rows."""
+        return tree.unflatten_as(self._template, [self._columns[path] for path, _ in tree.flatten_with_path(
+            self._template)])
+
+    def append(self, data: Any) -> None:
+        """Appends one row; its leaves (a nest, possibly setting only some columns) become column values."""
+        self._template = _merge(self._template, data)
+        for path, value in tree.flatten_with_path(data):
+            column = self._columns.get(path)
+            if column is None:
+                column = self._columns[path] = _Column(self, path)
+            column.values.extend([None] * (self._num_rows - self._first_kept - len(column.values)))
+            column.values.append(np.asarray(value))
+        self._num_rows += 1
+        self._episode_steps += 1
+        self._drop_old_rows()
+
+    def _drop_old_rows(self) -> None:
+        first_kept = max(self._first_kept, self._num_rows - self._keep)
+        drop = first_kept - self._first_kept
+        if drop > 0:
+            for column in self._columns.values():
+                del column.values[:drop]
+            self._first_kept = first_kept
+
+    def _rows_of(self, index) -> range:
+        """Row positions (in the kept values) of ``index`` into a history of ``self._num_rows`` rows."""
+        rows = range(self._num_rows)[index] if isinstance(index, slice) else range(self._num_rows)[index:][:1]
+        if isinstance(index, (int, np.integer)) and not -self._num_rows <= index < self._num_rows:
+            raise IndexError(f"Row {index} is outside the history of {self._num_rows} rows.")
+        if len(rows) and rows[0] < max(self._first_kept, self._num_rows - self._keep):
+            raise IndexError(
+                f"Row {rows[0]} is older than the {self._keep} rows the writer keeps (num_keep_alive_refs)."
+            )
+        return range(rows.start - self._first_kept, rows.stop - self._first_kept, rows.step)
+
+    def create_item(self, table: str, priority: float, trajectory: Any) -> None:
+        """Inserts the item whose leaves are references into the history."""
+        data = tree.map_structure(lambda ref: ref.numpy(), trajectory)
+        target = self._replay.table(table)
+        if self._validate:
+            _check_item(target, data)
+        self._replay.insert(data, {table: priority})
+
+    def flush(self, block_until_num_items: int = 0, timeout_ms: Optional[int] = None) -> None:
+        """Items are inserted when created: nothing is ever in flight."""
+        del block_until_num_items, timeout_ms
+
+    def end_episode(self, clear_buffers: bool = True, timeout_ms: Optional[int] = None) -> None:
+        """Ends the episode; with ``clear_buffers`` the history starts empty again."""
+        del timeout_ms
+        self._episode_steps = 0
+        if clear_buffers:
+            self._columns = {}
+            self._template = None
+            self._num_rows = self._first_kept = 0
+
+    def close(self) -> None:
+        """Releases the history."""
+        self.end_episode(clear_buffers=True)
+
+
+def _merge(template: Any, data: Any) -> Any:
+    """The union of two row structures: dicts merge key by key, anything else keeps the first seen."""
+    if template is None:
+        return data
+    if isinstance(template, dict) and isinstance(data, dict):
+        merged = dict(template)
+        for key, value in data.items():
+            merged[key] = _merge(merged.get(key), value)
+        return merged
+    return template
+
+
+def _check_item(table: LocalTable, data: Any) -> None:
+    """Raises ValueError unless ``data`` has the table's structure, shapes and dtypes (when it has a signature)."""
+    signature = table.spec.signature
+    if signature is None:
+        return
+    try:
+        tree.assert_same_structure(signature, data)
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"An item for table {table.name!r} does not have the table's signature: {error}") from None
+    for (shape, dtype), value in zip(table.leaf_specs, tree.flatten(data)):
+        if value.dtype != dtype or len(value.shape) != len(shape) or any(
+            e is not None and v != e for v, e in zip(value.shape, shape)
+        ):
+            raise ValueError(
+                f"An item for table {table.name!r} has a leaf of shape {value.shape} and dtype {value.dtype} where "
+                f"the signature has shape {shape} and dtype {dtype}."
+            )
