@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from launch import network
 from launch._outcome import Deadline
 from launch._signals import SignalGuard
 from launch.errors import LaunchTimeout
@@ -11,7 +12,8 @@ LAUNCHERS = ("threads", "ray")
 
 
 def launch(program: Program, launcher: str = "threads", address: str | None = None,
-           timeout: float | None = None, *, grace_period: float = 5.0) -> None:
+           timeout: float | None = None, *, grace_period: float = 5.0,
+           bind_address: str | None = None, dashboard: bool = False) -> None:
     """Runs ``program`` and blocks until it ends.
 
     The program ends when every terminal node has finished (or, with no
@@ -29,6 +31,13 @@ def launch(program: Program, launcher: str = "threads", address: str | None = No
         down at the end; otherwise the address of a running cluster to join
         (only the program's own actors are killed at the end). If Ray is
         already initialized in this process, that connection is reused.
+        A local Ray instance, and every reverb node of the threads launcher
+        or of a local Ray instance, listens on loopback only.
+      bind_address: Ray only, when it starts a local instance: an IP address
+        of this machine for Ray's servers (and reverb nodes) to be reachable
+        on from other machines. ``None`` keeps everything on loopback.
+      dashboard: Ray only, when it starts a local instance: also start Ray's
+        dashboard (on 127.0.0.1, or on ``bind_address``).
       timeout: seconds after which the program is stopped and
         ``LaunchTimeout`` is raised.
       grace_period: seconds given to nodes to return once stop is requested.
@@ -50,6 +59,7 @@ def launch(program: Program, launcher: str = "threads", address: str | None = No
         raise TypeError(f"launch() expects a launch.Program, got {program!r}")
     if address is not None and launcher != "ray":
         raise ValueError(f"address is only used by the 'ray' launcher, not {launcher!r}")
+    _check_local_ray_options(launcher, address, bind_address, dashboard)
     if timeout is not None and not timeout >= 0:
         raise ValueError(f"timeout must be >= 0 or None, got {timeout!r}")
     if not grace_period >= 0:
@@ -66,7 +76,8 @@ def launch(program: Program, launcher: str = "threads", address: str | None = No
         else:
             from launch.ray_launcher import run_ray  # pylint: disable=g-import-not-at-top
             outcome = run_ray(program, address=address, deadline=deadline, guard=guard,
-                              grace_period=grace_period)
+                              grace_period=grace_period, bind_address=bind_address,
+                              dashboard=dashboard)
     finally:
         guard.restore()
 
@@ -77,3 +88,17 @@ def launch(program: Program, launcher: str = "threads", address: str | None = No
         raise LaunchTimeout(
             f"program {program.name!r} did not finish within {timeout} s "
             f"(unfinished: {', '.join(outcome.unfinished) or 'none'})")
+
+
+def _check_local_ray_options(launcher: str, address: str | None, bind_address: str | None,
+                             dashboard: bool) -> None:
+    """Refuses ``bind_address``/``dashboard`` where they would not apply."""
+    for name, given in (("bind_address", bind_address is not None), ("dashboard", dashboard)):
+        if given and launcher != "ray":
+            raise ValueError(f"{name} is only used by the 'ray' launcher (which starts Ray's servers), "
+                             f"not {launcher!r}, whose nodes share this process")
+        if given and address is not None:
+            raise ValueError(f"{name} applies to a Ray instance that launch() starts; a cluster joined at "
+                             f"{address!r} keeps the addresses and dashboard it was started with")
+    if bind_address is not None:
+        network.check_bind_address(bind_address)

@@ -11,6 +11,8 @@ import abc
 import inspect
 from typing import Any, Callable, Sequence
 
+from launch import network
+
 
 class NodeInstance(abc.ABC):
     """A node built from its (dereferenced) arguments."""
@@ -162,6 +164,10 @@ class ReverbNode(Node):
     loads the newest checkpoint under ``checkpoint_dir``, or if there is none the
     checkpoint at ``fallback_checkpoint_path``. ``reverb`` is imported only when
     the node is instantiated.
+
+    reverb listens on every interface; when the node's host is a loopback
+    address (the threads launcher, a local Ray instance) the server is
+    confined to the loopback device (see ``launch.network``).
     """
 
     handle_kind = "address"
@@ -196,6 +202,8 @@ class ReverbNode(Node):
                 path=str(self.checkpoint_dir), fallback_checkpoint_path=self.fallback_checkpoint_path)
         server = reverb.Server(tables=list(self.table_factory()), port=self.port,
                                checkpointer=checkpointer)
+        if network.is_loopback(host):  # Only this machine's nodes use it: close it to others.
+            network.confine_server(server)
         return _ReverbInstance(server, host)
 
     def __repr__(self) -> str:

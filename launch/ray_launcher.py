@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -9,6 +10,7 @@ import sys
 import time
 from typing import Any, Iterator
 
+from launch import network
 from launch._outcome import Deadline, Outcome, run_recorded
 from launch._ray_worker import NodeActor
 from launch._signals import SignalGuard
@@ -72,6 +74,11 @@ def _host_port(address: str) -> tuple[str, int] | None:
             f"invalid Ray cluster address {address!r}: expected 'host:port'") from None
 
 
+_ADDRESS_HELP = ("give the address of a running Ray cluster's head node as host:port (its GCS port, 6379 "
+                 "unless `ray start --head --port` chose another), or leave the address out to start a "
+                 "local Ray instance")
+
+
 def check_reachable(address: str, timeout: float = _CONNECT_TIMEOUT_S) -> None:
     """Raises ClusterConnectionError unless a TCP connection to ``address`` opens."""
     host_port = _host_port(address)
@@ -81,8 +88,104 @@ def check_reachable(address: str, timeout: float = _CONNECT_TIMEOUT_S) -> None:
         with socket.create_connection(host_port, timeout=timeout):
             pass
     except OSError as e:
+        reason = e.strerror or str(e) or type(e).__name__
         raise ClusterConnectionError(
-            f"cannot reach the Ray cluster at {address!r}: {e}") from None
+            f"cannot reach the Ray cluster at {address!r} ({reason}); {_ADDRESS_HELP}.") from None
+
+
+def _gcs_answer(host_port: tuple[str, int], timeout: float) -> str | None:
+    """What a gRPC call to Ray's GCS at ``host_port`` says: None if Ray answered, else why not.
+
+    ``NodeInfoGcsService/GetClusterId`` with an empty request: a Ray GCS
+    answers it (or refuses it for want of an auth token); any other server
+    fails it (not gRPC at all, or a gRPC server without that service).
+    """
+    import grpc  # pylint: disable=g-import-not-at-top  (a dependency of Ray)
+
+    host, port = host_port
+    target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    with grpc.insecure_channel(target) as channel:
+        call = channel.unary_unary("/ray.rpc.NodeInfoGcsService/GetClusterId")
+        try:
+            call(b"", timeout=timeout)
+        except grpc.RpcError as e:
+            code = e.code()
+            if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+                return None  # Ray, asking for its token: ray.init() reads it.
+            if code == grpc.StatusCode.UNIMPLEMENTED:
+                return "it is a gRPC server without Ray's GCS service"
+            if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+                return f"it did not answer a Ray request within {timeout:g} s"
+            return f"it does not speak Ray's protocol ({(e.details() or code.name).splitlines()[0]})"
+    return None
+
+
+def check_ray_cluster(address: str, timeout: float = _CONNECT_TIMEOUT_S) -> None:
+    """Raises ClusterConnectionError unless ``address`` is reachable and answers as a Ray GCS.
+
+    Checked before ``ray.init()``, which takes tens of seconds and several
+    chained tracebacks to give up on an address that is not Ray's. Skipped
+    for TLS clusters (``RAY_USE_TLS``), which need Ray's own credentials.
+    """
+    check_reachable(address, timeout)
+    host_port = _host_port(address)
+    if host_port is None or os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+        return
+    problem = _gcs_answer(host_port, timeout)
+    if problem is not None:
+        raise ClusterConnectionError(
+            f"{address!r} accepts connections but is not a Ray cluster: {problem}; {_ADDRESS_HELP}.")
+
+
+@contextlib.contextmanager
+def _node_address_on_loopback(ray: Any) -> Iterator[None]:
+    """Makes a local Ray instance take 127.0.0.1 as its node address.
+
+    Ray turns a loopback ``_node_ip_address`` into the machine's routable
+    address unless clusters are disabled, which is how it runs on macOS and
+    Windows (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER``). That switch is read from
+    ``ray._private.ray_constants`` when Ray picks its node address; it is set
+    for the duration of ``ray.init()`` only. ``_start_local_ray`` checks the
+    outcome, so a Ray without this switch fails closed.
+    """
+    constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
+    if constants is None or not hasattr(constants, "ENABLE_RAY_CLUSTER"):
+        yield
+        return
+    before = constants.ENABLE_RAY_CLUSTER
+    constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        constants.ENABLE_RAY_CLUSTER = before
+
+
+def _start_local_ray(ray: Any, runtime_env: dict[str, Any], bind_address: str | None,
+                     dashboard: bool) -> None:
+    """Starts a local Ray instance whose servers listen on loopback, or on ``bind_address``.
+
+    Ray binds its servers (GCS, raylet, object manager, workers, agents) to its
+    node address. The dashboard is started only if ``dashboard``; it listens
+    on 127.0.0.1, or on ``bind_address`` when one is given.
+    """
+    options: dict[str, Any] = dict(address="local", num_cpus=os.cpu_count(), include_dashboard=dashboard,
+                                   runtime_env=runtime_env, **_QUIET_INIT)
+    opened = bind_address is not None and not network.is_loopback(bind_address)
+    if opened:
+        options["_node_ip_address"] = bind_address
+    if dashboard:
+        options["dashboard_host"] = bind_address if opened else "127.0.0.1"
+    if opened:
+        ray.init(**options)
+        return
+    with _node_address_on_loopback(ray):
+        ray.init(**options)
+    node_address = ray.util.get_node_ip_address()
+    if not network.is_loopback(node_address):
+        raise network.ExposureError(
+            f"the local Ray instance took {node_address} as its node address instead of 127.0.0.1, so its "
+            "servers would be reachable from other machines; it was shut down. Pass a bind address to "
+            "open it up knowingly.")
 
 
 class _Session:
@@ -94,7 +197,8 @@ class _Session:
     * Ray already initialized by the caller: reuses it and leaves it running.
     """
 
-    def __init__(self, address: str | None) -> None:
+    def __init__(self, address: str | None, bind_address: str | None = None,
+                 dashboard: bool = False) -> None:
         import ray  # pylint: disable=g-import-not-at-top
         self._ray = ray
         self.connected_here = False
@@ -109,6 +213,9 @@ class _Session:
         self.actor_runtime_env: dict[str, Any] | None = None
         if ray.is_initialized():
             logger.info("launch: reusing the already initialized Ray connection")
+            if bind_address is not None or dashboard:
+                logger.warning("launch: Ray was already initialized in this process, so bind_address and "
+                               "dashboard are not applied")
             self.actor_runtime_env = runtime_env
             return
         # ray.init() sets RAY_* variables in this process (e.g. RAY_AUTH_MODE=token for a
@@ -118,13 +225,12 @@ class _Session:
         if address is None:
             self._children_before = _child_pids()
             try:
-                ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False,
-                         runtime_env=runtime_env, **_QUIET_INIT)
+                _start_local_ray(ray, runtime_env, bind_address, dashboard)
             except BaseException:
                 self._disconnect()
                 raise
         else:
-            check_reachable(address)
+            check_ray_cluster(address)
             try:
                 ray.init(address=address, runtime_env=runtime_env, **_QUIET_INIT)
             except Exception as e:  # pylint: disable=broad-except
@@ -368,10 +474,11 @@ class _Run:
 
 
 def run_ray(program: Program, *, address: str | None, deadline: Deadline,
-            guard: SignalGuard, grace_period: float) -> Outcome:
+            guard: SignalGuard, grace_period: float, bind_address: str | None = None,
+            dashboard: bool = False) -> Outcome:
     """Runs ``program`` on Ray (see ``launch.launch``)."""
     program.construction_order()  # Validate before starting anything.
-    session = _Session(address)
+    session = _Session(address, bind_address, dashboard)
     outcome = Outcome()
     try:
         run = _Run(program, session, deadline, guard)

@@ -22,6 +22,7 @@ from acme.experiments.checkpointing import (
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.interrupt import StopAtEpisodeEnd
 from acme.utils import counting
+from launch import network
 
 
 class InsertPressure:
@@ -187,6 +188,7 @@ def run_experiment(
     if checkpointer is not None and checkpointer.config.replay:
         replay_checkpointer = reverb_checkpointer(*checkpointer.prepare_replay(restored))
     server = reverb.Server(tables, port=None, checkpointer=replay_checkpointer)
+    network.confine_server(server)  # reverb listens on every interface; only this process uses it
     replay_client = reverb.Client(f"localhost:{server.port}")
     counter = counting.Counter()
     iterator = builder.make_dataset_iterator(replay_client)

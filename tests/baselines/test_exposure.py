@@ -1,0 +1,58 @@
+"""A single-machine run listens on loopback only, as a user starts it (in a subprocess).
+
+While ``python -m baselines run`` trains, every listening TCP socket of its
+process tree (reverb, and with Ray the GCS, raylet, workers and agents) is
+read from /proc; none may be bound to a non-loopback address, and none may
+accept a connection made to one of this machine's network addresses.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from tests import exposure
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+def _run_and_watch(tmp_path: pathlib.Path, *flags: str) -> tuple[exposure.Observation, str, int]:
+    log = tmp_path / "output.txt"
+    command = [sys.executable, "-m", "baselines", "run", "dqn", "--max-steps", "1200", "--eval-every", "0",
+               "--no-progress", "--run-dir", str(tmp_path / "run"), *flags]
+    with open(log, "w") as out:
+        process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                   env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+        try:
+            seen = exposure.watch(process, timeout=300)
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+    return seen, log.read_text(), process.returncode
+
+
+@pytest.mark.parametrize("flags", [
+    pytest.param((), id="in-process"),
+    pytest.param(("--launcher", "threads", "--num-actors", "1"), id="threads"),
+])
+def test_in_process_runs_listen_on_loopback_only(tmp_path, flags):
+    seen, output, returncode = _run_and_watch(tmp_path, *flags)
+    assert returncode == 0, output
+    assert seen.listeners, "the replay server was never seen listening:\n" + output
+    assert not seen.problems(), "\n".join(seen.problems())
+
+
+@pytest.mark.ray
+def test_ray_run_listens_on_loopback_only(tmp_path):
+    seen, output, returncode = _run_and_watch(tmp_path, "--launcher", "ray", "--num-actors", "1")
+    assert returncode == 0, output
+    commands = {listener.command for listener in seen.listeners}
+    assert {"gcs_server", "raylet"} <= commands, f"Ray's servers were not seen: {commands}\n{output}"
+    assert not seen.problems(), "\n".join(seen.problems())
