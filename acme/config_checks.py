@@ -53,11 +53,13 @@ def check_transition_replay(config: Any) -> None:
 
     Those fields are: discount, n_step, batch_size, min_replay_size,
     max_replay_size, samples_per_insert, samples_per_insert_tolerance,
-    replay_table_name, prefetch_size and variable_update_period.
+    replay_table_name, prefetch_size, variable_update_period and
+    num_sgd_steps_per_step.
     """
     check = ConfigChecker(config)
     check.in_unit_interval(config, "discount")
-    check.positive_int(config, "n_step", "batch_size", "min_replay_size", "prefetch_size", "variable_update_period")
+    check.positive_int(config, "n_step", "batch_size", "min_replay_size", "prefetch_size", "variable_update_period",
+                       "num_sgd_steps_per_step")
     check(
         config.max_replay_size >= config.min_replay_size,
         f"max_replay_size ({config.max_replay_size}) must be >= min_replay_size ({config.min_replay_size}).",

@@ -24,6 +24,11 @@ from acme.jax.running_statistics import ObservationNormalizer
 from acme.jax.variable_client import VariableClient
 
 
+def stack_batches(sample: Any, num_batches: int) -> Any:
+    """``[U * B, ...]`` leaves (of info and data) reshaped to ``[U, B, ...]``: U batches for U fused updates."""
+    return jax.tree.map(lambda x: x.reshape(num_batches, -1, *x.shape[1:]), sample)
+
+
 class NStepTransitionBuilder(builders.AgentBuilder):
     """The data side of an n-step-transition agent; subclasses add the learner and policy."""
 
@@ -60,10 +65,14 @@ class NStepTransitionBuilder(builders.AgentBuilder):
         ]
 
     def make_dataset_iterator(self, replay_client: reverb.Client) -> Iterator[ReplaySample]:
+        """Batches of ``batch_size``, or ``[U, batch_size]`` stacks for ``num_sgd_steps_per_step`` U > 1."""
+        c = self.config
         iterator = make_reverb_iterator(
-            server_address_of(replay_client), self.config.replay_table_name, self.config.batch_size
+            server_address_of(replay_client), c.replay_table_name, c.batch_size * c.num_sgd_steps_per_step
         )
-        return PrefetchIterator(iterator, buffer_size=self.config.prefetch_size)
+        if c.num_sgd_steps_per_step > 1:
+            iterator = (stack_batches(sample, c.num_sgd_steps_per_step) for sample in iterator)
+        return PrefetchIterator(iterator, buffer_size=c.prefetch_size)
 
     def make_adder(self, replay_client: reverb.Client, environment_spec: specs.EnvironmentSpec, policy: Any = None):
         return adders.NStepTransitionAdder(

@@ -1,8 +1,16 @@
-"""A learner around one jitted ``update(state, transitions) -> (state, metrics)``.
+"""A learner around one jitted ``update(state, batch) -> (state, metrics)``, U updates per call.
 
-Continuous-control agents differ only in their state and update function; the
-sampling, NaN checks, step counting, logging, variable serving and
-save/restore are shared here.
+Every agent's learner is this one with its own state and update function (its
+loss): the sampling, fused updates, NaN checks, step counting, logging,
+priority updates, variable serving and save/restore are shared here.
+
+Fused updates: with ``num_updates_per_step = U`` the iterator yields ``[U, B]``
+stacks and one jitted call runs the U updates in a ``jax.lax.scan``, so the
+host dispatches once per U updates. Nothing is read back to the host per
+update: the finiteness of the watched metrics is tracked on the device (the
+first step at which each became NaN or infinite) and read when the learner
+logs (its first step, then every ``log_every_seconds``) and before it saves,
+so a NaN still stops the run, with the step where it first appeared.
 """
 
 from __future__ import annotations
@@ -11,6 +19,7 @@ import time
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from acme import core
@@ -19,10 +28,42 @@ from acme.utils import counting, loggers
 
 UpdateFn = Callable[[Any, Any], tuple[Any, Mapping[str, Any]]]
 VariablesFn = Callable[[Any], Mapping[str, Any]]
+PRIORITIES = "priorities"  # a metric of per-item priorities, handed to ``on_priorities`` rather than logged
 
 
 def _describe(tree: Any) -> tuple:
     return jax.tree.structure(tree), [(np.shape(x), np.asarray(x).dtype.name) for x in jax.tree.leaves(tree)]
+
+
+def fuse_updates(update: UpdateFn, num_updates: int, finite_metrics: Sequence[str]) -> Callable:
+    """``step(state, first_bad, batches) -> (state, first_bad, metrics)``: ``num_updates`` updates in one call.
+
+    ``batches`` leaves are ``[U, B, ...]`` (``[B, ...]`` when U is 1).
+    ``first_bad`` maps each watched metric to ``(learner step, value)`` of its
+    first non-finite value (step -1 while it has none). The metrics returned
+    are the last update's, except ``PRIORITIES``, which keeps all U rows.
+    """
+    finite_metrics = tuple(finite_metrics)
+
+    def one(carry, batch):
+        state, first_bad = carry
+        state, metrics = update(state, batch)
+        step = jnp.asarray(state.steps, jnp.int32)
+        for name in finite_metrics:
+            value = jnp.asarray(metrics[name], jnp.float32)
+            seen, old_value = first_bad[name]
+            new = (seen < 0) & ~jnp.isfinite(value)
+            first_bad = {**first_bad, name: (jnp.where(new, step, seen), jnp.where(new, value, old_value))}
+        return (state, first_bad), metrics
+
+    def step(state, first_bad, batches):
+        if num_updates == 1:
+            (state, first_bad), metrics = one((state, first_bad), batches)
+            return state, first_bad, metrics
+        (state, first_bad), metrics = jax.lax.scan(one, (state, first_bad), batches)
+        return state, first_bad, {k: v if k == PRIORITIES else v[-1] for k, v in metrics.items()}
+
+    return step
 
 
 class SGDLearner(core.Learner):
@@ -30,13 +71,17 @@ class SGDLearner(core.Learner):
 
     Args:
       name: the agent's name, used in error messages.
-      update: jitted or plain ``(state, transitions) -> (state, metrics)``; the
-        state is a NamedTuple with a ``steps`` field.
+      update: jitted or plain ``(state, batch) -> (state, metrics)`` (the agent's
+        loss and optimiser step); the state is a NamedTuple with a ``steps`` field.
       initial_state: the state before any update.
-      iterator: yields ``ReplaySample``s whose ``data`` is passed to ``update``.
+      iterator: yields ``ReplaySample``\\ s; ``[U, B]`` stacks when ``num_updates_per_step`` is U > 1.
       variables: ``state -> {name: pytree}``; ``"policy"`` is what actors fetch.
       finite_metrics: metric names that must stay finite (else FloatingPointError).
       hint: advice appended to the non-finite error.
+      num_updates_per_step: U, the updates one ``step()`` runs in one jitted call.
+      batch_fn: ``ReplaySample -> batch`` given to ``update`` (default: its ``data``).
+      on_priorities: ``(sample, priorities)`` called after each step when the
+        update returns a ``PRIORITIES`` metric (e.g. to write them to the replay).
     """
 
     def __init__(
@@ -51,15 +96,27 @@ class SGDLearner(core.Learner):
         finite_metrics: Sequence[str] = ("critic_loss",),
         hint: str = "",
         log_every_seconds: float = 1.0,
+        num_updates_per_step: int = 1,
+        batch_fn: Optional[Callable[[Any], Any]] = None,
+        on_priorities: Optional[Callable[[Any, np.ndarray], None]] = None,
     ):
+        if isinstance(num_updates_per_step, bool) or not isinstance(num_updates_per_step, int) or (
+            num_updates_per_step < 1
+        ):
+            raise ValueError(f"num_updates_per_step must be a positive integer, got {num_updates_per_step!r}.")
         self._name = name
-        self._update = jax.jit(update)  # no donation: actors may hold the previous parameters
+        self._num_updates = num_updates_per_step
+        self._finite_metrics = tuple(finite_metrics)
+        # No donation: actors may hold the previous parameters.
+        self._step_fn = jax.jit(fuse_updates(update, num_updates_per_step, self._finite_metrics))
+        self._first_bad = {m: (jnp.int32(-1), jnp.float32(0.0)) for m in self._finite_metrics}
         self._state = initial_state
         self._iterator = iterator
         self._variables = variables
+        self._batch_fn = batch_fn or (lambda sample: sample.data)
+        self._on_priorities = on_priorities
         self._counter = counter if counter is not None else counting.Counter(prefix="learner")
         self._logger = logger if logger is not None else loggers.NoOpLogger()
-        self._finite_metrics = tuple(finite_metrics)
         self._hint = hint
         self._log_every = log_every_seconds
         self._last_log = 0.0
@@ -68,7 +125,12 @@ class SGDLearner(core.Learner):
 
     @property
     def num_steps(self) -> int:
+        """Updates taken so far (U per ``step()``)."""
         return self._num_steps
+
+    @property
+    def num_updates_per_step(self) -> int:
+        return self._num_updates
 
     @property
     def state(self) -> Any:
@@ -76,16 +138,26 @@ class SGDLearner(core.Learner):
 
     def step(self) -> None:
         sample = next(self._iterator)
-        self._state, metrics = self._update(self._state, sample.data)
-        self._num_steps += 1
-        for key in self._finite_metrics:
-            jax_utils.check_finite(f"{self._name} {key}", metrics[key], self._num_steps, hint=self._hint)
+        self._state, self._first_bad, metrics = self._step_fn(self._state, self._first_bad, self._batch_fn(sample))
+        self._num_steps += self._num_updates
+        priorities = metrics.pop(PRIORITIES, None)
+        if priorities is not None and self._on_priorities is not None:
+            self._on_priorities(sample, np.asarray(priorities))
         now = time.monotonic()
         if now - self._last_log >= self._log_every:
+            self.check_finite()
             counts = self._counter.increment(steps=self._num_steps - self._num_counted_steps)
             self._num_counted_steps = self._num_steps
             self._last_log = now
             self._logger.write({**jax_utils.to_numpy(metrics), **counts})
+
+    def check_finite(self) -> None:
+        """Raises FloatingPointError naming the first step at which a watched metric became NaN or infinite."""
+        for name, (step, value) in jax.device_get(self._first_bad).items():
+            if int(step) >= 0:
+                raise FloatingPointError(
+                    f"{self._name} {name} became {float(value)} at learner step {int(step)}. {self._hint}".strip()
+                )
 
     def get_variables(self, names: Sequence[str]) -> list:
         available = self._variables(self._state)
@@ -95,6 +167,7 @@ class SGDLearner(core.Learner):
         return [available[n] for n in names]
 
     def save(self) -> Any:
+        self.check_finite()  # a checkpoint never holds a state that went non-finite
         return jax.device_get(self._state)
 
     def restore(self, state: Any) -> None:

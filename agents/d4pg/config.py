@@ -45,6 +45,7 @@ class D4PGConfig:
     samples_per_insert_tolerance: float = 0.1
     replay_table_name: str = "priority_table"
     prefetch_size: int = 2
+    num_sgd_steps_per_step: int = 1  # U: updates per jitted learner call, on a [U, batch_size] stack
 
     # Acting.
     sigma: float = 0.3  # std of the Gaussian exploration noise added to the [-1, 1] action

@@ -161,6 +161,7 @@ class D4PGLearner(SGDLearner):
             initial_state=make_initial_state(networks, config, random_key),
             iterator=iterator,
             variables=policy_variables,
+            num_updates_per_step=config.num_sgd_steps_per_step,
             counter=counter,
             logger=logger,
             finite_metrics=("critic_loss", "policy_loss"),

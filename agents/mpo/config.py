@@ -51,6 +51,7 @@ class MPOConfig:
     samples_per_insert_tolerance: float = 0.1
     replay_table_name: str = "priority_table"
     prefetch_size: int = 2
+    num_sgd_steps_per_step: int = 1  # U: updates per jitted learner call, on a [U, batch_size] stack
 
     # Acting.
     variable_update_period: int = 1  # actor steps between parameter fetches

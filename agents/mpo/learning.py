@@ -320,6 +320,7 @@ class MPOLearner(SGDLearner):
             initial_state=make_initial_state(networks, config, random_key),
             iterator=iterator,
             variables=policy_variables,
+            num_updates_per_step=config.num_sgd_steps_per_step,
             counter=counter,
             logger=logger,
             finite_metrics=("critic_loss", "policy_loss"),

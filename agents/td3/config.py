@@ -33,6 +33,7 @@ class TD3Config:
     samples_per_insert_tolerance: float = 0.1
     replay_table_name: str = "priority_table"
     prefetch_size: int = 2
+    num_sgd_steps_per_step: int = 1  # U: updates per jitted learner call, on a [U, batch_size] stack
 
     # Acting.
     exploration_sigma: float = 0.1  # std of the Gaussian exploration noise, in [-1, 1] action units

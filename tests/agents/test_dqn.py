@@ -129,11 +129,11 @@ def test_learner_save_restore_round_trip():
     assert other.num_steps == 5
 
 
-@pytest.mark.parametrize("prioritized", [False, True])
-def test_builder_runs_end_to_end_on_a_fake_environment(prioritized):
+@pytest.mark.parametrize("prioritized, fused", [(False, 1), (True, 1), (True, 2)])
+def test_builder_runs_end_to_end_on_a_fake_environment(prioritized, fused):
     config = dqn.DQNConfig(
-        hidden_sizes=(16,), batch_size=8, min_replay_size=20, samples_per_insert=4.0,
-        prioritized_replay=prioritized, epsilon_decay_steps=50,
+        hidden_sizes=(16,), batch_size=8 // fused, min_replay_size=20, samples_per_insert=4.0 / fused,
+        prioritized_replay=prioritized, epsilon_decay_steps=50, num_sgd_steps_per_step=fused,
     )
     spec = fakes.discrete_spec()
     experiment = ExperimentConfig(
@@ -149,7 +149,8 @@ def test_builder_runs_end_to_end_on_a_fake_environment(prioritized):
     result = run_experiment(experiment, progress=False)
     assert result.actor_steps == 300
     # samples_per_insert 4 at batch 8: one learner step per two inserted transitions after the first 20
-    # (140), give or take the limiter's error buffer of 32 inserts (16 learner steps).
+    # (140), give or take the limiter's error buffer of 32 inserts (16 learner steps). Fused: two updates
+    # of batch 4 per [2, 4] stack, the same number of updates.
     assert 124 <= result.learner_steps <= 156
     assert [e.actor_steps for e in result.evaluations] == [100, 200, 300]
     assert all(e.mean_return == pytest.approx(210.0) for e in result.evaluations)  # rewards 1..20
