@@ -22,6 +22,8 @@ from acme.jax.actors import GenericActor
 from acme.jax.prefetch import PrefetchIterator
 from acme.jax.running_statistics import ObservationNormalizer
 from acme.jax.variable_client import VariableClient
+from acme.replay import tables as replay_tables
+from acme.replay.tables import TableSpec
 
 
 def stack_batches(sample: Any, num_batches: int) -> Any:
@@ -35,12 +37,13 @@ class NStepTransitionBuilder(builders.AgentBuilder):
     def __init__(self, config: Any):
         self.config = config
 
-    def make_replay_tables(self, environment_spec: specs.EnvironmentSpec, policy: Any = None) -> list[reverb.Table]:
+    def make_replay_tables(self, environment_spec: specs.EnvironmentSpec, policy: Any = None) -> list[TableSpec]:
+        """One n-step transition table under a samples-per-insert limit (backend-free; see ``acme.replay``)."""
         c = self.config
         if getattr(c, "prioritized_replay", False):
-            sampler = reverb.selectors.Prioritized(c.priority_exponent)
+            sampler = replay_tables.Prioritized(c.priority_exponent)
         else:
-            sampler = reverb.selectors.Uniform()
+            sampler = replay_tables.Uniform()
         # How far inserts may run ahead of samples (and back) before the limiter blocks: at least
         # 32 inserts, since the writer sends items in small asynchronous bursts (see InsertPressure).
         error_buffer = max(
@@ -48,16 +51,16 @@ class NStepTransitionBuilder(builders.AgentBuilder):
             2.0 * c.batch_size,
             32.0 * c.samples_per_insert,
         )
-        limiter = reverb.rate_limiters.SampleToInsertRatio(
+        limiter = replay_tables.SampleToInsertRatio(
             samples_per_insert=c.samples_per_insert,
             min_size_to_sample=c.min_replay_size,
             error_buffer=error_buffer,
         )
         return [
-            reverb.Table(
+            TableSpec(
                 name=c.replay_table_name,
                 sampler=sampler,
-                remover=reverb.selectors.Fifo(),
+                remover=replay_tables.Fifo(),
                 max_size=c.max_replay_size,
                 rate_limiter=limiter,
                 signature=adders.NStepTransitionAdder.signature(environment_spec),

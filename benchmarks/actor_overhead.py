@@ -20,6 +20,7 @@ writes benchmarks/results/actor_overhead.json.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -32,6 +33,8 @@ import reverb  # noqa: E402
 
 from acme import specs  # noqa: E402
 from acme.environment_loop import EnvironmentLoop  # noqa: E402
+from acme.replay import tables as replay_tables  # noqa: E402
+from acme.replay.reverb_tables import to_reverb_tables  # noqa: E402
 from acme.utils import counting, loggers  # noqa: E402
 from baselines import registry  # noqa: E402
 from benchmarks.common import machine, random_actions, steps_per_second, write_report  # noqa: E402
@@ -65,8 +68,8 @@ def measure(agent: str, environment_id: str, steps: int) -> dict:
     policy = builder.make_policy(networks, spec, evaluation=False)
     # The agent's tables, without their samples-per-insert limiter: nothing samples here, so it would
     # block the adder once the table holds min_replay_size items.
-    tables = [table.replace(rate_limiter=reverb.rate_limiters.MinSize(1)) for table in
-              builder.make_replay_tables(spec, policy)]
+    tables = to_reverb_tables([dataclasses.replace(table, rate_limiter=replay_tables.MinSize(1)) for table in
+                               builder.make_replay_tables(spec, policy)])
     server = reverb.Server(tables, port=None)
     try:
         client = reverb.Client(f"localhost:{server.port}")

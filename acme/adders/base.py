@@ -24,6 +24,7 @@ import numpy as np
 import tree
 
 from acme import types
+from acme.replay.tables import LeafSpec
 
 # A priority function receives the item it is asked about, as numpy arrays in
 # the item's own structure (a ``Transition`` or a ``Step`` with a time
@@ -126,21 +127,18 @@ def check_priority_fns(priority_fns: Any) -> dict[str, Optional[PriorityFn]]:
     return checked
 
 
-def spec_to_tensor_spec(spec: Any, leading_dims: tuple = ()):
-    """A ``tf.TensorSpec`` for anything with a shape and dtype (dm_env spec, array, TensorSpec)."""
-    import tensorflow as tf
-
+def leaf_spec(spec: Any, leading_dims: tuple = ()) -> LeafSpec:
+    """The backend-free ``LeafSpec`` of anything with a shape and dtype (dm_env spec, array), after ``leading_dims``."""
     if not (hasattr(spec, "shape") and hasattr(spec, "dtype")):
         raise ValueError(
             f"Expected a spec or array with .shape and .dtype (e.g. a dm_env.specs.Array), got {spec!r}."
         )
-    shape = tuple(leading_dims) + tuple(spec.shape)
-    return tf.TensorSpec(shape=shape, dtype=tf.as_dtype(spec.dtype))
+    return LeafSpec(tuple(leading_dims) + tuple(spec.shape), np.dtype(spec.dtype))
 
 
-def nested_tensor_spec(nest: Any, leading_dims: tuple = ()):
-    """Converts a nest of specs (or arrays) to a nest of ``tf.TensorSpec``."""
-    return tree.map_structure(lambda s: spec_to_tensor_spec(s, leading_dims), nest)
+def nested_leaf_spec(nest: Any, leading_dims: tuple = ()) -> Any:
+    """A nest of specs (or arrays) as a nest of ``LeafSpec`` with ``leading_dims`` in front (a table signature)."""
+    return tree.map_structure(lambda s: leaf_spec(s, leading_dims), nest)
 
 
 class ReverbAdder(Adder):

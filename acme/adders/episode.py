@@ -87,7 +87,7 @@ class EpisodeAdder(base.StepwiseReverbAdder):
         extras_spec: Any = (),
         sequence_length: Optional[int] = None,
     ) -> base.Step:
-        """The ``tf.TensorSpec`` nest of the items.
+        """The backend-free signature of the items (``Step`` of ``LeafSpec``).
 
         The time dimension is unspecified (``None``) unless ``sequence_length``
         is given; pass ``max_sequence_length`` there when using ``padding_fn``.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+import numpy as np
+
 from acme import specs
 from acme.adders import base
 
@@ -104,7 +106,7 @@ class SequenceAdder(base.StepwiseReverbAdder):
         sequence_length: Optional[int] = None,
         extras_spec: Any = (),
     ) -> base.Step:
-        """The ``tf.TensorSpec`` nest of the items (``Step`` with a leading time dimension).
+        """The backend-free signature of the items (``Step`` of ``LeafSpec`` with a leading time dimension).
 
         ``sequence_length=None`` leaves the time dimension unspecified.
         """
@@ -148,17 +150,15 @@ def step_signature(
     sequence_length: Optional[int],
     extras_spec: Any = (),
 ) -> base.Step:
-    """``Step`` of ``tf.TensorSpec`` with a leading time dimension ``sequence_length``."""
-    import tensorflow as tf
-
+    """``Step`` of ``LeafSpec`` with a leading time dimension ``sequence_length`` (None: any length)."""
     leading = (sequence_length,)
     return base.Step(
-        observation=base.nested_tensor_spec(environment_spec.observations, leading),
-        action=base.nested_tensor_spec(environment_spec.actions, leading),
-        reward=base.nested_tensor_spec(environment_spec.rewards, leading),
-        discount=base.nested_tensor_spec(environment_spec.discounts, leading),
-        start_of_episode=tf.TensorSpec(shape=leading, dtype=tf.bool),
-        extras=base.nested_tensor_spec(extras_spec, leading),
+        observation=base.nested_leaf_spec(environment_spec.observations, leading),
+        action=base.nested_leaf_spec(environment_spec.actions, leading),
+        reward=base.nested_leaf_spec(environment_spec.rewards, leading),
+        discount=base.nested_leaf_spec(environment_spec.discounts, leading),
+        start_of_episode=base.LeafSpec(leading, np.dtype(bool)),
+        extras=base.nested_leaf_spec(extras_spec, leading),
     )
 
 

@@ -120,19 +120,19 @@ class NStepTransitionAdder(base.ReverbAdder):
 
     @staticmethod
     def signature(environment_spec: specs.EnvironmentSpec, extras_spec: Any = ()):
-        """The ``tf.TensorSpec`` nest of the items, for ``reverb.Table(signature=...)``."""
-        obs = base.nested_tensor_spec(environment_spec.observations)
+        """The backend-free signature of the items (a ``Transition`` of ``LeafSpec``), for a ``TableSpec``."""
+        obs = base.nested_leaf_spec(environment_spec.observations)
 
         def n_step_spec(spec):
-            return base.spec_to_tensor_spec(_ShapeDtype(spec.shape, _n_step_dtype(spec.dtype)))
+            return base.LeafSpec(tuple(spec.shape), _n_step_dtype(spec.dtype))
 
         return types.Transition(
             observation=obs,
-            action=base.nested_tensor_spec(environment_spec.actions),
+            action=base.nested_leaf_spec(environment_spec.actions),
             reward=tree.map_structure(n_step_spec, environment_spec.rewards),
             discount=tree.map_structure(n_step_spec, environment_spec.discounts),
             next_observation=obs,
-            extras=base.nested_tensor_spec(extras_spec),
+            extras=base.nested_leaf_spec(extras_spec),
         )
 
     # ------------------------------------------------------------ internals
@@ -252,11 +252,3 @@ class NStepTransitionAdder(base.ReverbAdder):
         )
         self._create_item(transition)
         self._next_start = start + 1
-
-
-class _ShapeDtype:
-    """A minimal shape/dtype holder for building TensorSpecs."""
-
-    def __init__(self, shape, dtype):
-        self.shape = tuple(shape)
-        self.dtype = np.dtype(dtype)

@@ -303,7 +303,9 @@ def make_distributed_experiment(
 
     def make_tables():
         networks = config.network_factory(spec)
-        return builder.make_replay_tables(spec, builder.make_policy(networks, spec, evaluation=False))
+        from acme.replay.reverb_tables import to_reverb_tables
+
+        return to_reverb_tables(builder.make_replay_tables(spec, builder.make_policy(networks, spec, evaluation=False)))
 
     replay = program.add_node(launch.ReverbNode(make_tables, checkpoint_dir=staging, fallback_checkpoint_path=fallback),
                               label="replay")

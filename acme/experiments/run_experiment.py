@@ -21,6 +21,7 @@ from acme.experiments.checkpointing import (
 )
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.interrupt import StopAtEpisodeEnd
+from acme.replay.reverb_tables import to_reverb_tables
 from acme.utils import counting
 from launch import network
 
@@ -187,6 +188,7 @@ def run_experiment(
     replay_checkpointer = None
     if checkpointer is not None and checkpointer.config.replay:
         replay_checkpointer = reverb_checkpointer(*checkpointer.prepare_replay(restored))
+    tables = to_reverb_tables(tables)
     server = reverb.Server(tables, port=None, checkpointer=replay_checkpointer)
     network.confine_server(server)  # reverb listens on every interface; only this process uses it
     replay_client = reverb.Client(f"localhost:{server.port}")

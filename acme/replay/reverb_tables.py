@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import reverb
 import tree
 
@@ -33,6 +35,11 @@ def _tensor_spec(spec):
     if isinstance(spec, tf.TensorSpec):
         return spec
     return tf.TensorSpec(shape=tuple(spec.shape), dtype=tf.as_dtype(spec.dtype))
+
+
+def to_reverb_tables(table_specs: Sequence[tables.TableSpec]) -> list:
+    """``to_reverb_table`` of each spec."""
+    return [to_reverb_table(spec) for spec in table_specs]
 
 
 def to_reverb_table(spec: tables.TableSpec) -> reverb.Table:

@@ -9,6 +9,7 @@ import reverb
 
 from acme import specs, types
 from acme.experiments import ExperimentConfig, run_experiment
+from acme.replay.reverb_tables import to_reverb_tables
 from acme.testing import fakes
 from acme.utils import loggers
 from agents import dqn
@@ -164,7 +165,7 @@ def test_actor_recovers_from_an_episode_cut_short():
     spec = fakes.discrete_spec()
     builder = dqn.DQNBuilder(config)
     networks = dqn.make_networks(spec, config.hidden_sizes)
-    server = reverb.Server(builder.make_replay_tables(spec), port=None)
+    server = reverb.Server(to_reverb_tables(builder.make_replay_tables(spec)), port=None)
     try:
         client = reverb.Client(f"localhost:{server.port}")
         learner_like = _StaticSource(networks.init(jax.random.PRNGKey(0)))

@@ -17,6 +17,7 @@ from acme import specs
 from acme.experiments import CheckpointingConfig, ExperimentCheckpointer, ExperimentConfig, run_experiment
 from acme.experiments.checkpointing import REPLAY, experiment_identity, reverb_checkpointer
 from acme.experiments.interrupt import StopAtEpisodeEnd
+from acme.replay.reverb_tables import to_reverb_tables
 from acme.utils.checkpointing import CheckpointError, CheckpointMismatchError, CorruptCheckpointWarning
 from tests.experiments.resumable_run import make_config
 
@@ -102,7 +103,7 @@ def test_sigkill_mid_run_then_resume_continues_from_the_checkpoint(tmp_path, cap
 
     # The replay checkpoint saved with that state holds exactly its items (and the rate limiter's state).
     checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
-    tables = config.builder.make_replay_tables(_spec(config), None)
+    tables = to_reverb_tables(config.builder.make_replay_tables(_spec(config), None))
     server = reverb.Server(tables, checkpointer=reverb_checkpointer(*checkpointer.prepare_replay(before)))
     try:
         client = reverb.Client(f"localhost:{server.port}")
