@@ -1,6 +1,6 @@
 """Replay, dataset, adder and actor for agents that learn from n-step transitions.
 
-DQN, SAC, TD3, D4PG and MPO all store n-step transitions in one reverb table
+DQN, SAC, TD3, D4PG and MPO all store n-step transitions in one replay table
 under a samples-per-insert rate limiter and act with a ``GenericActor``; they
 differ only in their learner and policy. Their builders subclass
 ``NStepTransitionBuilder`` and read the shared fields from ``self.config``
@@ -14,15 +14,15 @@ import abc
 from typing import Any, Iterator, Optional
 
 import jax
-import reverb
 
 from acme import adders, builders, core, specs
-from acme.datasets import ReplaySample, make_reverb_iterator, server_address_of
+from acme.datasets import ReplaySample
 from acme.jax.actors import GenericActor
 from acme.jax.prefetch import PrefetchIterator
 from acme.jax.running_statistics import ObservationNormalizer
 from acme.jax.variable_client import VariableClient
 from acme.replay import tables as replay_tables
+from acme.replay.local_client import LocalBatches, LocalReplay
 from acme.replay.tables import TableSpec
 
 
@@ -67,9 +67,17 @@ class NStepTransitionBuilder(builders.AgentBuilder):
             )
         ]
 
-    def make_dataset_iterator(self, replay_client: reverb.Client) -> Iterator[ReplaySample]:
-        """Batches of ``batch_size``, or ``[U, batch_size]`` stacks for ``num_sgd_steps_per_step`` U > 1."""
+    def make_dataset_iterator(self, replay_client: Any) -> Iterator[ReplaySample]:
+        """Batches of ``batch_size``, or ``[U, batch_size]`` stacks for ``num_sgd_steps_per_step`` U > 1.
+
+        From a ``LocalReplay`` they are gathered when asked for; from reverb a
+        background thread keeps ``prefetch_size`` ready.
+        """
         c = self.config
+        if isinstance(replay_client, LocalReplay):
+            return LocalBatches(replay_client.table(c.replay_table_name), c.batch_size, c.num_sgd_steps_per_step)
+        from acme.datasets.reverb import make_reverb_iterator, server_address_of
+
         iterator = make_reverb_iterator(
             server_address_of(replay_client), c.replay_table_name, c.batch_size * c.num_sgd_steps_per_step
         )
@@ -77,7 +85,7 @@ class NStepTransitionBuilder(builders.AgentBuilder):
             iterator = (stack_batches(sample, c.num_sgd_steps_per_step) for sample in iterator)
         return PrefetchIterator(iterator, buffer_size=c.prefetch_size)
 
-    def make_adder(self, replay_client: reverb.Client, environment_spec: specs.EnvironmentSpec, policy: Any = None):
+    def make_adder(self, replay_client: Any, environment_spec: specs.EnvironmentSpec, policy: Any = None):
         return adders.NStepTransitionAdder(
             client=replay_client,
             n_step=self.config.n_step,

@@ -151,7 +151,7 @@ class ReverbAdder(Adder):
     the number of items in flight.
 
     Args:
-      client: a ``reverb.Client`` connected to the replay server.
+      client: a ``reverb.Client`` connected to the replay server, or a ``LocalReplay``.
       priority_fns: replay table name -> priority function. Each item is
         written to every table listed; a function receives the item as numpy
         arrays (same structure as the item) and returns its priority, None
@@ -172,7 +172,7 @@ class ReverbAdder(Adder):
         validate_items: bool = True,
     ):
         if client is None:
-            raise ValueError("client must be a reverb.Client connected to the replay server, got None.")
+            raise ValueError("client must be a reverb.Client connected to the replay server or a LocalReplay, got None.")
         self._client = client
         self._priority_fns = check_priority_fns(priority_fns)
         self._max_in_flight_items = check_positive_int(

@@ -37,7 +37,7 @@ class EpisodeAdder(base.StepwiseReverbAdder):
     length.
 
     Args:
-      client: a ``reverb.Client``.
+      client: a ``reverb.Client`` or a ``LocalReplay`` (the same items either way).
       max_sequence_length: the most steps an episode may have, counting its
         final step (>= 2: an episode has at least a first and a last timestep).
       priority_fns: replay table name -> priority function of the episode (a

@@ -48,7 +48,7 @@ class SequenceAdder(base.StepwiseReverbAdder):
     stream.
 
     Args:
-      client: a ``reverb.Client``.
+      client: a ``reverb.Client`` or a ``LocalReplay`` (the same items either way).
       sequence_length: steps per item (>= 1).
       period: steps between the starts of consecutive items (>= 1).
       priority_fns: replay table name -> priority function of the item (a

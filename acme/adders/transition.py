@@ -65,7 +65,7 @@ class NStepTransitionAdder(base.ReverbAdder):
     remaining computed pairs.
 
     Args:
-      client: a ``reverb.Client``.
+      client: a ``reverb.Client`` or a ``LocalReplay`` (the same items either way).
       n_step: the number of steps ``n`` to accumulate (>= 1; 1 gives ordinary
         one-step transitions).
       discount: the agent's discount ``gamma``, in [0, 1].

@@ -1,5 +1,9 @@
-"""Replay datasets."""
+"""Replay datasets: sampling reverb tables into batches (``acme.datasets.reverb``, imported on use).
 
-from acme.datasets.reverb import ReplaySample, make_reverb_dataset, make_reverb_iterator, server_address_of
+The local backend's batches come from ``acme.replay.local_client.LocalBatches``.
+``ReplaySample(info, data)`` is the same shape on both backends.
+"""
 
-__all__ = ["ReplaySample", "make_reverb_dataset", "make_reverb_iterator", "server_address_of"]
+from acme.replay.local import ReplaySample
+
+__all__ = ["ReplaySample"]

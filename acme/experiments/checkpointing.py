@@ -4,11 +4,12 @@ One checkpoint is a directory ``<directory>/ckpt-<learner step>`` written by
 ``acme.utils.checkpointing.Checkpointer`` (atomic, checksummed, the newest
 ``keep`` kept). It holds the learner's state as a pytree and, in its metadata,
 the counters, the loop's progress (actor steps, evaluations so far) and the
-size of every replay table. Reverb writes its own checkpoint of the tables
-into ``<directory>/.replay-staging``; the checkpoint directory then takes it
-in whole (``ckpt-<step>/replay``, checksummed like the rest), so the replay
-always matches the learner state saved with it. A server restored from a
-checkpoint loads exactly that copy (reverb's ``fallback_checkpoint_path``).
+size of every replay table. Local replay tables (``acme.replay``) are saved in
+the same tree as the learner state. Reverb writes its own checkpoint of the
+tables into ``<directory>/.replay-staging``; the checkpoint directory then
+takes it in whole (``ckpt-<step>/replay``, checksummed like the rest), so the
+replay always matches the learner state saved with it. A server restored from
+a checkpoint loads exactly that copy (reverb's ``fallback_checkpoint_path``).
 
 The replay staging directory and the checkpoints must be on one file system
 (and, for a distributed run on several machines, one that the replay node and
@@ -24,6 +25,7 @@ import shutil
 import time
 from typing import Any, Mapping, Optional
 
+from acme.replay.local_client import LocalReplay
 from acme.utils.checkpointing import (
     CheckpointError,
     Checkpointer,
@@ -92,6 +94,14 @@ class Restored:
     loop: dict  # the in-process loop's progress: actor_steps, next_eval, evaluations, wall_seconds, resumes
     replay_items: dict  # table name -> number of items when saved
     metadata: dict
+    replay_state: Any = None  # local replay tables' items, when they were checkpointed
+
+    @property
+    def replay_backend(self) -> Optional[str]:
+        """"local" or "reverb": the backend whose tables were checkpointed (None if replay was not)."""
+        if self.replay_state is not None:
+            return "local"
+        return "reverb" if self.replay_path is not None else None
 
     @property
     def replay_path(self) -> Optional[str]:
@@ -177,6 +187,7 @@ class ExperimentCheckpointer:
             loop=dict(metadata.get("loop", {})),
             replay_items=dict(metadata.get("replay_items", {})),
             metadata=metadata,
+            replay_state=state.get("replay"),
         )
 
     def check_learner_state(self, restored: Restored, fresh_state: Any) -> None:
@@ -202,8 +213,8 @@ class ExperimentCheckpointer:
         return self.staging_directory, fallback
 
     def check_replay(self, restored: Restored, replay_client: Any) -> None:
-        """Raises ``CheckpointError`` if a restored server's tables differ in size from the checkpoint's."""
-        if not self._config.replay or restored.replay_path is None:
+        """Raises ``CheckpointError`` if the restored tables differ in size from the checkpoint's."""
+        if not self._config.replay or restored.replay_backend is None:
             return
         sizes = _table_sizes(replay_client)
         low = restored.replay_items
@@ -213,8 +224,16 @@ class ExperimentCheckpointer:
         }
         if wrong:
             raise CheckpointError(
-                f"The replay server restored {wrong} items from {restored.replay_path}, but the checkpoint "
-                f"recorded {dict(low)}. The replay checkpoint is unreadable by this reverb version or damaged."
+                f"The replay restored {wrong} items from {restored.path}, but the checkpoint recorded {dict(low)}. "
+                "The replay checkpoint is unreadable by this version or damaged."
+            )
+
+    def check_replay_backend(self, restored: Restored, backend: str) -> None:
+        """Raises ``CheckpointMismatchError`` if ``restored``'s replay was saved by another backend than ``backend``."""
+        if self._config.replay and restored.replay_backend not in (None, backend):
+            raise CheckpointMismatchError(
+                f"{restored.path} holds replay tables saved by the {restored.replay_backend!r} backend, but this run "
+                f"uses {backend!r}; resume with --replay {restored.replay_backend} (replay={restored.replay_backend!r})."
             )
 
     def due(self, learner_steps: int) -> bool:
@@ -236,12 +255,19 @@ class ExperimentCheckpointer:
         replay_client: Any = None,
         actor_state: Any = None,
     ) -> str:
-        """Writes one checkpoint; with ``replay_client`` (and ``replay=True``) the reverb tables go with it.
+        """Writes one checkpoint; with ``replay_client`` (and ``replay=True``) the replay tables go with it.
+
+        A ``LocalReplay``'s tables are saved in the checkpoint's tree; a reverb
+        server writes its own checkpoint, which is attached.
 
         Returns the checkpoint's path. The previous checkpoints stay until this one is complete.
         """
         attach, replay_items, replay_items_after = {}, {}, {}
-        if self._config.replay and replay_client is not None:
+        tree = {"learner": learner_state}
+        if self._config.replay and isinstance(replay_client, LocalReplay):
+            replay_items = _table_sizes(replay_client)
+            tree["replay"] = replay_client.save()
+        elif self._config.replay and replay_client is not None:
             replay_items = _table_sizes(replay_client)
             replay_path = replay_client.checkpoint()
             # In a distributed run actors insert while the checkpoint is taken: it holds between these sizes.
@@ -262,7 +288,6 @@ class ExperimentCheckpointer:
             "replay_items_after": replay_items_after if attach else {},
             "saved_at": time.time(),
         }
-        tree = {"learner": learner_state}
         if actor_state is not None:
             tree["actor"] = actor_state
         path = self._checkpointer.save(tree, int(learner_steps), metadata, attach=attach)

@@ -8,7 +8,6 @@ from typing import Any, Callable, Mapping, Optional
 
 import jax
 import numpy as np
-import reverb
 
 from acme import core, specs
 from acme.environment_loop import EnvironmentLoop
@@ -21,9 +20,10 @@ from acme.experiments.checkpointing import (
 )
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.interrupt import StopAtEpisodeEnd
-from acme.replay.reverb_tables import to_reverb_tables
+from acme.replay.local_client import LocalReplay
 from acme.utils import counting
-from launch import network
+
+REPLAY_BACKENDS = ("local", "reverb")
 
 
 class InsertPressure:
@@ -77,7 +77,7 @@ class InsertPressure:
         return all(diffs[name] <= centre for name, centre, _ in self._limited)
 
 
-def table_infos(tables: list, replay_client: reverb.Client, restored: bool) -> Callable[[], Mapping[str, Any]]:
+def table_infos(tables: list, replay_client: Any, restored: bool) -> Callable[[], Mapping[str, Any]]:
     """Reads the tables' infos: from the table objects (~10 us), or from the server (~0.2 ms) once a
     checkpoint was loaded, because reverb then serves tables rebuilt from the checkpoint."""
     if restored:
@@ -90,8 +90,10 @@ class LearningActor(core.Actor):
 
     The replay table's samples-per-insert rate limiter decides: every batch the
     dataset has ready is one learner step, so learning keeps the configured
-    ratio to acting. When the learner has fallen so far behind that the next
-    inserts would block (see ``InsertPressure``), it steps until it has caught up.
+    ratio to acting. With local replay that is all (inserts never wait, and
+    the learner catches up after every actor step). With reverb, when the
+    learner has fallen so far behind that the next inserts would block (see
+    ``InsertPressure``), it steps until it has caught up.
     """
 
     def __init__(self, actor: core.Actor, learner: core.Learner, iterator: core.PrefetchingIterator,
@@ -156,15 +158,19 @@ def _evaluate(loop: EnvironmentLoop, num_episodes: int) -> tuple[float, float]:
 
 
 def run_experiment(
-    config: ExperimentConfig, progress: bool = True, stop_at_return: Optional[float] = None
+    config: ExperimentConfig, progress: bool = True, stop_at_return: Optional[float] = None, replay: str = "local",
 ) -> ExperimentResult:
     """Trains ``config.builder``'s agent for ``config.max_num_actor_steps`` steps in this process.
 
     Evaluation episodes (greedy policy, separate environment) run every
     ``config.eval_every`` actor steps and are logged under the label ``evaluator``.
     With ``stop_at_return`` the run ends at the first evaluation whose mean
-    return reaches it (for tests and time-to-solve benchmarks).
+    return reaches it (for tests and time-to-solve benchmarks). ``replay`` picks
+    the backend: ``"local"`` (tables in this process, the default) or
+    ``"reverb"`` (an in-process reverb server).
     """
+    if replay not in REPLAY_BACKENDS:
+        raise ValueError(f"replay must be one of {REPLAY_BACKENDS}, got {replay!r}.")
     checkpointer, restored = None, None
     if config.checkpointing is not None:
         checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
@@ -184,14 +190,13 @@ def run_experiment(
     builder = config.builder
 
     policy = builder.make_policy(networks, environment_spec, evaluation=False)
+    if restored is not None:
+        checkpointer.check_replay_backend(restored, replay)
     tables = builder.make_replay_tables(environment_spec, policy)
-    replay_checkpointer = None
-    if checkpointer is not None and checkpointer.config.replay:
-        replay_checkpointer = reverb_checkpointer(*checkpointer.prepare_replay(restored))
-    tables = to_reverb_tables(tables)
-    server = reverb.Server(tables, port=None, checkpointer=replay_checkpointer)
-    network.confine_server(server)  # reverb listens on every interface; only this process uses it
-    replay_client = reverb.Client(f"localhost:{server.port}")
+    if replay == "local":
+        replay_client, stop_replay, pressure = LocalReplay(tables, seed=config.seed, wait_on_insert=False), None, None
+    else:
+        replay_client, stop_replay, pressure = _start_reverb(tables, checkpointer, restored)
     counter = counting.Counter()
     iterator = builder.make_dataset_iterator(replay_client)
     learner = builder.make_learner(
@@ -202,7 +207,8 @@ def run_experiment(
         try:
             _restore(checkpointer, restored, learner, counter, replay_client)
         except BaseException:
-            server.stop()
+            if stop_replay is not None:
+                stop_replay()
             raise
         print(restored.describe(), flush=True)
     elif checkpointer is not None:
@@ -214,8 +220,7 @@ def run_experiment(
     actor_logger = logger_factory("actor", "actor_steps")
     train_loop = EnvironmentLoop(
         environment,
-        LearningActor(actor, learner, iterator,
-                      InsertPressure(table_infos(tables, replay_client, restored is not None and replay_checkpointer is not None))),
+        LearningActor(actor, learner, iterator, pressure),
         counter=counting.Counter(counter, prefix="actor"),
         logger=actor_logger,
         label="actor",
@@ -301,7 +306,8 @@ def run_experiment(
             eval_logger.close()
         if hasattr(iterator, "close"):
             iterator.close()
-        server.stop()
+        if stop_replay is not None:
+            stop_replay()
     return ExperimentResult(
         evaluations, actor_steps, learner_steps_of(learner), time.perf_counter() - start,
         policy_params=jax.device_get(learner.get_variables(["policy"])[0]),
@@ -321,11 +327,32 @@ def _interval(checkpointer: ExperimentCheckpointer) -> str:
     return f"every {' or '.join(every)}, between episodes; the newest {config.keep} kept"
 
 
+def _start_reverb(tables: list, checkpointer: Optional[ExperimentCheckpointer],
+                  restored: Optional[Restored]) -> tuple[Any, Callable[[], None], InsertPressure]:
+    """An in-process reverb server of ``tables`` (loading ``restored``'s replay): ``(client, stop, pressure)``."""
+    import reverb
+
+    from acme.replay.reverb_tables import to_reverb_tables
+    from launch import network
+
+    replay_checkpointer = None
+    if checkpointer is not None and checkpointer.config.replay:
+        replay_checkpointer = reverb_checkpointer(*checkpointer.prepare_replay(restored))
+    tables = to_reverb_tables(tables)
+    server = reverb.Server(tables, port=None, checkpointer=replay_checkpointer)
+    network.confine_server(server)  # reverb listens on every interface; only this process uses it
+    client = reverb.Client(f"localhost:{server.port}")
+    pressure = InsertPressure(table_infos(tables, client, restored is not None and replay_checkpointer is not None))
+    return client, server.stop, pressure
+
+
 def _restore(checkpointer: ExperimentCheckpointer, restored: Restored, learner: core.Learner,
-             counter: counting.Counter, replay_client: reverb.Client) -> None:
-    """Puts a checkpoint's learner state, counts and (already loaded) replay in place, checking each."""
+             counter: counting.Counter, replay_client: Any) -> None:
+    """Puts a checkpoint's learner state, counts and replay (reverb's is already loaded) in place, checking each."""
     checkpointer.check_learner_state(restored, learner.save())
     learner.restore(restored.learner_state)
     # The learner adds its steps to the counter once a second; the checkpoint's step is the exact count.
     counter.restore({**restored.counts, "learner_steps": restored.learner_steps})
+    if restored.replay_state is not None and checkpointer.config.replay:
+        replay_client.restore(restored.replay_state)
     checkpointer.check_replay(restored, replay_client)

@@ -11,11 +11,12 @@ experiment checkpoint saves the tables with ``save``/``restore``.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterator, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 import tree
 
+from acme import core
 from acme.replay import tables
 from acme.replay.local import LocalTable, ReplaySample
 
@@ -95,19 +96,38 @@ class LocalReplay:
             self._tables[name].restore(table_state)
 
 
-def sample_stacks(replay: LocalReplay, table: str, batch_size: int, num_batches: Optional[int] = None,
-                  timeout: Optional[float] = None) -> Iterator[ReplaySample]:
-    """Endless batches from ``table``: ``[B, ...]`` leaves, or ``[U, B, ...]`` with ``num_batches=U``.
+class LocalBatches(core.PrefetchingIterator):
+    """Endless batches from a local table: ``[B, ...]`` leaves, or ``[U, B, ...]`` stacks for ``num_batches=U``.
 
-    A ``[U, B]`` stack is sampled at once (one gather per leaf) and counts as
-    ``U * B`` samples for the rate limiter.
+    A stack is sampled at once (one gather per leaf) and counts as ``U * B``
+    samples for the rate limiter. ``ready()`` says whether the limiter allows
+    the next one now: a run whose actor and learner share a thread steps the
+    learner exactly while it is true. ``next`` waits for the limiter (at most
+    ``timeout`` seconds) when it is not.
     """
-    count = batch_size * (num_batches or 1)
-    while True:
-        sample = replay.sample(table, count, timeout=timeout)
-        if num_batches:
-            sample = tree.map_structure(lambda x: x.reshape(num_batches, batch_size, *x.shape[1:]), sample)
-        yield sample
+
+    def __init__(self, table: LocalTable, batch_size: int, num_batches: int = 1, timeout: Optional[float] = None):
+        self._table = table
+        self._batch_size = batch_size
+        self._num_batches = num_batches
+        self._timeout = timeout
+        self._retrieved = 0
+
+    def __iter__(self) -> "LocalBatches":
+        return self
+
+    def __next__(self) -> ReplaySample:
+        sample = self._table.sample(self._batch_size * self._num_batches, timeout=self._timeout)
+        self._retrieved += 1
+        if self._num_batches == 1:
+            return sample
+        return tree.map_structure(lambda x: x.reshape(self._num_batches, self._batch_size, *x.shape[1:]), sample)
+
+    def ready(self) -> bool:
+        return self._table.can_sample(self._batch_size * self._num_batches)
+
+    def retrieved_elements(self) -> int:
+        return self._retrieved
 
 
 # ---------------------------------------------------------------------------------------------------

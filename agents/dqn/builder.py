@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional
 
 import jax
 import jax.numpy as jnp
-import reverb
 import rlax
 
 from acme import specs
@@ -48,7 +47,7 @@ class DQNBuilder(NStepTransitionBuilder):
         dataset: Iterator[ReplaySample],
         logger_factory: loggers.LoggerFactory,
         environment_spec: specs.EnvironmentSpec,
-        replay_client: Optional[reverb.Client] = None,
+        replay_client: Optional[Any] = None,
         counter: Optional[counting.Counter] = None,
     ) -> DQNLearner:
         check_networks_match(networks, environment_spec)

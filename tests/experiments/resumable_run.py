@@ -1,6 +1,7 @@
 """A small checkpointed DQN run, started as a subprocess by the kill-and-resume tests.
 
-``python -m tests.experiments.resumable_run CHECKPOINT_DIR MAX_STEPS [EVERY_LEARNER_STEPS]``
+``python -m tests.experiments.resumable_run CHECKPOINT_DIR MAX_STEPS [EVERY_LEARNER_STEPS [REPLAY]]``
+(REPLAY: local, the default, or reverb)
 """
 
 from __future__ import annotations
@@ -31,4 +32,6 @@ if __name__ == "__main__":
     from acme.experiments import run_experiment
 
     every = int(sys.argv[3]) if len(sys.argv) > 3 else 50
-    run_experiment(make_config(sys.argv[1], int(sys.argv[2]), every_learner_steps=every), progress=False)
+    replay = sys.argv[4] if len(sys.argv) > 4 else "local"
+    run_experiment(make_config(sys.argv[1], int(sys.argv[2]), every_learner_steps=every), progress=False,
+                   replay=replay)

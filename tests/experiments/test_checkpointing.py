@@ -24,18 +24,33 @@ from tests.experiments.resumable_run import make_config
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-@pytest.fixture(scope="module")
-def finished_run(tmp_path_factory):
-    """A checkpoint directory of a finished 1,200-step run (several checkpoints kept)."""
+@pytest.fixture(scope="module", params=["local", "reverb"])
+def finished_run(request, tmp_path_factory):
+    """``(directory, result, replay backend)`` of a finished 1,200-step run (several checkpoints kept)."""
     directory = str(tmp_path_factory.mktemp("finished") / "ckpt")
-    result = run_experiment(make_config(directory, 1_200), progress=False)
-    return directory, result
+    result = run_experiment(make_config(directory, 1_200), progress=False, replay=request.param)
+    return directory, result, request.param
 
 
 def _copy(finished_run, tmp_path) -> str:
     target = str(tmp_path / "ckpt")
     shutil.copytree(finished_run[0], target)
     return target
+
+
+def _replay_sizes(restored, replay: str) -> dict:
+    """What the checkpoint's replay itself holds (not its metadata): local tables' items, or a reverb server's."""
+    if replay == "local":
+        return {name: len(table["keys"]) for name, table in restored.replay_state.items()}
+    config = make_config(os.path.dirname(restored.path), 1)
+    checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
+    tables = to_reverb_tables(config.builder.make_replay_tables(_spec(config), None))
+    server = reverb.Server(tables, checkpointer=reverb_checkpointer(*checkpointer.prepare_replay(restored)))
+    try:
+        client = reverb.Client(f"localhost:{server.port}")
+        return {name: info.current_size for name, info in client.server_info().items()}
+    finally:
+        server.stop()
 
 
 def _checkpoints(directory: str) -> list[int]:
@@ -61,7 +76,7 @@ def test_checkpointing_config_rejects_bad_values(tmp_path):
 
 
 def test_a_finished_run_left_consistent_checkpoints(finished_run):
-    directory, result = finished_run
+    directory, result, replay = finished_run
     steps = _checkpoints(directory)
     assert len(steps) == 3  # keep=3 by default; older ones were pruned
     assert steps[-1] == result.learner_steps
@@ -69,15 +84,26 @@ def test_a_finished_run_left_consistent_checkpoints(finished_run):
                                       experiment_identity(make_config(directory, 1))).restore()
     assert restored.loop["actor_steps"] == result.actor_steps == 1_200
     assert restored.replay_items["priority_table"] > 1_000
-    assert os.path.isdir(os.path.join(restored.path, REPLAY))
+    assert restored.replay_backend == replay
+    assert os.path.isdir(os.path.join(restored.path, REPLAY)) == (replay == "reverb")
+    assert _replay_sizes(restored, replay) == restored.replay_items
 
 
-def test_sigkill_mid_run_then_resume_continues_from_the_checkpoint(tmp_path, capsys):
+def test_a_checkpoint_resumes_only_with_the_backend_that_saved_its_replay(finished_run, tmp_path):
+    directory = _copy(finished_run, tmp_path)
+    other = "reverb" if finished_run[2] == "local" else "local"
+    with pytest.raises(CheckpointMismatchError, match=f"saved by the '{finished_run[2]}' backend.*--replay "
+                                                      f"{finished_run[2]}"):
+        run_experiment(make_config(directory, 1_300), progress=False, replay=other)
+
+
+@pytest.mark.parametrize("replay", ["local", "reverb"])
+def test_sigkill_mid_run_then_resume_continues_from_the_checkpoint(tmp_path, capsys, replay):
     """A subprocess run is SIGKILLed; the resumed run restores learner steps, actor steps and replay."""
     directory = str(tmp_path / "ckpt")
     env = {**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", "")}
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.experiments.resumable_run", directory, "100000"],
+        [sys.executable, "-m", "tests.experiments.resumable_run", directory, "100000", "50", replay],
         cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
@@ -101,21 +127,12 @@ def test_sigkill_mid_run_then_resume_continues_from_the_checkpoint(tmp_path, cap
     assert before.learner_steps >= 150 and saved_actor_steps > 0 and saved_items > 0
     assert before.actor_state["num_steps"] == saved_actor_steps  # the actor's exploration schedule step
 
-    # The replay checkpoint saved with that state holds exactly its items (and the rate limiter's state).
-    checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
-    tables = to_reverb_tables(config.builder.make_replay_tables(_spec(config), None))
-    server = reverb.Server(tables, checkpointer=reverb_checkpointer(*checkpointer.prepare_replay(before)))
-    try:
-        client = reverb.Client(f"localhost:{server.port}")
-        info = client.server_info()["priority_table"]
-        assert info.current_size == saved_items
-        assert info.rate_limiter_info.insert_stats.completed >= saved_items
-    finally:
-        server.stop()
+    # The replay checkpoint saved with that state holds exactly its items.
+    assert _replay_sizes(before, replay) == {"priority_table": saved_items}
 
     # Resume with a budget 400 steps past the checkpoint.
     capsys.readouterr()
-    result = run_experiment(make_config(directory, saved_actor_steps + 400), progress=False)
+    result = run_experiment(make_config(directory, saved_actor_steps + 400), progress=False, replay=replay)
     out = capsys.readouterr().out
     assert (f"Resuming from checkpoint {before.path}: actor steps {saved_actor_steps}, learner steps "
             f"{before.learner_steps}, replay items: priority_table {saved_items}.") in out
@@ -202,7 +219,7 @@ def _spec(config: ExperimentConfig) -> specs.EnvironmentSpec:
 def test_a_finished_run_resumed_with_its_budget_does_nothing_more(finished_run, tmp_path, capsys):
     directory = _copy(finished_run, tmp_path)
     latest = _checkpoints(directory)[-1]
-    result = run_experiment(make_config(directory, 1_200), progress=False)
+    result = run_experiment(make_config(directory, 1_200), progress=False, replay=finished_run[2])
     assert "Resuming from checkpoint" in capsys.readouterr().out
     assert result.actor_steps == 1_200 and result.learner_steps == latest
     assert len(result.evaluations) == len(finished_run[1].evaluations)
@@ -211,16 +228,18 @@ def test_a_finished_run_resumed_with_its_budget_does_nothing_more(finished_run, 
 def test_a_truncated_newest_checkpoint_falls_back_to_the_previous_one(finished_run, tmp_path, capsys):
     directory = _copy(finished_run, tmp_path)
     steps = _checkpoints(directory)
-    chunks = os.path.join(directory, f"ckpt-{steps[-1]}", REPLAY, "chunks.tfrecord")
-    with open(chunks, "r+b") as f:
-        f.truncate(os.path.getsize(chunks) // 2)
+    replay = finished_run[2]  # the local tables are in leaves.npz, reverb's in replay/chunks.tfrecord
+    damaged = os.path.join(directory, f"ckpt-{steps[-1]}", *((REPLAY, "chunks.tfrecord") if replay == "reverb"
+                                                            else ("leaves.npz",)))
+    with open(damaged, "r+b") as f:
+        f.truncate(os.path.getsize(damaged) // 2)
     config = make_config(directory, 1_200)
     with pytest.warns(CorruptCheckpointWarning, match=f"ckpt-{steps[-1]}.*corrupt or truncated"):
         restored = ExperimentCheckpointer(config.checkpointing, experiment_identity(config)).restore()
     assert restored.learner_steps == steps[-2]
     # A resumed run starts from the older checkpoint, with its replay.
     with pytest.warns(CorruptCheckpointWarning):
-        run_experiment(config, progress=False)
+        run_experiment(config, progress=False, replay=replay)
     assert f"Resuming from checkpoint {directory}/ckpt-{steps[-2]}" in capsys.readouterr().out
 
 
@@ -238,10 +257,10 @@ def test_only_corrupt_checkpoints_are_an_error_not_a_fresh_start(finished_run, t
 def test_a_checkpoint_of_another_network_shape_or_environment_is_refused(finished_run, tmp_path):
     directory = _copy(finished_run, tmp_path)
     with pytest.raises(CheckpointMismatchError, match="learner state of other shapes"):
-        run_experiment(make_config(directory, 1_500, hidden_sizes=(16,)), progress=False)
+        run_experiment(make_config(directory, 1_500, hidden_sizes=(16,)), progress=False, replay=finished_run[2])
     other_env = dataclasses.replace(make_config(directory, 1_500), environment_id="gymnasium:Acrobot-v1")
     with pytest.raises(CheckpointMismatchError, match="Acrobot"):
-        run_experiment(other_env, progress=False)
+        run_experiment(other_env, progress=False, replay=finished_run[2])
 
 
 def test_a_directory_that_is_not_a_checkpoint_directory_is_refused(tmp_path):
