@@ -55,7 +55,14 @@ def make_parser() -> argparse.ArgumentParser:
                           "program with every node a thread; ray: every node a Ray actor")
     run.add_argument("--num-actors", type=int, default=2, help="actors of a distributed run (threads/ray)")
     run.add_argument("--ray-address", default=None,
-                     help="join an existing Ray cluster at this address (default: start a local one)")
+                     help="with --launcher ray: join the running Ray cluster whose head node is at host:port "
+                          "(default: start a local Ray instance that listens on loopback only); the cluster's "
+                          "machines then reach this run's nodes and replay server")
+    run.add_argument("--bind-address", default=None, metavar="HOST",
+                     help="with --launcher ray: make the local Ray instance and the replay server reachable from "
+                          "other machines on HOST, an IP address of this machine (default: loopback only)")
+    run.add_argument("--dashboard", action="store_true",
+                     help="with --launcher ray: also start Ray's dashboard, on 127.0.0.1 (or on --bind-address)")
     run.add_argument("--checkpoint-dir", default=None,
                      help="checkpoint the run here (learner, counts, replay); a directory with checkpoints is "
                           "resumed from")
@@ -126,12 +133,39 @@ def _default_run_dir(agent: str, env: str, seed: int) -> str:
     return os.path.join("runs", f"{agent}-{safe_env}-seed{seed}-{time.strftime('%Y%m%d-%H%M%S')}")
 
 
+def check_launcher_flags(args: argparse.Namespace) -> None:
+    """Refuses Ray's flags without ``--launcher ray``, and ``--bind-address``/``--dashboard`` with a joined cluster."""
+    from launch import network
+    from launch.ray_launcher import check_ray_cluster
+
+    ray_flags = [flag for flag, given in (("--ray-address", args.ray_address is not None),
+                                          ("--bind-address", args.bind_address is not None),
+                                          ("--dashboard", args.dashboard)) if given]
+    if ray_flags and args.launcher != "ray":
+        where = ("runs in this one process" if args.launcher == "local"
+                 else "runs every node as a thread of this process")
+        raise ValueError(f"{ray_flags[0]} is for Ray, which only --launcher ray uses; the {args.launcher} launcher "
+                         f"{where}. Add --launcher ray, or leave {ray_flags[0]} out.")
+    if args.ray_address is not None and len(ray_flags) > 1:
+        raise ValueError(f"{ray_flags[1]} applies to the Ray instance this command starts; a cluster joined with "
+                         "--ray-address keeps the addresses and dashboard it was started with (ray start "
+                         "--node-ip-address, --include-dashboard).")
+    if args.bind_address is not None:
+        try:
+            network.check_bind_address(args.bind_address)
+        except ValueError as error:
+            raise ValueError(f"--bind-address: {error}.") from None
+    if args.ray_address is not None:
+        check_ray_cluster(args.ray_address)  # before anything is built or written
+
+
 def run_command(args: argparse.Namespace) -> int:
     from acme.experiments import CheckpointingConfig, run_experiment
     from acme.utils import loggers
     from baselines.snapshots import export_policy
     from baselines.plotting import plot_learning_curve
 
+    check_launcher_flags(args)
     run_dir = args.run_dir or _default_run_dir(args.agent, args.env, args.seed)
     checkpointing = None
     if args.checkpoint_dir:
@@ -203,14 +237,13 @@ def run_distributed(args: argparse.Namespace, config, run_dir: str) -> int:
 
     if args.num_actors < 1:
         raise ValueError(f"--num-actors must be >= 1, got {args.num_actors}.")
-    if args.ray_address and args.launcher != "ray":
-        raise ValueError("--ray-address needs --launcher ray.")
     program = make_distributed_experiment(config, num_actors=args.num_actors)
     where = f"Ray cluster {args.ray_address}" if args.ray_address else f"{args.launcher} launcher"
     print(f"Running {args.agent} on {args.env} (seed {args.seed}) with {args.num_actors} actors on the {where} "
           f"for {config.max_num_actor_steps} steps; logs in {run_dir}", flush=True)
     start = time.perf_counter()
-    launch.launch(program, launcher=args.launcher, address=args.ray_address)
+    launch.launch(program, launcher=args.launcher, address=args.ray_address, bind_address=args.bind_address,
+                  dashboard=args.dashboard)
     elapsed = time.perf_counter() - start
     evaluations = []
     path = os.path.join(run_dir, "evaluator.csv")
@@ -244,11 +277,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except (ValueError, TypeError) as error:
             parser.exit(2, f"error: {error}\n")
     from acme.utils.checkpointing import CheckpointError
+    from launch import ClusterConnectionError
+    from launch.network import ExposureError
 
     try:
         return run_command(args)
-    except (ValueError, TypeError, CheckpointError) as error:
+    except (ValueError, TypeError, CheckpointError, ClusterConnectionError) as error:
         parser.exit(2, f"error: {error}\n")
+    except ExposureError as error:
+        parser.exit(1, f"error: {error}\n")
     except KeyboardInterrupt as interrupt:
         # str(interrupt) is set when the run saved a checkpoint first; a second Ctrl-C leaves it empty.
         reason = str(interrupt) or "stopped by Ctrl-C"

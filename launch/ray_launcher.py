@@ -116,7 +116,9 @@ def _gcs_answer(host_port: tuple[str, int], timeout: float) -> str | None:
                 return "it is a gRPC server without Ray's GCS service"
             if code == grpc.StatusCode.DEADLINE_EXCEEDED:
                 return f"it did not answer a Ray request within {timeout:g} s"
-            return f"it does not speak Ray's protocol ({(e.details() or code.name).splitlines()[0]})"
+            if code == grpc.StatusCode.UNAVAILABLE:
+                return "it does not answer as a gRPC server, which Ray's GCS is"
+            return f"it does not answer as Ray's GCS ({code.name}: {(e.details() or '').splitlines()[0:1]})"
     return None
 
 
@@ -235,8 +237,9 @@ class _Session:
                 ray.init(address=address, runtime_env=runtime_env, **_QUIET_INIT)
             except Exception as e:  # pylint: disable=broad-except
                 self._disconnect()
+                first_line = (str(e).strip().splitlines() or [type(e).__name__])[0]
                 raise ClusterConnectionError(
-                    f"could not join the Ray cluster at {address!r}: {e}") from e
+                    f"could not join the Ray cluster at {address!r}: {first_line}") from e
             except BaseException:
                 self._disconnect()
                 raise
