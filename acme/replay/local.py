@@ -245,7 +245,8 @@ class LocalTable:
             else:  # uniform, or prioritized with every priority zero
                 slots = (self._head + self._rng.integers(0, size, batch_size)) % self._spec.max_size
                 probability = np.full(batch_size, 1.0 / size)
-            np.add.at(self._times_sampled, slots, 1)
+            counted, counts = np.unique(slots, return_counts=True)  # a slot may be drawn more than once
+            self._times_sampled[counted] += counts.astype(np.int32)
             info = SampleInfo(
                 key=self._keys[slots].copy(), probability=probability, table_size=np.full(batch_size, size, np.int64),
                 priority=self._priorities[slots].copy(), times_sampled=self._times_sampled[slots].copy(),

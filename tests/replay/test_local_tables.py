@@ -52,6 +52,8 @@ def test_uniform_samples_return_the_inserted_items_and_the_oldest_leave_first():
     np.testing.assert_array_equal(sample.data["obs"][:, 0], sample.info.key.astype(np.float32))
     assert set(sample.info.key.tolist()) == {3, 4, 5, 6, 7}
     np.testing.assert_allclose(sample.info.probability, 0.2)
+    times = table.save()["times_sampled"]  # every draw counted, repeats included
+    assert times.sum() == 400 and times.tolist() == np.bincount(sample.info.key.astype(int) - 3).tolist()
 
 
 def test_prioritized_sampling_follows_priority_to_the_exponent_and_updates():

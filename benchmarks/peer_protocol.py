@@ -1,0 +1,139 @@
+"""The peer protocol of issue #14: the figures SBX, Stable-Baselines3 and dm-acme were measured with.
+
+- DQN on ``gymnasium:CartPole-v1``: 50,000 steps, an evaluation (10 greedy episodes) every 5,000;
+  target 475.
+- SAC on ``gymnasium:Pendulum-v1``: 20,000 steps, an evaluation every 2,000; target -200.
+
+Default configs, seeds 0-2, each run in its own process pinned to one core
+(``os.sched_setaffinity`` and single-threaded XLA, TensorFlow and BLAS), one
+after another. Per run: training steps per second over the whole run
+(evaluation time included, as the peers were measured), wall-clock seconds to
+the first evaluation at the target, and the final evaluation.
+
+    python benchmarks/peer_protocol.py [--agents dqn sac] [--seeds 0 1 2] [--replay local]
+writes benchmarks/results/peer_protocol.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from typing import Optional
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, ROOT)
+
+from benchmarks.common import machine, write_report  # noqa: E402
+
+PROTOCOL = {
+    "dqn": {"environment": "gymnasium:CartPole-v1", "max_steps": 50_000, "eval_every": 5_000, "target": 475.0},
+    "sac": {"environment": "gymnasium:Pendulum-v1", "max_steps": 20_000, "eval_every": 2_000, "target": -200.0},
+}
+PEERS = {  # issue #14, measured on this machine pinned to one core (training steps/s incl. evaluation)
+    "dqn": {"SBX 0.28": 1766, "dm-acme 0.4": 277},
+    "sac": {"SBX 0.28": 92},
+}
+SINGLE_THREAD_ENV = {
+    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
+    "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+    "TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THREADS": "1",
+}
+
+
+def run_one(agent: str, seed: int, replay: str, max_steps: Optional[int], core: int) -> dict:
+    """One run in this process, pinned to ``core``; returns its figures."""
+    os.sched_setaffinity(0, {core})
+    from acme.experiments import run_experiment
+    from acme.utils import loggers
+    from baselines.registry import make_experiment_config
+
+    protocol = PROTOCOL[agent]
+    config = make_experiment_config(
+        agent, protocol["environment"], seed=seed, max_steps=max_steps or protocol["max_steps"],
+        eval_every=protocol["eval_every"], num_eval_episodes=10,
+        logger_factory=lambda label, steps_key=None: loggers.NoOpLogger(),
+    )
+    result = run_experiment(config, progress=False, replay=replay)
+    first = result.first_reaching(protocol["target"])
+    return {
+        "agent": agent, "seed": seed, "replay": replay,
+        "actor_steps": result.actor_steps, "learner_steps": result.learner_steps,
+        "wall_seconds": round(result.wall_seconds, 2),
+        "training_steps_per_second": round(result.actor_steps / result.wall_seconds, 1),
+        "first_at_target": None if first is None else {"step": first.actor_steps,
+                                                       "wall_seconds": round(first.wall_seconds, 2)},
+        "final_return": round(result.evaluations[-1].mean_return, 1) if result.evaluations else None,
+        "curve": [[e.actor_steps, round(e.mean_return, 1)] for e in result.evaluations],
+    }
+
+
+def _child(args: argparse.Namespace) -> dict:
+    command = [sys.executable, os.path.abspath(__file__), "--child", args.agents[0], str(args.seeds[0]),
+               "--replay", args.replay, "--core", str(args.core)]
+    if args.max_steps:
+        command += ["--max-steps", str(args.max_steps)]
+    completed = subprocess.run(command, env={**os.environ, **SINGLE_THREAD_ENV, "PYTHONPATH": ROOT},
+                               capture_output=True, text=True, check=False)
+    lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
+    if completed.returncode != 0 or not lines:
+        raise RuntimeError(f"run {args.agents[0]} seed {args.seeds[0]} failed:\n{completed.stderr[-3000:]}")
+    return json.loads(lines[-1])
+
+
+def summarise(runs: list[dict]) -> dict:
+    """Per agent: median steps/s, median seconds to the target, finals, and how many seeds reached it."""
+    import numpy as np
+
+    summary = {}
+    for agent in sorted({r["agent"] for r in runs}):
+        mine = [r for r in runs if r["agent"] == agent]
+        reached = [r["first_at_target"]["wall_seconds"] for r in mine if r["first_at_target"]]
+        summary[agent] = {
+            "median_training_steps_per_second": float(np.median([r["training_steps_per_second"] for r in mine])),
+            "median_seconds_to_target": float(np.median(reached)) if reached else None,
+            "seeds_reaching_target": f"{len(reached)}/{len(mine)}",
+            "final_returns": [r["final_return"] for r in mine],
+            "seeds_final_at_target": sum(r["final_return"] is not None and
+                                         r["final_return"] >= PROTOCOL[agent]["target"] for r in mine),
+            "peers_training_steps_per_second": PEERS.get(agent, {}),
+        }
+    return summary
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--agents", nargs="+", choices=sorted(PROTOCOL), default=sorted(PROTOCOL))
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--replay", choices=("local", "reverb"), default="local")
+    parser.add_argument("--max-steps", type=int, default=None, help="shorten every run (smoke tests only)")
+    parser.add_argument("--core", type=int, default=max(os.sched_getaffinity(0)), help="the core to pin runs to")
+    parser.add_argument("--output", default=os.path.join(ROOT, "benchmarks", "results", "peer_protocol.json"))
+    parser.add_argument("--child", nargs=2, metavar=("AGENT", "SEED"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(run_one(args.child[0], int(args.child[1]), args.replay, args.max_steps, args.core)),
+              flush=True)
+        return
+    runs = []
+    for agent in args.agents:
+        for seed in args.seeds:
+            one = argparse.Namespace(**{**vars(args), "agents": [agent], "seeds": [seed]})
+            runs.append(_child(one))
+            print(json.dumps({k: v for k, v in runs[-1].items() if k != "curve"}), flush=True)
+    report = {
+        "benchmark": "peer_protocol",
+        "protocol": PROTOCOL,
+        "replay": args.replay,
+        "max_steps_override": args.max_steps,
+        "machine": machine(pinned_core=args.core, threads=SINGLE_THREAD_ENV),
+        "summary": summarise(runs),
+        "runs": runs,
+    }
+    write_report(args.output, report, summary=report["summary"])
+
+
+if __name__ == "__main__":
+    main()
