@@ -1,8 +1,8 @@
-"""A generic actor: a jitted policy, a variable client and an optional adder."""
+"""Actors around a jitted policy: one environment (``GenericActor``) or K at once (``VectorActor``)."""
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 import dm_env
 import jax
@@ -74,6 +74,86 @@ class GenericActor(core.Actor):
         if self._adder is not None:
             self._adder.add(action, next_timestep)
             self._episode_open = not next_timestep.last()
+
+    def update(self, wait: bool = False) -> None:
+        if self._variable_client is not None:
+            self._variable_client.update(wait)
+
+
+class VectorActor:
+    """Acts in K environments at once: one jitted policy call (``jax.vmap``) chooses all K actions.
+
+    Environment ``i`` has its own random key, step count (exploration
+    schedules follow it) and adder, so K environments driven by one
+    ``VectorActor`` produce what K ``GenericActor``\\ s with the same keys would.
+    """
+
+    def __init__(
+        self,
+        policy: ActorPolicy,
+        random_keys: Sequence[types.PRNGKey],
+        variable_client: Optional[VariableClient],
+        adders: Optional[Sequence[Optional[Adder]]] = None,
+        backend: Optional[str] = "cpu",
+    ):
+        if len(random_keys) < 1:
+            raise ValueError("random_keys must hold one key per environment (at least one).")
+        if adders is not None and len(adders) != len(random_keys):
+            raise ValueError(f"Give one adder per environment: {len(random_keys)} keys but {len(adders)} adders.")
+
+        def select(params, key, observation, step):
+            key, policy_key = jax.random.split(key)
+            return policy(params, policy_key, observation, step), key
+
+        self._select = jax.jit(jax.vmap(select, in_axes=(None, 0, 0, 0)), backend=backend)
+        self._keys = jnp.stack([jnp.asarray(k) for k in random_keys])
+        self._variable_client = variable_client
+        self._adders = list(adders) if adders is not None else [None] * len(random_keys)
+        self._steps = np.zeros(len(random_keys), np.int32)
+        self._episode_open = [False] * len(random_keys)
+
+    @property
+    def num_envs(self) -> int:
+        return len(self._adders)
+
+    @property
+    def num_steps(self) -> int:
+        """Steps taken over all environments."""
+        return int(self._steps.sum())
+
+    def save(self) -> dict:
+        """Each environment's step count and random key."""
+        return {"num_steps": self._steps.copy(), "key": np.asarray(jax.device_get(self._keys))}
+
+    def restore(self, state: dict) -> None:
+        """Continues from ``save()``'s state (of an actor with as many environments)."""
+        steps = np.asarray(state["num_steps"], np.int32).reshape(-1)
+        if steps.shape != self._steps.shape:
+            raise ValueError(f"The saved actor drove {steps.size} environments; this one drives {self.num_envs}.")
+        self._steps = steps.copy()
+        if "key" in state:
+            self._keys = jax.device_put(np.asarray(state["key"]))
+
+    def select_actions(self, observations: types.NestedArray) -> np.ndarray:
+        """Actions for a batch of K observations (leaves ``[K, ...]``), one per environment."""
+        params = self._variable_client.params if self._variable_client is not None else None
+        actions, self._keys = self._select(params, self._keys, observations, self._steps)
+        self._steps += 1
+        return np.asarray(actions)
+
+    def observe_first(self, index: int, timestep: dm_env.TimeStep) -> None:
+        adder = self._adders[index]
+        if adder is not None:
+            if self._episode_open[index]:  # the previous episode was cut short
+                adder.reset()
+            adder.add_first(timestep)
+            self._episode_open[index] = True
+
+    def observe(self, index: int, action: types.NestedArray, next_timestep: dm_env.TimeStep) -> None:
+        adder = self._adders[index]
+        if adder is not None:
+            adder.add(action, next_timestep)
+            self._episode_open[index] = not next_timestep.last()
 
     def update(self, wait: bool = False) -> None:
         if self._variable_client is not None:

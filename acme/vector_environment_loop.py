@@ -1,0 +1,120 @@
+"""Runs a ``VectorActor`` in K environments: one batched policy call per step for all K.
+
+Each environment keeps its own episode: when one ends it is logged (return,
+length), counted and reset on its own while the others go on. ``run`` stops
+after a number of environment steps (summed over the K) and the episodes in
+progress carry on at the next call.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Optional, Sequence
+
+import dm_env
+import numpy as np
+import tree
+
+from acme import core
+from acme.jax.actors import VectorActor
+from acme.utils import counting, loggers
+
+
+class VectorEnvironmentLoop(core.Worker):
+    """Steps ``actor`` in ``environments`` (one per actor environment), counting and logging their episodes.
+
+    Args:
+      environments: K dm_env environments.
+      actor: a ``VectorActor`` with K environments; its ``update`` is called
+        once per batched step (e.g. to step a learner or fetch parameters).
+      counter: counts ``steps`` (every environment's) and finished ``episodes``.
+      logger: receives one row per finished episode.
+      on_episode: called with each finished episode's row (besides the logger).
+    """
+
+    def __init__(
+        self,
+        environments: Sequence[dm_env.Environment],
+        actor: VectorActor,
+        counter: Optional[counting.Counter] = None,
+        logger: Optional[loggers.Logger] = None,
+        label: str = "environment_loop",
+        should_update: bool = True,
+        on_episode: Optional[Callable[[dict], None]] = None,
+    ):
+        self._environments = list(environments)
+        if len(self._environments) != actor.num_envs:
+            raise ValueError(
+                f"The actor drives {actor.num_envs} environments but {len(self._environments)} were given."
+            )
+        self._actor = actor
+        self._counter = counter if counter is not None else counting.Counter(prefix=label)
+        self._logger = logger if logger is not None else loggers.make_default_logger(label)
+        self._should_update = should_update
+        self._on_episode = on_episode
+        self._timesteps: Optional[list[dm_env.TimeStep]] = None
+        self._returns: list[Any] = []
+        self._lengths = [0] * len(self._environments)
+        self._starts = [0.0] * len(self._environments)
+
+    @property
+    def num_envs(self) -> int:
+        return len(self._environments)
+
+    def _start_episode(self, index: int) -> dm_env.TimeStep:
+        timestep = self._environments[index].reset()
+        self._actor.observe_first(index, timestep)
+        self._returns[index] = tree.map_structure(
+            lambda s: np.zeros(s.shape, s.dtype), self._environments[index].reward_spec())
+        self._lengths[index] = 0
+        self._starts[index] = time.perf_counter()
+        return timestep
+
+    def _end_episode(self, index: int, timestep: dm_env.TimeStep) -> dict:
+        counts = self._counter.increment(episodes=1)
+        elapsed = time.perf_counter() - self._starts[index]
+        row = {
+            "episode_length": self._lengths[index],
+            "episode_return": self._returns[index],
+            "steps_per_second": self._lengths[index] / max(elapsed, 1e-9),
+            "episode_finished": True,
+            "environment_index": index,
+            **counts,
+        }
+        self._logger.write(row)
+        if self._on_episode is not None:
+            self._on_episode(row)
+        return row
+
+    def run(self, num_steps: int) -> list[dict]:
+        """Takes ``num_steps`` environment steps (over all K); returns the rows of the episodes that ended.
+
+        When fewer than K steps remain, only the first environments step; the
+        others keep their episode for the next call.
+        """
+        if isinstance(num_steps, bool) or not isinstance(num_steps, int) or num_steps < 0:
+            raise ValueError(f"num_steps must be a non-negative integer, got {num_steps!r}.")
+        if self._timesteps is None:
+            self._returns = [None] * self.num_envs
+            self._timesteps = [self._start_episode(i) for i in range(self.num_envs)]
+        finished = []
+        steps = 0
+        while steps < num_steps:
+            observations = tree.map_structure(lambda *xs: np.stack(xs), *[t.observation for t in self._timesteps])
+            actions = self._actor.select_actions(observations)
+            active = min(self.num_envs, num_steps - steps)
+            for i in range(active):
+                action = tree.map_structure(lambda a: a[i], actions)
+                timestep = self._environments[i].step(action)
+                self._actor.observe(i, action, timestep)
+                self._returns[i] = tree.map_structure(np.add, self._returns[i], timestep.reward)
+                self._lengths[i] += 1
+                if timestep.last():
+                    finished.append(self._end_episode(i, timestep))
+                    timestep = self._start_episode(i)
+                self._timesteps[i] = timestep
+            steps += active
+            self._counter.increment(steps=active)
+            if self._should_update:
+                self._actor.update()
+        return finished
