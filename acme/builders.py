@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Sequence
 
 import jax
 
@@ -53,6 +53,19 @@ class AgentBuilder(abc.ABC):
     @abc.abstractmethod
     def make_policy(self, networks: Any, environment_spec: specs.EnvironmentSpec, evaluation: bool = False) -> Any:
         """The acting policy (exploratory unless ``evaluation``)."""
+
+    def make_vector_actor(
+        self,
+        random_keys: Sequence[jax.Array],
+        policy: Any,
+        environment_spec: specs.EnvironmentSpec,
+        variable_source: Optional[core.VariableSource] = None,
+        adders: Optional[Sequence[Any]] = None,
+    ) -> Any:
+        """An actor of ``len(random_keys)`` environments (``acme.jax.actors.VectorActor``), one adder each."""
+        raise NotImplementedError(
+            f"{type(self).__name__} does not support num_envs_per_actor > 1; use num_envs_per_actor=1."
+        )
 
     def for_actor(self, actor_id: int, num_actors: int) -> "AgentBuilder":
         """The builder actor ``actor_id`` of ``num_actors`` uses in a distributed run.

@@ -11,13 +11,13 @@ differ only in their learner and policy. Their builders subclass
 from __future__ import annotations
 
 import abc
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Sequence
 
 import jax
 
 from acme import adders, builders, core, specs
 from acme.datasets import ReplaySample
-from acme.jax.actors import GenericActor
+from acme.jax.actors import GenericActor, VectorActor
 from acme.jax.prefetch import PrefetchIterator
 from acme.jax.running_statistics import ObservationNormalizer
 from acme.jax.variable_client import VariableClient
@@ -107,6 +107,22 @@ class NStepTransitionBuilder(builders.AgentBuilder):
             )
         client = VariableClient(variable_source, "policy", update_period=self.config.variable_update_period)
         return GenericActor(policy, random_key, client, adder)
+
+
+    def make_vector_actor(
+        self,
+        random_keys: Sequence[jax.Array],
+        policy: Any,
+        environment_spec: specs.EnvironmentSpec,
+        variable_source: Optional[core.VariableSource] = None,
+        adders: Optional[Sequence[Any]] = None,
+    ) -> VectorActor:
+        if variable_source is None:
+            raise ValueError(
+                f"A {type(self).__name__} actor needs a variable_source (the learner or a handle to it)."
+            )
+        client = VariableClient(variable_source, "policy", update_period=self.config.variable_update_period)
+        return VectorActor(policy, random_keys, client, adders)
 
 
 class ActorCriticBuilder(NStepTransitionBuilder):

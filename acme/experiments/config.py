@@ -30,6 +30,8 @@ class ExperimentConfig:
       logger_factory: (label, steps_key) -> logger; terminal-only by default.
       environment_id: a readable name for logs and results.
       checkpointing: where and how often to checkpoint; a directory with checkpoints is resumed from.
+      num_envs_per_actor: K, the environments each actor drives with one batched policy call per step
+        (each with its own seed, episode and adder; exploration schedules count each one's steps).
     """
 
     builder: builders.AgentBuilder
@@ -42,6 +44,7 @@ class ExperimentConfig:
     logger_factory: Optional[loggers.LoggerFactory] = None
     environment_id: str = ""
     checkpointing: Optional[CheckpointingConfig] = None
+    num_envs_per_actor: int = 1
 
     def __post_init__(self):
         if not isinstance(self.builder, builders.AgentBuilder):
@@ -54,6 +57,10 @@ class ExperimentConfig:
             raise ValueError(f"eval_every must be >= 0 (0 turns evaluation off), got {self.eval_every}.")
         if self.num_eval_episodes < 1:
             raise ValueError(f"num_eval_episodes must be >= 1, got {self.num_eval_episodes}.")
+        if isinstance(self.num_envs_per_actor, bool) or not isinstance(self.num_envs_per_actor, int) or (
+            self.num_envs_per_actor < 1
+        ):
+            raise ValueError(f"num_envs_per_actor must be an integer >= 1, got {self.num_envs_per_actor!r}.")
         if self.checkpointing is not None and not isinstance(self.checkpointing, CheckpointingConfig):
             raise TypeError(
                 "checkpointing must be an acme.experiments.CheckpointingConfig or None, "

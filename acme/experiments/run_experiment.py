@@ -11,6 +11,7 @@ import numpy as np
 
 from acme import core, specs
 from acme.environment_loop import EnvironmentLoop
+from acme.vector_environment_loop import VectorEnvironmentLoop
 from acme.experiments.checkpointing import (
     ExperimentCheckpointer,
     Restored,
@@ -99,10 +100,7 @@ class LearningActor(core.Actor):
     def __init__(self, actor: core.Actor, learner: core.Learner, iterator: core.PrefetchingIterator,
                  pressure: Optional[InsertPressure] = None, max_learner_steps_per_update: int = 64):
         self._actor = actor
-        self._learner = learner
-        self._iterator = iterator
-        self._pressure = pressure
-        self._max_steps = max_learner_steps_per_update
+        self._step_learner = LearnerStepper(learner, iterator, pressure, max_learner_steps_per_update)
 
     def select_action(self, observation):
         return self._actor.select_action(observation)
@@ -114,6 +112,21 @@ class LearningActor(core.Actor):
         self._actor.observe(action, next_timestep)
 
     def update(self, wait: bool = False) -> None:
+        if self._step_learner():
+            self._actor.update(wait)
+
+
+class LearnerStepper:
+    """Steps the learner as often as replay allows now (see ``LearningActor``); returns the steps taken."""
+
+    def __init__(self, learner: core.Learner, iterator: core.PrefetchingIterator,
+                 pressure: Optional[InsertPressure] = None, max_steps: int = 64):
+        self._learner = learner
+        self._iterator = iterator
+        self._pressure = pressure
+        self._max_steps = max_steps
+
+    def __call__(self) -> int:
         steps = 0
         while self._iterator.ready() and steps < self._max_steps:
             self._learner.step()
@@ -122,7 +135,31 @@ class LearningActor(core.Actor):
             while not self._pressure.relieved():
                 self._learner.step()  # sampling is allowed here, so this returns
                 steps += 1
-        if steps:
+        return steps
+
+
+class LearningVectorActor:
+    """A ``VectorActor`` whose ``update`` also steps the learner as often as replay allows (``LearningActor``'s rule)."""
+
+    def __init__(self, actor: Any, step_learner: LearnerStepper):
+        self._actor = actor
+        self._step_learner = step_learner
+
+    @property
+    def num_envs(self) -> int:
+        return self._actor.num_envs
+
+    def select_actions(self, observations):
+        return self._actor.select_actions(observations)
+
+    def observe_first(self, index: int, timestep) -> None:
+        self._actor.observe_first(index, timestep)
+
+    def observe(self, index: int, action, next_timestep) -> None:
+        self._actor.observe(index, action, next_timestep)
+
+    def update(self, wait: bool = False) -> None:
+        if self._step_learner():
             self._actor.update(wait)
 
 
@@ -184,8 +221,10 @@ def run_experiment(
         actor_key = jax.random.fold_in(actor_key, resumes)
     logger_factory = config.get_logger_factory()
 
-    environment = config.environment_factory(config.seed + _RESUME_SEED_STRIDE * resumes)
-    environment_spec = specs.make_environment_spec(environment)
+    num_envs = config.num_envs_per_actor
+    environments = [config.environment_factory(config.seed + _RESUME_SEED_STRIDE * resumes + _ENV_SEED_STRIDE * i)
+                    for i in range(num_envs)]
+    environment_spec = specs.make_environment_spec(environments[0])
     networks = config.network_factory(environment_spec)
     builder = config.builder
 
@@ -213,18 +252,22 @@ def run_experiment(
         print(restored.describe(), flush=True)
     elif checkpointer is not None:
         print(f"Checkpoints go to {checkpointer.directory} ({_interval(checkpointer)}).", flush=True)
-    adder = builder.make_adder(replay_client, environment_spec, policy)
-    actor = builder.make_actor(actor_key, policy, environment_spec, variable_source=learner, adder=adder)
+    actor_logger = logger_factory("actor", "actor_steps")
+    if num_envs == 1:
+        adder = builder.make_adder(replay_client, environment_spec, policy)
+        actor = builder.make_actor(actor_key, policy, environment_spec, variable_source=learner, adder=adder)
+        train_loop = EnvironmentLoop(environments[0], LearningActor(actor, learner, iterator, pressure),
+                                     counter=counting.Counter(counter, prefix="actor"), logger=actor_logger,
+                                     label="actor")
+    else:
+        adders = [builder.make_adder(replay_client, environment_spec, policy) for _ in range(num_envs)]
+        actor = builder.make_vector_actor(list(jax.random.split(actor_key, num_envs)), policy, environment_spec,
+                                          variable_source=learner, adders=adders)
+        train_loop = VectorEnvironmentLoop(
+            environments, LearningVectorActor(actor, LearnerStepper(learner, iterator, pressure)),
+            counter=counting.Counter(counter, prefix="actor"), logger=actor_logger, label="actor")
     if restored is not None and restored.actor_state is not None and hasattr(actor, "restore"):
         actor.restore(restored.actor_state)  # exploration schedules go on from the saved step
-    actor_logger = logger_factory("actor", "actor_steps")
-    train_loop = EnvironmentLoop(
-        environment,
-        LearningActor(actor, learner, iterator, pressure),
-        counter=counting.Counter(counter, prefix="actor"),
-        logger=actor_logger,
-        label="actor",
-    )
 
     eval_loop = None
     if config.eval_every:
@@ -265,12 +308,13 @@ def run_experiment(
     try:
         with interrupt:
             while actor_steps < config.max_num_actor_steps:
-                result = train_loop.run_episode(max_steps=config.max_num_actor_steps - actor_steps)
-                actor_logger.write(result)
-                actor_steps += result["episode_length"]
+                taken, episode_return = _act(train_loop, config.max_num_actor_steps - actor_steps,
+                                             next_eval - actor_steps if eval_loop is not None else None, actor_logger)
+                actor_steps += taken
                 if bar is not None:
-                    bar.update(result["episode_length"])
-                    bar.set_postfix(ret=f"{float(np.sum(result['episode_return'])):.1f}", refresh=False)
+                    bar.update(taken)
+                    if episode_return is not None:
+                        bar.set_postfix(ret=f"{episode_return:.1f}", refresh=False)
                 finished = actor_steps >= config.max_num_actor_steps
                 if eval_loop is not None and (actor_steps >= next_eval or finished):
                     eval_actor.update(wait=True)
@@ -290,7 +334,8 @@ def run_experiment(
                         next_eval += config.eval_every
                     if stop_at_return is not None and mean_return >= stop_at_return:
                         finished = True
-                # Between episodes the adder has flushed every item, so replay matches the counts saved with it.
+                # Between episodes the adder has flushed every item, so replay matches the counts saved with it
+                # (with K environments, others are mid-episode: their unwritten n-step items are not saved).
                 if checkpointer is not None and (
                         finished or interrupt.requested or checkpointer.due(learner_steps_of(learner))):
                     save_checkpoint()
@@ -315,6 +360,22 @@ def run_experiment(
 
 
 _RESUME_SEED_STRIDE = 104_729  # a resumed run's training environment gets seed + stride * resumes
+_ENV_SEED_STRIDE = 7_919  # environment i of an actor's K gets seed + stride * i
+_VECTOR_CHUNK = 1_000  # K environments act this many steps between checks for evaluations and checkpoints
+
+
+def _act(loop: Any, budget: int, until_eval: Optional[int], logger: Any) -> tuple[int, Optional[float]]:
+    """One stretch of acting: an episode (one environment) or up to the next check (K environments).
+
+    Returns the steps taken and the return of the last episode that ended (None if none did).
+    """
+    if isinstance(loop, EnvironmentLoop):
+        result = loop.run_episode(max_steps=budget)
+        logger.write(result)
+        return result["episode_length"], float(np.sum(result["episode_return"]))
+    steps = min(budget, _VECTOR_CHUNK, until_eval if until_eval is not None and until_eval > 0 else budget)
+    rows = loop.run(steps)  # the loop logs each finished episode itself
+    return steps, float(np.sum(rows[-1]["episode_return"])) if rows else None
 
 
 def _interval(checkpointer: ExperimentCheckpointer) -> str:

@@ -53,6 +53,11 @@ class GenericActor(core.Actor):
 
     def restore(self, state: dict) -> None:
         """Continues from ``save()``'s state; a state without ``key`` keeps this actor's key."""
+        if np.ndim(state["num_steps"]) != 0:
+            raise ValueError(
+                f"The saved actor drove {np.size(state['num_steps'])} environments; this one drives 1 "
+                "(resume with the same num_envs_per_actor)."
+            )
         self._num_steps = int(state["num_steps"])
         if "key" in state:
             self._key = jax.device_put(np.asarray(state["key"]))
@@ -127,9 +132,10 @@ class VectorActor:
 
     def restore(self, state: dict) -> None:
         """Continues from ``save()``'s state (of an actor with as many environments)."""
-        steps = np.asarray(state["num_steps"], np.int32).reshape(-1)
+        steps = np.asarray(state["num_steps"], np.int32)
         if steps.shape != self._steps.shape:
-            raise ValueError(f"The saved actor drove {steps.size} environments; this one drives {self.num_envs}.")
+            raise ValueError(f"The saved actor drove {steps.size} environments; this one drives {self.num_envs} "
+                             "(resume with the same num_envs_per_actor).")
         self._steps = steps.copy()
         if "key" in state:
             self._keys = jax.device_put(np.asarray(state["key"]))
