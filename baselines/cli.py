@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
+import shutil
 import sys
 import time
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
-from baselines import registry
+from baselines import arguments, registry
 
 
 def _describe() -> str:
@@ -29,31 +31,53 @@ def _describe() -> str:
     return "\n".join(lines)
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the description and epilog as written, and ends each option's help with its default.
+
+    An option whose help already speaks of its default, or whose default is None
+    or False (no value), is left as written: its help says what happens instead.
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if (not action.option_strings or "default" in text
+                or action.default is None or action.default is False or action.default is argparse.SUPPRESS):
+            return text
+        return text + " (default: %(default)s)"
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m baselines",
         description="Run reference experiments of the library's agents.",
         epilog=_describe(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="{run,list,evaluate,reproduce}")
     run = commands.add_parser(
-        "run", help="train an agent on an environment", epilog=_describe(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "run", help="train an agent on an environment", epilog=_describe(), formatter_class=_HelpFormatter,
     )
     run.add_argument("agent", choices=registry.agent_names(), help="the agent to train")
     run.add_argument("--env", default="gymnasium:CartPole-v1", help="environment id, '<prefix>:<name>'")
-    run.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    run.add_argument("--max-steps", type=int, default=None, help="training budget in environment steps")
-    run.add_argument("--eval-every", type=int, default=None, help="actor steps between evaluations (0: none)")
-    run.add_argument("--eval-episodes", type=int, default=None, help="episodes per evaluation")
-    run.add_argument("--run-dir", default=None, help="where logs go (default runs/<agent>-<env>-seed<seed>-<time>)")
+    run.add_argument("--seed", type=arguments.seed, default=0, help="random seed")
+    run.add_argument("--max-steps", type=arguments.positive_integer, default=None,
+                     help="training budget in environment steps (default: the tuned baseline's budget, "
+                          f"else {registry.DEFAULT_MAX_STEPS})")
+    run.add_argument("--eval-every", type=arguments.integer(0, note="0: no evaluation"), default=None,
+                     help="actor steps between evaluations, 0 for none (default: the tuned baseline's, "
+                          f"else {registry.DEFAULT_EVAL_EVERY})")
+    run.add_argument("--eval-episodes", type=arguments.positive_integer, default=None,
+                     help="episodes per evaluation (default: the tuned baseline's, "
+                          f"else {registry.DEFAULT_EVAL_EPISODES})")
+    run.add_argument("--run-dir", default=None, help="where logs go (default: runs/<agent>-<env>-seed<seed>-<time>)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
-    run.add_argument("--log-every", type=float, default=5.0, help="seconds between terminal log lines")
+    run.add_argument("--log-every", type=arguments.number(0, strict=False, note="0: every row"), default=5.0,
+                     help="seconds between terminal log lines, 0 for every row")
     run.add_argument("--launcher", choices=("local", "threads", "ray"), default="local",
                      help="local: one process, actor and learner interleaved (default); threads: the distributed "
                           "program with every node a thread; ray: every node a Ray actor")
-    run.add_argument("--num-actors", type=int, default=2, help="actors of a distributed run (threads/ray)")
+    run.add_argument("--num-actors", type=arguments.positive_integer, default=2,
+                     help="actors of a distributed run (threads/ray)")
     run.add_argument("--ray-address", default=None,
                      help="with --launcher ray: join the running Ray cluster whose head node is at host:port "
                           "(default: start a local Ray instance that listens on loopback only); the cluster's "
@@ -65,31 +89,37 @@ def make_parser() -> argparse.ArgumentParser:
                      help="with --launcher ray: also start Ray's dashboard, on 127.0.0.1 (or on --bind-address)")
     run.add_argument("--checkpoint-dir", default=None,
                      help="checkpoint the run here (learner, counts, replay); a directory with checkpoints is "
-                          "resumed from")
-    run.add_argument("--checkpoint-every-minutes", type=float, default=10.0,
-                     help="minutes between checkpoints (default 10)")
-    run.add_argument("--checkpoint-every-steps", type=int, default=None,
+                          "resumed from (default: no checkpoints)")
+    run.add_argument("--checkpoint-every-minutes", type=arguments.number(0, strict=True), default=10.0,
+                     help="minutes between checkpoints")
+    run.add_argument("--checkpoint-every-steps", type=arguments.positive_integer, default=None,
                      help="learner steps between checkpoints (default: by time only)")
-    run.add_argument("--keep-checkpoints", type=int, default=3, help="checkpoints to keep (default 3)")
+    run.add_argument("--keep-checkpoints", type=arguments.positive_integer, default=3, help="checkpoints to keep")
     commands.add_parser("list", help="list agents, environments and baselines")
-    evaluate = commands.add_parser("evaluate", help="run greedy episodes of an exported policy snapshot")
-    evaluate.add_argument("--snapshot", required=True, help="a directory written by baselines.snapshots.export_policy")
-    evaluate.add_argument("--episodes", type=int, default=10, help="episodes to run (default 10)")
-    evaluate.add_argument("--seed", type=int, default=0, help="seed of the environment and policy (default 0)")
+    evaluate = commands.add_parser("evaluate", help="run greedy episodes of an exported policy snapshot",
+                                   formatter_class=_HelpFormatter)
+    evaluate.add_argument("--snapshot", required=True,
+                          help="a directory written by baselines.snapshots.export_policy, or a run directory "
+                               "(its policy/ snapshot is used)")
+    evaluate.add_argument("--episodes", type=arguments.positive_integer, default=10, help="episodes to run")
+    evaluate.add_argument("--seed", type=arguments.seed, default=0, help="seed of the environment and policy")
     reproduce = commands.add_parser(
         "reproduce", help="run a registered baseline over seeds and record the results",
         description="Runs the registered baseline for each seed, writes one record per run under "
                     "baselines/results/runs/ and the summary over seeds to --output.",
+        formatter_class=_HelpFormatter,
     )
     reproduce.add_argument("agent", choices=registry.agent_names())
     reproduce.add_argument("--env", required=True, help="an environment with a registered baseline for this agent")
-    reproduce.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="seeds to run (default 0 1 2)")
-    reproduce.add_argument("--max-steps", type=int, default=None, help="override the baseline's step budget")
+    reproduce.add_argument("--seeds", type=arguments.seed, nargs="+", default=[0, 1, 2],
+                           help="seeds to run (default: 0 1 2)")
+    reproduce.add_argument("--max-steps", type=arguments.positive_integer, default=None,
+                           help="override the baseline's step budget (default: the baseline's)")
     reproduce.add_argument("--log-dir", default=os.path.join("runs", "reproduce"),
                            help="where each seed's evaluator.csv and learner.csv go, a new folder per seed and "
-                                "start time (default runs/reproduce)")
+                                "start time")
     reproduce.add_argument("--output", default=None,
-                           help="summary file (default baselines/results/continuous_control.json for continuous "
+                           help="summary file (default: baselines/results/continuous_control.json for continuous "
                                 "agents, baselines/results/discrete_control.json otherwise)")
     return parser
 
@@ -121,11 +151,47 @@ def evaluate_command(args: argparse.Namespace) -> int:
     """Prints each greedy episode's return of a policy snapshot, then their mean."""
     from baselines.snapshots import evaluate_snapshot
 
-    returns = evaluate_snapshot(args.snapshot, episodes=args.episodes, seed=args.seed)
+    returns = evaluate_snapshot(_snapshot_directory(args.snapshot), episodes=args.episodes, seed=args.seed)
     for i, value in enumerate(returns):
         print(f"episode {i + 1}: return {value:.2f}", flush=True)
     print(f"mean return over {len(returns)} episodes: {sum(returns) / len(returns):.2f}", flush=True)
     return 0
+
+
+def _snapshot_directory(path: str) -> str:
+    """``path``, or its ``policy/`` snapshot when ``path`` is a run directory (one that holds ``policy/``)."""
+    policy = os.path.join(path, "policy")
+    if not os.path.isdir(policy):
+        return path
+    print(f"{path} is a run directory; evaluating its policy snapshot {policy}", flush=True)
+    return policy
+
+
+def _topmost_missing(path: str) -> Optional[str]:
+    """The outermost directory of ``path`` that does not exist yet (None if ``path`` exists)."""
+    missing = None
+    path = os.path.abspath(path)
+    while not os.path.exists(path):
+        missing, path = path, os.path.dirname(path)
+    return missing
+
+
+def _holds_files(directory: str) -> bool:
+    return any(files for _, _, files in os.walk(directory))
+
+
+@contextlib.contextmanager
+def _new_run_directory(path: str) -> Iterator[None]:
+    """Creates ``path`` for the block; if the block fails before any file was written under the directories
+    it created, removes them again, so that a refused run leaves no empty run folder behind."""
+    created = _topmost_missing(path)
+    os.makedirs(path, exist_ok=True)
+    try:
+        yield
+    except BaseException:
+        if created is not None and not _holds_files(created):
+            shutil.rmtree(created, ignore_errors=True)
+        raise
 
 
 def _default_run_dir(agent: str, env: str, seed: int) -> str:
@@ -160,10 +226,8 @@ def check_launcher_flags(args: argparse.Namespace) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from acme.experiments import CheckpointingConfig, run_experiment
+    from acme.experiments import CheckpointingConfig
     from acme.utils import loggers
-    from baselines.snapshots import export_policy
-    from baselines.plotting import plot_learning_curve
 
     check_launcher_flags(args)
     run_dir = args.run_dir or _default_run_dir(args.agent, args.env, args.seed)
@@ -188,7 +252,16 @@ def run_command(args: argparse.Namespace) -> int:
         logger_factory=loggers.make_logger_factory(run_dir, time_delta=args.log_every, print_fn=print_fn),
         checkpointing=checkpointing,
     )
-    os.makedirs(run_dir, exist_ok=True)  # only once the arguments made a valid experiment
+    with _new_run_directory(run_dir):  # only once the arguments made a valid experiment
+        return _train(args, config, run_dir)
+
+
+def _train(args: argparse.Namespace, config, run_dir: str) -> int:
+    """Trains ``config`` with the chosen launcher, then writes the result, policy snapshot and curve."""
+    from acme.experiments import run_experiment
+    from baselines.snapshots import export_policy
+    from baselines.plotting import plot_learning_curve
+
     if args.launcher != "local":
         return run_distributed(args, config, run_dir)
     print(f"Running {args.agent} on {args.env} (seed {args.seed}) for {config.max_num_actor_steps} steps; "

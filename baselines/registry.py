@@ -167,6 +167,11 @@ BASELINES: dict[tuple[str, str], Baseline] = {
     ),
 }
 
+# The budget and evaluation schedule of an (agent, environment) pair without a tuned baseline.
+DEFAULT_MAX_STEPS = 100_000
+DEFAULT_EVAL_EVERY = 5_000
+DEFAULT_EVAL_EPISODES = 10
+
 SUGGESTED_ENVIRONMENTS = {
     "discrete": ("gymnasium:CartPole-v1", "gymnasium:Acrobot-v1", "gymnasium:MountainCar-v0", "bsuite:catch/0"),
     "continuous": ("gymnasium:Pendulum-v1", "dm_control:cartpole/swingup"),
@@ -191,6 +196,11 @@ def make_agent_environment(agent: str, environment_id: str, seed: int = 0):
         environment_id, seed=seed, step_limit=baseline.step_limit if baseline else None,
         canonical_actions=get_agent(agent).action_space == "continuous",
     )
+
+
+def _given_or(value: Optional[int], default: int) -> int:
+    """``value`` unless it is None: a given 0 stays 0, for ExperimentConfig to accept or refuse."""
+    return default if value is None else value
 
 
 def make_experiment_config(
@@ -221,9 +231,10 @@ def make_experiment_config(
         environment_factory=environment_factory,
         network_factory=lambda spec: entry.make_networks(spec, agent_config),
         seed=seed,
-        max_num_actor_steps=max_steps or (baseline.max_steps if baseline else 100_000),
-        eval_every=eval_every if eval_every is not None else (baseline.eval_every if baseline else 5_000),
-        num_eval_episodes=num_eval_episodes or (baseline.num_eval_episodes if baseline else 10),
+        max_num_actor_steps=_given_or(max_steps, baseline.max_steps if baseline else DEFAULT_MAX_STEPS),
+        eval_every=_given_or(eval_every, baseline.eval_every if baseline else DEFAULT_EVAL_EVERY),
+        num_eval_episodes=_given_or(
+            num_eval_episodes, baseline.num_eval_episodes if baseline else DEFAULT_EVAL_EPISODES),
         logger_factory=logger_factory,
         environment_id=environment_id,
         checkpointing=checkpointing,

@@ -61,8 +61,8 @@ def test_run_checkpoints_resumes_and_exports_a_snapshot(tmp_path, capsys):
 @pytest.mark.parametrize(
     "flags, message",
     [
-        (["--keep-checkpoints", "0"], "keep must be an integer >= 1"),
-        (["--checkpoint-every-minutes", "-1"], "every_minutes must be a positive number"),
+        (["--keep-checkpoints", "0"], "argument --keep-checkpoints: must be an integer >= 1, got 0."),
+        (["--checkpoint-every-minutes", "-1"], "argument --checkpoint-every-minutes: must be a number > 0, got -1."),
     ],
 )
 def test_bad_checkpoint_flags_are_clear_errors(tmp_path, capsys, flags, message):
@@ -98,3 +98,104 @@ def test_ctrl_c_during_run_exits_130_and_says_how_to_resume(monkeypatch, capsys,
     monkeypatch.setattr(cli, "run_command", lambda args: (_ for _ in ()).throw(KeyboardInterrupt()))
     assert main(["run", "dqn"]) == 130
     assert capsys.readouterr().err.strip() == "Stopped by Ctrl-C."
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["run", "dqn", "--max-steps", "0"], "argument --max-steps: must be an integer >= 1, got 0."),
+        (["run", "dqn", "--max-steps", "-5"], "argument --max-steps: must be an integer >= 1, got -5."),
+        (["run", "dqn", "--max-steps", "1e5"], "argument --max-steps: must be an integer >= 1, got '1e5'."),
+        (["run", "dqn", "--eval-episodes", "0"], "argument --eval-episodes: must be an integer >= 1, got 0."),
+        (["run", "dqn", "--eval-every", "-1"],
+         "argument --eval-every: must be an integer >= 0 (0: no evaluation), got -1."),
+        (["run", "dqn", "--log-every", "-1"], "argument --log-every: must be a number >= 0 (0: every row), got -1."),
+        (["run", "dqn", "--log-every", "inf"], "argument --log-every: must be a number >= 0 (0: every row), got inf."),
+        (["run", "dqn", "--num-actors", "0"], "argument --num-actors: must be an integer >= 1, got 0."),
+        (["run", "dqn", "--checkpoint-every-minutes", "0"],
+         "argument --checkpoint-every-minutes: must be a number > 0, got 0."),
+        (["run", "dqn", "--checkpoint-every-steps", "0"],
+         "argument --checkpoint-every-steps: must be an integer >= 1, got 0."),
+        (["run", "dqn", "--keep-checkpoints", "-2"], "argument --keep-checkpoints: must be an integer >= 1, got -2."),
+        (["run", "dqn", "--seed", "-1"], "argument --seed: must be an integer in 0..4294967295, got -1."),
+        (["run", "dqn", "--seed", "4294967296"],
+         "argument --seed: must be an integer in 0..4294967295, got 4294967296."),
+        (["evaluate", "--snapshot", "x", "--episodes", "0"], "argument --episodes: must be an integer >= 1, got 0."),
+        (["evaluate", "--snapshot", "x", "--seed", "-3"], "argument --seed: must be an integer in 0..4294967295"),
+        (["reproduce", "dqn", "--env", "gymnasium:CartPole-v1", "--max-steps", "0"],
+         "argument --max-steps: must be an integer >= 1, got 0."),
+        (["reproduce", "dqn", "--env", "gymnasium:CartPole-v1", "--seeds", "0", "-1"],
+         "argument --seeds: must be an integer in 0..4294967295, got -1."),
+    ],
+)
+def test_counts_out_of_range_are_refused_before_anything_runs(tmp_path, capsys, argv, message):
+    """Zero is never read as 'use the default': out-of-range counts exit 2, as argparse errors do."""
+    with pytest.raises(SystemExit) as done:
+        main([*argv, *(["--run-dir", str(tmp_path / "run")] if argv[0] == "run" else [])])
+    assert done.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+def test_registry_keeps_given_zero_instead_of_the_default():
+    from baselines import registry
+
+    with pytest.raises(ValueError, match="max_num_actor_steps must be >= 1, got 0"):
+        registry.make_experiment_config("dqn", "gymnasium:CartPole-v1", max_steps=0)
+    with pytest.raises(ValueError, match="num_eval_episodes must be >= 1, got 0"):
+        registry.make_experiment_config("dqn", "gymnasium:CartPole-v1", num_eval_episodes=0)
+    config = registry.make_experiment_config("dqn", "gymnasium:Acrobot-v1", eval_every=0)
+    assert config.eval_every == 0 and config.max_num_actor_steps == registry.DEFAULT_MAX_STEPS
+
+
+def test_help_shows_each_default(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    out = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+    for expected in ("random seed (default: 0)", "(default: 5.0)", "checkpoints to keep (default: 3)",
+                     "minutes between checkpoints (default: 10.0)", "(default: 2)",
+                     "(default: the tuned baseline's budget, else 100000)", "(default: gymnasium:CartPole-v1)"):
+        assert expected in out, expected
+    for command in ("evaluate", "reproduce"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        out = " ".join(capsys.readouterr().out.split())
+        assert ("episodes to run (default: 10)" if command == "evaluate" else "(default: runs/reproduce)") in out
+
+
+def test_a_run_refused_after_its_config_is_built_leaves_no_run_folder(tmp_path, capsys):
+    (tmp_path / "ckpt").mkdir()
+    (tmp_path / "ckpt" / "notes.txt").write_text("mine")
+    with pytest.raises(SystemExit) as done:
+        main(["run", "dqn", "--no-progress", "--max-steps", "500", "--run-dir", str(tmp_path / "runs" / "one"),
+              "--checkpoint-dir", str(tmp_path / "ckpt")])
+    assert done.value.code == 2
+    assert "not an experiment checkpoint directory" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt"]
+
+
+def test_a_refused_run_keeps_a_run_folder_the_user_made(tmp_path, capsys, monkeypatch):
+    import baselines.cli as cli
+
+    def refused(args, config, run_dir):
+        raise ValueError("refused")
+
+    monkeypatch.setattr(cli, "_train", refused)
+    (tmp_path / "mine").mkdir()
+    with pytest.raises(SystemExit):
+        main(["run", "dqn", "--no-progress", "--run-dir", str(tmp_path / "mine")])
+    assert (tmp_path / "mine").is_dir()
+    assert "error: refused" in capsys.readouterr().err
+
+
+def test_evaluate_accepts_a_run_directory_and_says_it_uses_its_policy(tmp_path, capsys, monkeypatch):
+    import baselines.snapshots
+
+    seen = []
+    monkeypatch.setattr(baselines.snapshots, "evaluate_snapshot",
+                        lambda directory, episodes, seed: seen.append(directory) or [1.0] * episodes)
+    (tmp_path / "policy").mkdir()
+    assert main(["evaluate", "--snapshot", str(tmp_path), "--episodes", "2"]) == 0
+    assert seen == [str(tmp_path / "policy")]
+    assert f"{tmp_path} is a run directory; evaluating its policy snapshot {tmp_path / 'policy'}" in \
+        capsys.readouterr().out
