@@ -26,6 +26,9 @@ class SignalGuard:
     constructor); otherwise, and once disarmed (during shutdown), signals are
     only recorded and the backend polls ``check()``. (Raising through Ray's C
     extension turns the exception into a SystemError, so the Ray backend polls.)
+    A signal that was ignored when the guard was made (inherited as ignored,
+    as by a script's ``cmd &``) stays ignored, even if starting the backend
+    (``ray.init``) installed a handler for it.
     """
 
     def __init__(self) -> None:
@@ -52,7 +55,8 @@ class SignalGuard:
         self._armed = True
         self._raise = raise_in_handler
         for sig in _SIGNALS:
-            signal.signal(sig, self._handler)
+            ignored = self._saved.get(sig) is signal.SIG_IGN
+            signal.signal(sig, signal.SIG_IGN if ignored else self._handler)
 
     def set_raise_in_handler(self, raise_in_handler: bool) -> None:
         """Switches between raising from the handler and polling with ``check()``."""

@@ -376,6 +376,7 @@ class _Run:
         self.deadline = deadline
         self.actors: list[tuple[str, Any]] = []  # In construction order.
         self.mains: dict[Any, str] = {}  # main() ObjectRef -> label.
+        self.ready: dict[str, Any] = {}  # label -> ObjectRef of its ready() (returns once constructed).
         self.keep_alive: list[Any] = []
 
     def _result(self, ref: Any, label: str) -> Any:
@@ -417,6 +418,7 @@ class _Run:
             ).remote(spec.label, node, dependencies)
             ready_ref = actor.ready.remote()
             created[spec.label] = (actor, ready_ref)
+            self.ready[spec.label] = ready_ref
             self.actors.append((spec.label, actor))
             ready_refs[ready_ref] = spec.label
         self.keep_alive.extend(ready_refs)  # Restarted dependents re-read them.
@@ -453,15 +455,32 @@ class _Run:
             return remaining
         return set()
 
+    def _constructed(self) -> set[str]:
+        """Labels of the nodes whose constructor has returned (their ``ready()`` is done)."""
+        refs = {ref: label for label, ref in self.ready.items()}
+        if not refs:
+            return set()
+        done, _ = self._ray.wait(list(refs), num_returns=len(refs), timeout=0)
+        return {refs[ref] for ref in done}
+
     def shutdown(self, grace_period: float, outcome: Outcome) -> None:
-        """stop() in reverse construction order, wait for mains, kill the actors."""
+        """stop() in reverse construction order, wait for mains, kill the actors.
+
+        A node still in its constructor has nothing to stop (and Ray would run
+        ``stop()`` only after the constructor), so it is killed straight away.
+        Nodes that do not stop in time are named in one warning.
+        """
         ray = self._ray
         end = Deadline(grace_period)
+        constructed = self._constructed()
+        late: list[str] = []
         for label, actor in reversed(self.actors):
+            if label not in constructed:
+                continue
             try:
                 error = ray.get(actor.stop.remote(), timeout=max(0.1, end.remaining()))
             except ray.exceptions.GetTimeoutError:
-                logger.warning("node %r: stop() did not return within the grace period", label)
+                late.append(label)
                 continue
             except ray.exceptions.RayError:
                 continue  # Dead actor: nothing to stop.
@@ -469,11 +488,28 @@ class _Run:
                 outcome.fail(NodeError(label, "exception in stop():\n" + error))
         if self.mains and end.remaining() > 0:
             ray.wait(list(self.mains), num_returns=len(self.mains), timeout=end.remaining())
+        _report_unstopped(late, [label for label, _ in self.actors if label not in constructed], grace_period)
         for label, actor in self.actors:
             try:
                 ray.kill(actor, no_restart=True)
             except Exception as e:  # pylint: disable=broad-except
                 logger.debug("node %r: ray.kill failed: %s", label, e)
+
+
+def _report_unstopped(late: list[str], starting: list[str], grace_period: float) -> None:
+    """One warning for the nodes whose stop() overran the grace period; starting nodes only at info level."""
+    if late:
+        logger.warning("launch: %s did not return from stop() within the %g s grace period (stop() or the work "
+                       "it waits for was still running); killing %s", _labels(late), grace_period,
+                       "it" if len(late) == 1 else "them")
+    if starting:
+        logger.info("launch: %s had not finished starting (constructor still running); killing %s",
+                    _labels(starting), "it" if len(starting) == 1 else "them")
+
+
+def _labels(labels: list[str]) -> str:
+    quoted = ", ".join(repr(label) for label in labels)
+    return f"node {quoted}" if len(labels) == 1 else f"nodes {quoted}"
 
 
 def run_ray(program: Program, *, address: str | None, deadline: Deadline,

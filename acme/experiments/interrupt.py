@@ -1,4 +1,4 @@
-"""Ctrl-C or SIGTERM in a checkpointed in-process run: finish the episode, save, then stop."""
+"""Ctrl-C or SIGTERM in an in-process run: with checkpoints, finish the episode, save, then stop."""
 
 from __future__ import annotations
 
@@ -20,13 +20,19 @@ class StopAtEpisodeEnd:
     scheduler's preemption notice) only sets ``requested``; the loop saves a
     checkpoint when the episode ends and then calls ``stop``. A second signal
     stops at once (the last periodic checkpoint is then the one that resumes).
-    Use as a context manager; outside the main thread, where Python cannot
+
+    With ``enabled=False`` (a run with nothing to save) Ctrl-C stays Python's
+    ``KeyboardInterrupt``, and SIGTERM stops at once after saying that nothing
+    was saved (exit status 143). A signal that the process inherited as
+    ignored (a script's ``cmd &``, ``nohup``) stays ignored, as Unix programs
+    do. Use as a context manager; outside the main thread, where Python cannot
     install signal handlers, it does nothing and signals behave as usual.
     """
 
     def __init__(self, enabled: bool = True, announce: Callable[[str], None] = print) -> None:
         self.signum: Optional[int] = None
-        self._enabled = enabled and threading.current_thread() is threading.main_thread()
+        self._saves = enabled
+        self._active = threading.current_thread() is threading.main_thread()
         self._announce = announce
         self._previous: dict[int, object] = {}
 
@@ -56,10 +62,26 @@ class StopAtEpisodeEnd:
             print(f"{message[0].upper()}{message[1:]}.", file=sys.stderr, flush=True)
         raise SystemExit(128 + signum)
 
+    @staticmethod
+    def _stop_unsaved(signum: int, frame: Optional[FrameType]) -> NoReturn:
+        del frame
+        print(f"Stopped by {_NAMES[signum]}; nothing was saved (this run has no checkpoint directory).",
+              file=sys.stderr, flush=True)
+        raise SystemExit(128 + signum)
+
+    def _handlers(self) -> dict[int, Callable[[int, Optional[FrameType]], None]]:
+        """The handler for each signal this context takes over."""
+        if self._saves:
+            return {signum: self._handle for signum in _SIGNALS}
+        return {signal.SIGTERM: self._stop_unsaved}
+
     def __enter__(self) -> "StopAtEpisodeEnd":
-        if self._enabled:
-            for signum in _SIGNALS:
-                self._previous[signum] = signal.signal(signum, self._handle)
+        if not self._active:
+            return self
+        for signum, handler in self._handlers().items():
+            if signal.getsignal(signum) is signal.SIG_IGN:
+                continue  # inherited as ignored: stays ignored
+            self._previous[signum] = signal.signal(signum, handler)
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -77,3 +77,105 @@ def test_signal_stops_program_cleanly(tmp_path, mode, signum, expected, exit_cod
         assert proc.returncode == exit_code
     else:
         assert proc.returncode != 0 and "KeyboardInterrupt" in output
+
+
+IGNORED_SCRIPT = textwrap.dedent("""
+    import sys, time
+    import launch
+
+    def work(seconds):
+        print("running", flush=True)
+        time.sleep(seconds)
+        print("work done", flush=True)
+
+    program = launch.Program("ignored")
+    program.add_node(launch.FunctionNode(work, float(sys.argv[2])), "work", terminal=True)
+    launch.launch(program, launcher=sys.argv[1])
+    print("finished", flush=True)
+""")
+
+
+def _start_with_sigint_ignored(script: pathlib.Path, *args: str) -> subprocess.Popen:
+    """Starts ``script`` as a shell's ``cmd &`` would: SIGINT inherited as ignored."""
+    return subprocess.Popen([sys.executable, str(script), *args], cwd=REPO_ROOT, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+
+
+def _wait_for_line(proc: subprocess.Popen, wanted: str, timeout: float) -> list[str]:
+    """Lines read until one contains ``wanted`` (AssertionError with the output if it never comes)."""
+    lines, end = [], time.monotonic() + timeout
+    while time.monotonic() < end:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        if wanted in line:
+            return lines
+    raise AssertionError(f"no {wanted!r} in:\n" + "".join(lines))
+
+
+@pytest.mark.parametrize("launcher", ["threads", pytest.param("ray", marks=pytest.mark.ray)])
+def test_inherited_ignored_sigint_stays_ignored(tmp_path, launcher):
+    script = tmp_path / "ignored.py"
+    script.write_text(IGNORED_SCRIPT)
+    proc = _start_with_sigint_ignored(script, launcher, "3")
+    try:
+        _wait_for_line(proc, "running", timeout=180)
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, output
+    assert "work done" in output and "finished" in output, output
+
+
+SLOW_START_SCRIPT = textwrap.dedent("""
+    import time
+    import launch
+
+    class SlowStart:
+        def __init__(self):
+            print("constructing", flush=True)
+            time.sleep(120)
+
+    class Dependent:
+        def __init__(self, slow):
+            self.slow = slow
+
+    program = launch.Program("slow-start")
+    slow = program.add_node(launch.ServiceNode(SlowStart), "slow")
+    for i in range(4):
+        program.add_node(launch.ServiceNode(Dependent, slow), f"dependent_{i}")
+    try:
+        launch.launch(program, launcher="ray", grace_period=3.0)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+""")
+
+
+@pytest.mark.ray
+def test_ray_ctrl_c_while_nodes_start_stops_them_without_a_warning_each(tmp_path):
+    script = tmp_path / "slow_start.py"
+    script.write_text(SLOW_START_SCRIPT)
+    proc = subprocess.Popen([sys.executable, str(script)], cwd=REPO_ROOT, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    try:
+        before = _wait_for_line(proc, "constructing", timeout=180)
+        time.sleep(1.0)  # The dependents' constructors are waiting for 'slow'.
+        start = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=120)
+        elapsed = time.monotonic() - start
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    output = "".join(before) + output
+    assert "interrupted" in output, output
+    assert "grace period" not in output, output
+    assert elapsed < 30, f"{elapsed:.0f} s to stop"

@@ -1,0 +1,49 @@
+"""Signals to an in-process ``python -m baselines run``, sent as a user or a scheduler would (subprocess)."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def _run_and_signal(tmp_path: pathlib.Path, signum: int, *flags: str,
+                    ignore_sigint: bool = False) -> tuple[str, int]:
+    """Starts a run, sends ``signum`` once the actor has logged its first line; returns output and status."""
+    command = [sys.executable, "-m", "baselines", "run", "dqn", "--eval-every", "0", "--no-progress",
+               "--log-every", "0.5", "--run-dir", str(tmp_path / "run"), *flags]
+    # A script's `cmd &` starts cmd with SIGINT ignored.
+    preexec = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint else None
+    proc = subprocess.Popen(command, cwd=REPO_ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)), preexec_fn=preexec)
+    lines = []
+    try:
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("[actor]"):
+                proc.send_signal(signum)
+                break
+        rest, _ = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return "".join(lines) + rest, proc.returncode
+
+
+def test_sigterm_without_checkpoint_dir_says_it_stopped_and_nothing_was_saved(tmp_path):
+    output, status = _run_and_signal(tmp_path, signal.SIGTERM, "--max-steps", "100000")
+    assert status == 143, output
+    assert "Stopped by SIGTERM; nothing was saved" in output, output
+
+
+def test_checkpointed_run_started_with_sigint_ignored_ignores_it(tmp_path):
+    output, status = _run_and_signal(tmp_path, signal.SIGINT, "--max-steps", "1500",
+                                     "--checkpoint-dir", str(tmp_path / "checkpoints"), ignore_sigint=True)
+    assert status == 0, output
+    assert "Ctrl-C" not in output, output
+    assert "Policy snapshot in" in output, output  # it ran to the end
