@@ -13,12 +13,14 @@ import numpy as np
 import launch
 from acme import specs
 from acme.environment_loop import EnvironmentLoop
+from acme.vector_environment_loop import VectorEnvironmentLoop
 from acme.experiments.checkpointing import ExperimentCheckpointer, experiment_identity, learner_steps_of
 from acme.experiments.config import ExperimentConfig
 from acme.jax.polling_source import PollingVariableSource, to_host
 from acme.utils import counting, loggers
 
 ACTOR_SEED_STRIDE = 7_919  # actors' environments and keys differ by a prime stride
+ENV_SEED_STRIDE = 104_723  # and the K environments of one actor by another
 
 
 def _spec_of(config: ExperimentConfig) -> specs.EnvironmentSpec:
@@ -154,7 +156,8 @@ def save_final_checkpoint(learner: Any, counter: Any, num_actors: int) -> None:
 
 
 class ActorNode:
-    """Acts in its own environment, writing to replay, until the step budget is spent."""
+    """Acts in its own environment (or ``config.num_envs_per_actor`` of them), writing to replay, until the
+    step budget is spent."""
 
     def __init__(self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec, actor_id: int,
                  num_actors: int, replay_address: str, learner: Any, counter: Any,
@@ -169,16 +172,17 @@ class ActorNode:
         self._counter = counter
         self._poll = variable_poll_seconds
 
-        self._adder: Any = None
+        self._adders: list = []
 
     def pid(self) -> int:
         return os.getpid()
 
     def stop(self) -> None:
-        """Unblocks an adder waiting on replay's rate limiter, so the actor can return."""
-        abort = getattr(self._adder, "abort", None)
-        if abort is not None:
-            abort()
+        """Unblocks the adders waiting on replay's rate limiter, so the actor can return."""
+        for adder in self._adders:
+            abort = getattr(adder, "abort", None)
+            if abort is not None:
+                abort()
 
     def run(self) -> None:
         import reverb
@@ -191,26 +195,35 @@ class ActorNode:
         policy = builder.make_policy(networks, spec, evaluation=False)
         client = reverb.Client(self._replay_address)
         source = PollingVariableSource(self._learner, ["policy"], self._poll)
-        self._adder = builder.make_adder(client, spec, policy)
-        actor = builder.make_actor(jax.random.PRNGKey(seed), policy, spec, variable_source=source, adder=self._adder)
-        if hasattr(actor, "restore"):
-            # A restarted or resumed actor takes up its share of the steps so far, so exploration
-            # schedules go on rather than start again.
-            shared_steps = self._counter.get_counts().get("actor_steps", 0)
-            actor.restore({"num_steps": int(shared_steps) // self._num_actors})
+        num_envs = config.num_envs_per_actor
+        self._adders = [builder.make_adder(client, spec, policy) for _ in range(num_envs)]
+        # A restarted or resumed actor takes up its share of the steps so far, so exploration
+        # schedules go on rather than start again.
+        share = int(self._counter.get_counts().get("actor_steps", 0)) // (self._num_actors * num_envs)
         logger = config.get_logger_factory()(f"actor_{self._actor_id}", "actor_steps")
-        loop = EnvironmentLoop(
-            config.environment_factory(seed),
-            actor,
-            counter=counting.Counter(self._counter, prefix="actor"),
-            logger=logger,
-            label="actor",
-            should_stop=lambda: launch.stop_requested()
-            or _budget_spent(self._counter, config.max_num_actor_steps),
-        )
+        should_stop = lambda: launch.stop_requested() or _budget_spent(self._counter, config.max_num_actor_steps)  # noqa: E731
+        counter = counting.Counter(self._counter, prefix="actor")
+        if num_envs == 1:
+            actor = builder.make_actor(jax.random.PRNGKey(seed), policy, spec, variable_source=source,
+                                       adder=self._adders[0])
+            if hasattr(actor, "restore"):
+                actor.restore({"num_steps": share})
+            loop = EnvironmentLoop(config.environment_factory(seed), actor, counter=counter, logger=logger,
+                                   label="actor", should_stop=should_stop)
+            run = loop.run
+        else:
+            keys = list(jax.random.split(jax.random.PRNGKey(seed), num_envs))
+            actor = builder.make_vector_actor(keys, policy, spec, variable_source=source, adders=self._adders)
+            actor.restore({"num_steps": np.full(num_envs, share, np.int32)})
+            environments = [config.environment_factory(seed + ENV_SEED_STRIDE * i) for i in range(num_envs)]
+            loop = VectorEnvironmentLoop(environments, actor, counter=counter, logger=logger, label="actor")
+
+            def run() -> None:
+                while not should_stop():
+                    loop.run(100 * num_envs)
         try:
             if not _budget_spent(self._counter, config.max_num_actor_steps):
-                loop.run()
+                run()
         except Exception:
             if launch.stop_requested():
                 return  # the adder was aborted at shutdown

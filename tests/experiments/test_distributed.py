@@ -73,6 +73,16 @@ def test_threads_launcher_runs_dqn(tmp_path):
     assert final["actor_node_starts"] == 2
 
 
+def test_threads_launcher_runs_actors_of_several_environments(tmp_path):
+    config = dataclasses.replace(small_config(tmp_path, 1_500), num_envs_per_actor=4)
+    launch.launch(make_distributed_experiment(config, num_actors=2), launcher="threads", timeout=300)
+    check_progress(tmp_path, 1_500, 2)
+    for actor_id in range(2):  # each actor logged episodes of all four of its environments
+        with open(tmp_path / f"actor_{actor_id}.csv") as f:
+            indices = {r["environment_index"] for r in csv.DictReader(f) if r.get("environment_index")}
+        assert indices == {"0", "1", "2", "3"}
+
+
 @pytest.mark.ray
 def test_ray_launcher_runs_dqn_and_restarts_a_killed_actor(tmp_path):
     """Two actors as Ray processes; one is SIGKILLed mid-run, restarted, and the run still finishes."""
