@@ -83,8 +83,9 @@ def make_parser() -> argparse.ArgumentParser:
                           "(default: start a local Ray instance that listens on loopback only); the cluster's "
                           "machines then reach this run's nodes and replay server")
     run.add_argument("--bind-address", default=None, metavar="HOST",
-                     help="with --launcher ray: make the local Ray instance and the replay server reachable from "
-                          "other machines on HOST, an IP address of this machine (default: loopback only)")
+                     help="with --launcher ray: open the local Ray instance to other machines, with HOST (an IP "
+                          "address of this machine) as its node address; Ray's gRPC servers and the replay server "
+                          "then listen on every interface (default: loopback only; see the README)")
     run.add_argument("--dashboard", action="store_true",
                      help="with --launcher ray: also start Ray's dashboard, on 127.0.0.1 (or on --bind-address)")
     run.add_argument("--checkpoint-dir", default=None,

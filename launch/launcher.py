@@ -34,8 +34,10 @@ def launch(program: Program, launcher: str = "threads", address: str | None = No
         A local Ray instance, and every reverb node of the threads launcher
         or of a local Ray instance, listens on loopback only.
       bind_address: Ray only, when it starts a local instance: an IP address
-        of this machine for Ray's servers (and reverb nodes) to be reachable
-        on from other machines. ``None`` keeps everything on loopback.
+        of this machine that Ray takes as its node address, so that other
+        machines can reach it. Ray then listens on every interface with its
+        gRPC servers (on ``bind_address`` with its HTTP ones), and so do
+        reverb nodes. ``None`` keeps everything on loopback.
       dashboard: Ray only, when it starts a local instance: also start Ray's
         dashboard (on 127.0.0.1, or on ``bind_address``).
       timeout: seconds after which the program is stopped and

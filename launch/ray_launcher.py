@@ -164,11 +164,13 @@ def _node_address_on_loopback(ray: Any) -> Iterator[None]:
 
 def _start_local_ray(ray: Any, runtime_env: dict[str, Any], bind_address: str | None,
                      dashboard: bool) -> None:
-    """Starts a local Ray instance whose servers listen on loopback, or on ``bind_address``.
+    """Starts a local Ray instance that listens on loopback only, unless ``bind_address`` opens it.
 
-    Ray binds its servers (GCS, raylet, object manager, workers, agents) to its
-    node address. The dashboard is started only if ``dashboard``; it listens
-    on 127.0.0.1, or on ``bind_address`` when one is given.
+    With a loopback node address Ray (2.60) binds all its servers (GCS,
+    raylet, object manager, workers, agents) to 127.0.0.1. With another node
+    address (``bind_address``) its gRPC servers listen on every interface and
+    its HTTP servers on that address. The dashboard is started only if
+    ``dashboard``; it listens on 127.0.0.1, or on ``bind_address``.
     """
     options: dict[str, Any] = dict(address="local", num_cpus=os.cpu_count(), include_dashboard=dashboard,
                                    runtime_env=runtime_env, **_QUIET_INIT)
