@@ -25,8 +25,10 @@ test: install
 test-fast: install
 	$(BIN)/python -m pytest tests -m "not slow"
 
+# The speed benchmarks of issue #14 (each pins itself to one core): pieces, then the peer protocol (~15 min).
 bench: install
-	$(BIN)/python benchmarks/dqn_cartpole_time_to_solve.py
+	$(BIN)/python benchmarks/components.py
+	$(BIN)/python benchmarks/peer_protocol.py
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache
