@@ -12,6 +12,7 @@ import inspect
 from typing import Any, Callable, Sequence
 
 from launch import network
+from launch.reverb_server import start_reverb_server
 
 
 class NodeInstance(abc.ABC):
@@ -162,8 +163,10 @@ class ReverbNode(Node):
     with a ``reverb.checkpointers.DefaultCheckpointer(checkpoint_dir,
     fallback_checkpoint_path=...)`` when ``checkpoint_dir`` is given: the server
     loads the newest checkpoint under ``checkpoint_dir``, or if there is none the
-    checkpoint at ``fallback_checkpoint_path``. ``reverb`` is imported only when
-    the node is instantiated.
+    checkpoint at ``fallback_checkpoint_path``. Without ``checkpoint_dir`` the
+    server has no checkpointer (not reverb's temporary directory; see
+    ``launch.reverb_server``). ``reverb`` is imported only when the node is
+    instantiated.
 
     reverb listens on every interface; when the node's host is a loopback
     address (the threads launcher, a local Ray instance) the server is
@@ -200,8 +203,7 @@ class ReverbNode(Node):
         if self.checkpoint_dir is not None:
             checkpointer = reverb.checkpointers.DefaultCheckpointer(
                 path=str(self.checkpoint_dir), fallback_checkpoint_path=self.fallback_checkpoint_path)
-        server = reverb.Server(tables=list(self.table_factory()), port=self.port,
-                               checkpointer=checkpointer)
+        server = start_reverb_server(self.table_factory(), self.port, checkpointer)
         if network.is_loopback(host):  # Only this machine's nodes use it: close it to others.
             network.confine_server(server)
         return _ReverbInstance(server, host)

@@ -395,12 +395,13 @@ def _start_reverb(tables: list, checkpointer: Optional[ExperimentCheckpointer],
 
     from acme.replay.reverb_tables import to_reverb_tables
     from launch import network
+    from launch.reverb_server import start_reverb_server
 
     replay_checkpointer = None
     if checkpointer is not None and checkpointer.config.replay:
         replay_checkpointer = reverb_checkpointer(*checkpointer.prepare_replay(restored))
     tables = to_reverb_tables(tables)
-    server = reverb.Server(tables, port=None, checkpointer=replay_checkpointer)
+    server = start_reverb_server(tables, port=None, checkpointer=replay_checkpointer)
     network.confine_server(server)  # reverb listens on every interface; only this process uses it
     client = reverb.Client(f"localhost:{server.port}")
     pressure = InsertPressure(table_infos(tables, client, restored is not None and replay_checkpointer is not None))
