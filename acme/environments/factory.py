@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ctypes.util
 import difflib
-from typing import Callable, Optional
+import os
+from typing import Callable, Optional, Sequence
 
 import dm_env
 
@@ -71,7 +73,21 @@ def _make_bsuite(name: str, seed: Optional[int]) -> dm_env.Environment:
     return bsuite.load_from_id(name)
 
 
+def _headless_mujoco_gl() -> Optional[str]:
+    """The MuJoCo rendering backend to use without a display: EGL, else OSMesa, else none (rendering then
+    raises, training does not render). None when there is a display or the user chose with MUJOCO_GL."""
+    if "MUJOCO_GL" in os.environ or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return None
+    for backend, library in (("egl", "EGL"), ("osmesa", "OSMesa")):
+        if ctypes.util.find_library(library):
+            return backend
+    return "disable"
+
+
 def _make_dm_control(name: str, seed: Optional[int]) -> dm_env.Environment:
+    backend = _headless_mujoco_gl()
+    if backend is not None:  # else dm_control tries GLFW first, which warns that DISPLAY is missing
+        os.environ["MUJOCO_GL"] = backend
     try:
         from dm_control import suite
     except ImportError as error:
@@ -85,11 +101,20 @@ def _make_dm_control(name: str, seed: Optional[int]) -> dm_env.Environment:
         )
     domain, task = name.split("/", 1)
     if (domain, task) not in suite.ALL_TASKS:
-        tasks = sorted(f"{d}/{t}" for d, t in suite.ALL_TASKS)
-        close = difflib.get_close_matches(name, tasks, n=5)
-        hint = f" Did you mean {', '.join('dm_control:' + c for c in close)}?" if close else ""
-        raise UnknownEnvironmentError(f"dm_control has no task {name!r}.{hint}")
+        raise UnknownEnvironmentError(_unknown_dm_control_task(domain, task, suite.ALL_TASKS))
     return suite.load(domain, task, task_kwargs={"random": seed})
+
+
+def _unknown_dm_control_task(domain: str, task: str, known: Sequence[tuple[str, str]]) -> str:
+    """Why ``domain/task`` is not a dm_control task, with the domains or the domain's tasks that exist."""
+    tasks = sorted(f"{d}/{t}" for d, t in known)
+    close = difflib.get_close_matches(f"{domain}/{task}", tasks, n=5)
+    hint = f" Did you mean {', '.join('dm_control:' + c for c in close)}?" if close else ""
+    domains = sorted({d for d, _ in known})
+    if domain not in domains:
+        return f"dm_control has no domain {domain!r}.{hint} Its domains: {', '.join(domains)}."
+    own = sorted(t for d, t in known if d == domain)
+    return f"dm_control's {domain} domain has no task {task!r}.{hint} Its tasks: {', '.join(own)}."
 
 
 def _make_atari(name: str, seed: Optional[int]) -> dm_env.Environment:
@@ -129,6 +154,9 @@ def make_environment(
       single_precision: cast 64-bit observations, rewards and discounts to 32 bits.
       step_limit: truncate episodes after this many steps.
       canonical_actions: rescale bounded continuous actions to [-1, 1].
+
+    A dm_control id on a machine without a display sets ``MUJOCO_GL`` (egl,
+    else osmesa, else disable) unless it is set already.
     """
     prefix, name = _split(environment_id)
     environment = _FACTORIES[prefix](name, seed)

@@ -1,5 +1,9 @@
 """The environment factory and its errors."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -84,8 +88,29 @@ def test_dm_control_same_seed_same_start():
     [
         ("dm_control:cartpole", "dm_control ids are '<domain>/<task>'"),
         ("dm_control:cartpole/swingupp", "Did you mean dm_control:cartpole/swingup"),
+        ("dm_control:foo/bar", "dm_control has no domain 'foo'. Its domains: acrobot, ball_in_cup, cartpole, "),
+        ("dm_control:cartpole/swingdown", "cartpole domain has no task 'swingdown'.* Its tasks: balance, "),
     ],
 )
 def test_dm_control_bad_ids_are_explained(bad, message):
     with pytest.raises(UnknownEnvironmentError, match=message):
         make_environment(bad)
+
+
+_LOAD_CARTPOLE = (
+    "import os; from acme.environments import make_environment; "
+    "make_environment('dm_control:cartpole/swingup').reset(); print(os.environ.get('MUJOCO_GL'))"
+)
+
+
+@pytest.mark.parametrize("user_choice", [None, "disable"])
+def test_dm_control_without_a_display_picks_a_headless_backend_unless_the_user_chose(user_choice):
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "MUJOCO_GL")}
+    if user_choice is not None:
+        env["MUJOCO_GL"] = user_choice
+    done = subprocess.run([sys.executable, "-c", _LOAD_CARTPOLE], env=env, capture_output=True, text=True,
+                          timeout=120, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    assert done.returncode == 0, done.stderr
+    assert "DISPLAY" not in done.stderr and "GLFW" not in done.stderr
+    backend = done.stdout.split()[-1]
+    assert backend == (user_choice or backend) and backend in ("egl", "osmesa", "disable")
