@@ -38,6 +38,7 @@ from acme.replay.reverb_tables import to_reverb_tables  # noqa: E402
 from acme.utils import counting, loggers  # noqa: E402
 from baselines import registry  # noqa: E402
 from benchmarks.common import machine, random_actions, steps_per_second, write_report  # noqa: E402
+from launch.reverb_server import start_reverb_server  # noqa: E402
 
 CASES = (
     ("dqn", "gymnasium:CartPole-v1"),
@@ -70,7 +71,7 @@ def measure(agent: str, environment_id: str, steps: int) -> dict:
     # block the adder once the table holds min_replay_size items.
     tables = to_reverb_tables([dataclasses.replace(table, rate_limiter=replay_tables.MinSize(1)) for table in
                                builder.make_replay_tables(spec, policy)])
-    server = reverb.Server(tables, port=None)
+    server = start_reverb_server(tables)  # no checkpointer, so no temporary directory left behind
     try:
         client = reverb.Client(f"localhost:{server.port}")
         learner_key, actor_key = jax.random.split(jax.random.PRNGKey(0))

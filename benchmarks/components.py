@@ -90,8 +90,9 @@ def learner_updates_per_second(feed: str, num_updates: int, updates: int) -> flo
         import reverb
 
         from acme.replay.reverb_tables import to_reverb_tables
+        from launch.reverb_server import start_reverb_server
 
-        server = reverb.Server(to_reverb_tables(table_specs), port=None)
+        server = start_reverb_server(to_reverb_tables(table_specs))
         client, stop = reverb.Client(f"localhost:{server.port}"), server.stop
     else:
         client = LocalReplay(table_specs)

@@ -18,11 +18,12 @@ def make_reverb_client():
     import reverb
 
     from acme.replay.reverb_tables import to_reverb_table
+    from launch.reverb_server import start_reverb_server
 
     servers = []
 
     def _make(*table_specs):
-        server = reverb.Server(tables=[to_reverb_table(spec) for spec in table_specs], port=None)
+        server = start_reverb_server([to_reverb_table(spec) for spec in table_specs])  # no temporary directory
         servers.append(server)
         return reverb.Client(f"localhost:{server.port}")
 

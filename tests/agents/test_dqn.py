@@ -13,6 +13,7 @@ from acme.replay.reverb_tables import to_reverb_tables
 from acme.testing import fakes
 from acme.utils import loggers
 from agents import dqn
+from launch.reverb_server import start_reverb_server
 
 
 @pytest.mark.parametrize(
@@ -165,7 +166,7 @@ def test_actor_recovers_from_an_episode_cut_short():
     spec = fakes.discrete_spec()
     builder = dqn.DQNBuilder(config)
     networks = dqn.make_networks(spec, config.hidden_sizes)
-    server = reverb.Server(to_reverb_tables(builder.make_replay_tables(spec)), port=None)
+    server = start_reverb_server(to_reverb_tables(builder.make_replay_tables(spec)))
     try:
         client = reverb.Client(f"localhost:{server.port}")
         learner_like = _StaticSource(networks.init(jax.random.PRNGKey(0)))
