@@ -37,6 +37,7 @@ from acme.replay import tables as replay_tables  # noqa: E402
 from acme.replay.reverb_tables import to_reverb_tables  # noqa: E402
 from acme.utils import counting, loggers  # noqa: E402
 from baselines import registry  # noqa: E402
+from baselines import arguments  # noqa: E402
 from benchmarks.common import machine, random_actions, steps_per_second, write_report  # noqa: E402
 from launch.reverb_server import start_reverb_server  # noqa: E402
 
@@ -106,7 +107,7 @@ def measure(agent: str, environment_id: str, steps: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=5_000, help="timed steps per configuration (default 5000)")
+    parser.add_argument("--steps", type=arguments.positive_integer, default=5_000, help="timed steps per configuration (default 5000)")
     parser.add_argument("--output", default=os.path.join(os.path.dirname(__file__), "results", "actor_overhead.json"))
     args = parser.parse_args()
     if args.steps < 1:

@@ -42,6 +42,7 @@ from acme.replay.local_client import LocalReplay  # noqa: E402
 from acme.utils import counting, loggers  # noqa: E402
 from acme.vector_environment_loop import VectorEnvironmentLoop  # noqa: E402
 from baselines import registry  # noqa: E402
+from baselines import arguments  # noqa: E402
 from benchmarks.common import machine, random_actions, steps_per_second, write_report  # noqa: E402
 
 AGENT, ENV_ID = "dqn", "gymnasium:CartPole-v1"
@@ -130,9 +131,9 @@ def learner_updates_per_second(feed: str, num_updates: int, updates: int) -> flo
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=5_000, help="timed acting steps per K")
-    parser.add_argument("--updates", type=int, default=1_000, help="timed updates per configuration")
-    parser.add_argument("--core", type=int, default=max(os.sched_getaffinity(0)))
+    parser.add_argument("--steps", type=arguments.positive_integer, default=5_000, help="timed acting steps per K")
+    parser.add_argument("--updates", type=arguments.positive_integer, default=1_000, help="timed updates per configuration")
+    parser.add_argument("--core", type=arguments.integer(0), default=max(os.sched_getaffinity(0)))
     parser.add_argument("--output", default=os.path.join(ROOT, "benchmarks", "results", "components.json"))
     args = parser.parse_args(argv)
     if args.steps < 1 or args.updates < 1:

@@ -23,6 +23,7 @@ import launch  # noqa: E402
 from acme.experiments import make_distributed_experiment, run_experiment  # noqa: E402
 from acme.utils import loggers  # noqa: E402
 from baselines.registry import make_experiment_config  # noqa: E402
+from baselines import arguments  # noqa: E402
 from benchmarks.common import machine, write_report  # noqa: E402
 
 ENV_ID = "gymnasium:CartPole-v1"
@@ -66,7 +67,7 @@ def distributed(steps: int, num_actors: int, launcher: str) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=20_000)
+    parser.add_argument("--steps", type=arguments.positive_integer, default=20_000)
     parser.add_argument("--output", default=os.path.join(os.path.dirname(__file__), "results",
                                                          "distributed_dqn_throughput.json"))
     args = parser.parse_args()

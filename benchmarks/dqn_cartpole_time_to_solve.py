@@ -25,6 +25,7 @@ from acme.environments import make_environment  # noqa: E402
 from acme.experiments import run_experiment  # noqa: E402
 from acme.utils import loggers  # noqa: E402
 from baselines.registry import make_experiment_config  # noqa: E402
+from baselines import arguments  # noqa: E402
 from benchmarks.common import machine, write_report  # noqa: E402
 
 ENV_ID = "gymnasium:CartPole-v1"
@@ -45,9 +46,9 @@ def raw_environment_steps_per_second(num_steps: int = 20_000) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--max-steps", type=int, default=100_000)
-    parser.add_argument("--eval-every", type=int, default=2_500)
+    parser.add_argument("--seeds", type=arguments.seed, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--max-steps", type=arguments.positive_integer, default=100_000)
+    parser.add_argument("--eval-every", type=arguments.positive_integer, default=2_500)
     parser.add_argument("--stop-at-target", action="store_true", help="end each run when it first reaches 475")
     parser.add_argument("--output", default=os.path.join(os.path.dirname(__file__), "results", "dqn_cartpole_time_to_solve.json"))
     args = parser.parse_args()

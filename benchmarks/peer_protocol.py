@@ -26,6 +26,7 @@ from typing import Optional
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 
+from baselines import arguments  # noqa: E402
 from benchmarks.common import machine, write_report  # noqa: E402
 
 PROTOCOL = {
@@ -52,7 +53,7 @@ def run_one(agent: str, seed: int, replay: str, max_steps: Optional[int], core: 
 
     protocol = PROTOCOL[agent]
     config = make_experiment_config(
-        agent, protocol["environment"], seed=seed, max_steps=max_steps or protocol["max_steps"],
+        agent, protocol["environment"], seed=seed, max_steps=protocol["max_steps"] if max_steps is None else max_steps,
         eval_every=protocol["eval_every"], num_eval_episodes=10,
         logger_factory=lambda label, steps_key=None: loggers.NoOpLogger(),
     )
@@ -73,7 +74,7 @@ def run_one(agent: str, seed: int, replay: str, max_steps: Optional[int], core: 
 def _child(args: argparse.Namespace) -> dict:
     command = [sys.executable, os.path.abspath(__file__), "--child", args.agents[0], str(args.seeds[0]),
                "--replay", args.replay, "--core", str(args.core)]
-    if args.max_steps:
+    if args.max_steps is not None:
         command += ["--max-steps", str(args.max_steps)]
     completed = subprocess.run(command, env={**os.environ, **SINGLE_THREAD_ENV, "PYTHONPATH": ROOT},
                                capture_output=True, text=True, check=False)
@@ -106,10 +107,10 @@ def summarise(runs: list[dict]) -> dict:
 def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--agents", nargs="+", choices=sorted(PROTOCOL), default=sorted(PROTOCOL))
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--seeds", type=arguments.seed, nargs="+", default=[0, 1, 2])
     parser.add_argument("--replay", choices=("local", "reverb"), default="local")
-    parser.add_argument("--max-steps", type=int, default=None, help="shorten every run (smoke tests only)")
-    parser.add_argument("--core", type=int, default=max(os.sched_getaffinity(0)), help="the core to pin runs to")
+    parser.add_argument("--max-steps", type=arguments.positive_integer, default=None, help="shorten every run (smoke tests only)")
+    parser.add_argument("--core", type=arguments.integer(0), default=max(os.sched_getaffinity(0)), help="the core to pin runs to")
     parser.add_argument("--output", default=os.path.join(ROOT, "benchmarks", "results", "peer_protocol.json"))
     parser.add_argument("--child", nargs=2, metavar=("AGENT", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

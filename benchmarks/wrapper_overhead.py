@@ -24,6 +24,7 @@ import numpy as np  # noqa: E402
 
 from acme import wrappers  # noqa: E402
 from acme.environments import make_environment  # noqa: E402
+from baselines import arguments  # noqa: E402
 from benchmarks.common import machine, random_actions, steps_per_second, write_report  # noqa: E402
 
 CASES = ("Pendulum-v1", "CartPole-v1")
@@ -51,8 +52,8 @@ def measure(gym_id: str, steps: int, repeats: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=20_000, help="steps per round (default 20000)")
-    parser.add_argument("--repeats", type=int, default=4, help="alternating rounds (default 4)")
+    parser.add_argument("--steps", type=arguments.positive_integer, default=20_000, help="steps per round (default 20000)")
+    parser.add_argument("--repeats", type=arguments.positive_integer, default=4, help="alternating rounds (default 4)")
     parser.add_argument("--output", default=os.path.join(os.path.dirname(__file__), "results", "wrapper_overhead.json"))
     args = parser.parse_args()
     if args.steps < 1 or args.repeats < 1:
