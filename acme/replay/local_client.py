@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping, Optional, Sequence
 
+import jax
 import numpy as np
 import tree
 
@@ -176,6 +177,9 @@ class LocalTrajectoryWriter:
         self._validate = bool(validate_items)
         self._columns: dict[tuple, _Column] = {}
         self._template: Any = None
+        self._history: Any = None  # the columns in the template's structure, rebuilt when columns are added
+        self._paths: dict = {}  # a row's jax tree structure -> the dm-tree paths of its leaves
+        self._checked: set = set()  # (table, item structure) pairs whose structure matched the signature
         self._num_rows = 0  # rows appended since the history was last cleared
         self._first_kept = 0  # values of rows before this were dropped
         self._episode_steps = 0
@@ -188,17 +192,28 @@ class LocalTrajectoryWriter:
     @property
     def history(self) -> Any:
         """The columns, in the structure of the appended rows."""
-        return tree.unflatten_as(self._template, [self._columns[path] for path, _ in tree.flatten_with_path(
-            self._template)])
+        if self._history is None:
+            self._history = tree.unflatten_as(
+                self._template, [self._columns[path] for path, _ in tree.flatten_with_path(self._template)])
+        return self._history
 
     def append(self, data: Any) -> None:
         """Appends one row; its leaves (a nest, possibly setting only some columns) become column values."""
-        self._template = _merge(self._template, data)
-        for path, value in tree.flatten_with_path(data):
+        values, structure = jax.tree_util.tree_flatten(data)
+        paths = self._paths.get(structure)
+        if paths is None:  # a row of a new structure: its paths, once
+            paths = self._paths[structure] = [path for path, _ in tree.flatten_with_path(data)]
+            if len(paths) != len(values):
+                raise ValueError(f"A row holds None or another value that is not an array: {data!r}.")
+        row = self._num_rows - self._first_kept
+        for path, value in zip(paths, values):
             column = self._columns.get(path)
             if column is None:
                 column = self._columns[path] = _Column(self, path)
-            column.values.extend([None] * (self._num_rows - self._first_kept - len(column.values)))
+                self._template = _merge(self._template, data)
+                self._history = None
+            if len(column.values) < row:
+                column.values.extend([None] * (row - len(column.values)))
             column.values.append(np.asarray(value))
         self._num_rows += 1
         self._episode_steps += 1
@@ -225,10 +240,14 @@ class LocalTrajectoryWriter:
 
     def create_item(self, table: str, priority: float, trajectory: Any) -> None:
         """Inserts the item whose leaves are references into the history."""
-        data = tree.map_structure(lambda ref: ref.numpy(), trajectory)
+        data = jax.tree_util.tree_map(lambda ref: ref.numpy(), trajectory)
         target = self._replay.table(table)
         if self._validate:
-            _check_item(target, data)
+            structure = jax.tree_util.tree_structure(data)
+            if (table, structure) not in self._checked:  # the nest once per structure, shapes every time
+                _check_structure(target, data)
+                self._checked.add((table, structure))
+            _check_leaves(target, data)
         self._replay.insert(data, {table: priority})
 
     def flush(self, block_until_num_items: int = 0, timeout_ms: Optional[int] = None) -> None:
@@ -241,7 +260,7 @@ class LocalTrajectoryWriter:
         self._episode_steps = 0
         if clear_buffers:
             self._columns = {}
-            self._template = None
+            self._template = self._history = None
             self._num_rows = self._first_kept = 0
 
     def close(self) -> None:
@@ -261,15 +280,20 @@ def _merge(template: Any, data: Any) -> Any:
     return template
 
 
-def _check_item(table: LocalTable, data: Any) -> None:
-    """Raises ValueError unless ``data`` has the table's structure, shapes and dtypes (when it has a signature)."""
-    signature = table.spec.signature
-    if signature is None:
+def _check_structure(table: LocalTable, data: Any) -> None:
+    """Raises ValueError unless ``data`` has the nest structure of the table's signature (if it has one)."""
+    if table.spec.signature is None:
         return
     try:
-        tree.assert_same_structure(signature, data)
+        tree.assert_same_structure(table.spec.signature, data)
     except (ValueError, TypeError) as error:
         raise ValueError(f"An item for table {table.name!r} does not have the table's signature: {error}") from None
+
+
+def _check_leaves(table: LocalTable, data: Any) -> None:
+    """Raises ValueError unless ``data``'s leaves have the signature's shapes and dtypes (if it has one)."""
+    if table.spec.signature is None:
+        return
     for (shape, dtype), value in zip(table.leaf_specs, tree.flatten(data)):
         if value.dtype != dtype or len(value.shape) != len(shape) or any(
             e is not None and v != e for v, e in zip(value.shape, shape)
