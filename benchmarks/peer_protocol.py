@@ -53,7 +53,8 @@ def run_one(agent: str, seed: int, replay: str, max_steps: Optional[int], core: 
 
     protocol = PROTOCOL[agent]
     config = make_experiment_config(
-        agent, protocol["environment"], seed=seed, max_steps=protocol["max_steps"] if max_steps is None else max_steps,
+        agent, protocol["environment"], seed=seed,
+        max_steps=protocol["max_steps"] if max_steps is None else max_steps,
         eval_every=protocol["eval_every"], num_eval_episodes=10,
         logger_factory=lambda label, steps_key=None: loggers.NoOpLogger(),
     )
@@ -109,8 +110,10 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--agents", nargs="+", choices=sorted(PROTOCOL), default=sorted(PROTOCOL))
     parser.add_argument("--seeds", type=arguments.seed, nargs="+", default=[0, 1, 2])
     parser.add_argument("--replay", choices=("local", "reverb"), default="local")
-    parser.add_argument("--max-steps", type=arguments.positive_integer, default=None, help="shorten every run (smoke tests only)")
-    parser.add_argument("--core", type=arguments.integer(0), default=max(os.sched_getaffinity(0)), help="the core to pin runs to")
+    parser.add_argument("--max-steps", type=arguments.positive_integer, default=None,
+                        help="shorten every run (smoke tests only)")
+    parser.add_argument("--core", type=arguments.integer(0), default=max(os.sched_getaffinity(0)),
+                        help="the core to pin runs to")
     parser.add_argument("--output", default=os.path.join(ROOT, "benchmarks", "results", "peer_protocol.json"))
     parser.add_argument("--child", nargs=2, metavar=("AGENT", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
