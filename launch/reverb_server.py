@@ -46,15 +46,21 @@ def start_reverb_server(tables: Sequence[Any], port: Optional[int] = None, check
 def _without_progress_lines() -> Iterator[None]:
     """Holds back what is written to file descriptor 2 inside the block, and writes it out when the block ends
     (however it ends) without reverb's checkpoint-loading progress lines."""
-    sys.stderr.flush()
-    saved = os.dup(2)
+    if sys.stderr is not None:
+        sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr at all: nothing to filter
+        yield
+        return
     try:
         with tempfile.TemporaryFile() as held:
             os.dup2(held.fileno(), 2)
             try:
                 yield
             finally:
-                sys.stderr.flush()
+                if sys.stderr is not None:
+                    sys.stderr.flush()
                 os.dup2(saved, 2)
                 held.seek(0)
                 kept = [line for line in held.read().splitlines(keepends=True) if _PROGRESS_LINE not in line]
