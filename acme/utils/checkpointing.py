@@ -319,7 +319,7 @@ def ensure_writable_dir(directory: str, what: str = "checkpoint directory") -> s
         os.remove(probe)
     except OSError as error:
         raise CheckpointError(
-            f"Cannot use {path} as a {what}: {error.strerror or error}. Give a directory that exists or can be "
+            f"Cannot use {path} as the {what}: {error.strerror or error}. Give a directory that exists or can be "
             "created, and that this process can write to."
         ) from error
     return path

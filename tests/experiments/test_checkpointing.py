@@ -269,5 +269,5 @@ def test_a_directory_that_is_not_a_checkpoint_directory_is_refused(tmp_path):
         run_experiment(make_config(str(tmp_path), 500), progress=False)
     blocker = tmp_path / "a_file"
     blocker.write_text("")
-    with pytest.raises(CheckpointError, match="Cannot use .* as a experiment checkpoint directory"):
+    with pytest.raises(CheckpointError, match="Cannot use .* as the experiment checkpoint directory"):
         run_experiment(make_config(str(blocker / "ckpt"), 500), progress=False)

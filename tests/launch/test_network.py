@@ -47,7 +47,8 @@ REVERB_SERVER = textwrap.dedent("""
     import sys, time
     import reverb
     from launch import network
-    server = reverb.Server([reverb.Table.queue("q", 10)], port=None)
+    from launch.reverb_server import start_reverb_server
+    server = start_reverb_server([reverb.Table.queue("q", 10)])  # no checkpointer: no /tmp/tmpXXXX left
     if sys.argv[1] == "confined":
         network.confine_server(server)
     client = reverb.Client(f"localhost:{server.port}")
