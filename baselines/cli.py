@@ -76,6 +76,11 @@ def make_parser() -> argparse.ArgumentParser:
     run.add_argument("--launcher", choices=("local", "threads", "ray"), default="local",
                      help="local: one process, actor and learner interleaved (default); threads: the distributed "
                           "program with every node a thread; ray: every node a Ray actor")
+    run.add_argument("--replay", choices=("local", "reverb"), default=None,
+                     help="replay backend: local tables in this process (the default with --launcher local) or a "
+                          "reverb server (the default, and the only choice, for distributed runs)")
+    run.add_argument("--num-envs", type=arguments.positive_integer, default=1,
+                     help="environments each actor drives, with one batched policy call per step")
     run.add_argument("--num-actors", type=arguments.positive_integer, default=2,
                      help="actors of a distributed run (threads/ray)")
     run.add_argument("--ray-address", default=None,
@@ -208,6 +213,9 @@ def check_launcher_flags(args: argparse.Namespace) -> None:
     ray_flags = [flag for flag, given in (("--ray-address", args.ray_address is not None),
                                           ("--bind-address", args.bind_address is not None),
                                           ("--dashboard", args.dashboard)) if given]
+    if args.replay == "local" and args.launcher != "local":
+        raise ValueError(f"--replay local keeps the tables inside one process; the {args.launcher} launcher's "
+                         "replay node serves them with reverb. Leave --replay out, or use --launcher local.")
     if ray_flags and args.launcher != "ray":
         where = ("runs in this one process" if args.launcher == "local"
                  else "runs every node as a thread of this process")
@@ -253,6 +261,7 @@ def run_command(args: argparse.Namespace) -> int:
         logger_factory=loggers.make_logger_factory(run_dir, time_delta=args.log_every, print_fn=print_fn),
         checkpointing=checkpointing,
     )
+    config = dataclasses.replace(config, num_envs_per_actor=args.num_envs)
     with _new_run_directory(run_dir):  # only once the arguments made a valid experiment
         return _train(args, config, run_dir)
 
@@ -265,9 +274,11 @@ def _train(args: argparse.Namespace, config, run_dir: str) -> int:
 
     if args.launcher != "local":
         return run_distributed(args, config, run_dir)
-    print(f"Running {args.agent} on {args.env} (seed {args.seed}) for {config.max_num_actor_steps} steps; "
-          f"logs in {run_dir}", flush=True)
-    result = run_experiment(config, progress=not args.no_progress)
+    replay = args.replay or "local"
+    envs = f", {args.num_envs} environments" if args.num_envs > 1 else ""
+    print(f"Running {args.agent} on {args.env} (seed {args.seed}) for {config.max_num_actor_steps} steps "
+          f"({replay} replay{envs}); logs in {run_dir}", flush=True)
+    result = run_experiment(config, progress=not args.no_progress, replay=replay)
     summary = {
         "agent": args.agent,
         "environment": args.env,

@@ -199,3 +199,26 @@ def test_evaluate_accepts_a_run_directory_and_says_it_uses_its_policy(tmp_path, 
     assert seen == [str(tmp_path / "policy")]
     assert f"{tmp_path} is a run directory; evaluating its policy snapshot {tmp_path / 'policy'}" in \
         capsys.readouterr().out
+
+
+def test_run_with_reverb_replay_and_several_environments(tmp_path, capsys):
+    code = main(["run", "dqn", "--max-steps", "1200", "--eval-every", "600", "--eval-episodes", "1", "--replay",
+                 "reverb", "--num-envs", "4", "--run-dir", str(tmp_path), "--no-progress"])
+    assert code == 0
+    assert "(reverb replay, 4 environments)" in capsys.readouterr().out
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["actor_steps"] == 1200 and result["learner_steps"] > 0
+    assert [e["actor_steps"] for e in result["evaluations"]] == [600, 1200]
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--replay", "local", "--launcher", "threads"], "--replay local keeps the tables inside one process"),
+    (["--replay", "sqlite"], "argument --replay: invalid choice: 'sqlite'"),
+    (["--num-envs", "0"], "argument --num-envs: must be an integer >= 1, got 0."),
+])
+def test_bad_replay_and_environment_flags_are_clear_errors(tmp_path, capsys, flags, message):
+    with pytest.raises(SystemExit) as done:
+        main(["run", "dqn", "--no-progress", "--run-dir", str(tmp_path / "run"), *flags])
+    assert done.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
