@@ -127,6 +127,7 @@ class _ReplayFields:
     replay_table_name: str = "table"
     prefetch_size: int = 2
     variable_update_period: int = 1
+    num_sgd_steps_per_step: int = 1
 
 
 @pytest.mark.parametrize(
@@ -138,6 +139,7 @@ class _ReplayFields:
         ("max_replay_size", 5, r"max_replay_size \(5\) must be >= min_replay_size \(10\)"),
         ("samples_per_insert", 0, "samples_per_insert must be > 0"),
         ("replay_table_name", "", "replay_table_name must be a non-empty string"),
+        ("num_sgd_steps_per_step", 0, "num_sgd_steps_per_step must be an integer >= 1"),
     ],
 )
 def test_transition_replay_checks(field, value, message):
