@@ -223,6 +223,27 @@ def read_manifest(directory: str) -> dict:
     return manifest
 
 
+def read_verified(directory: str, name: str, manifest: Mapping[str, Any]) -> bytes:
+    """The bytes of file ``name`` of a checkpoint, checked against the manifest's sha256.
+
+    Raises ``CheckpointError`` if it is missing, unreadable, truncated or altered.
+    """
+    path = os.path.join(directory, name)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as error:
+        raise CheckpointError(f"{path} is missing or unreadable: {error.strerror or error}.") from error
+    expected = manifest.get("sha256", {}).get(name)
+    actual = _sha256(data)
+    if actual != expected:
+        raise CheckpointError(
+            f"{path} is corrupt or truncated: sha256 {actual[:12]}... differs from the manifest's "
+            f"{str(expected)[:12]}... ({len(data)} bytes)."
+        )
+    return data
+
+
 def read_tree(directory: str) -> tuple[Any, dict]:
     """Reads what ``write_tree`` wrote: returns ``(tree, manifest)``; leaves come back as numpy arrays.
 
@@ -243,21 +264,7 @@ def read_tree(directory: str) -> tuple[Any, dict]:
             f"{os.path.join(directory, MANIFEST)} has format version {manifest.get('version')!r}; this library reads "
             f"version {VERSION}."
         )
-    contents = {}
-    for name in (LEAVES, STRUCTURE):
-        path = os.path.join(directory, name)
-        try:
-            with open(path, "rb") as f:
-                contents[name] = f.read()
-        except OSError as error:
-            raise CheckpointError(f"{path} is missing or unreadable: {error.strerror or error}.") from error
-        expected = manifest.get("sha256", {}).get(name)
-        actual = _sha256(contents[name])
-        if actual != expected:
-            raise CheckpointError(
-                f"{path} is corrupt or truncated: sha256 {actual[:12]}... differs from the manifest's "
-                f"{str(expected)[:12]}... ({len(contents[name])} bytes)."
-            )
+    contents = {name: read_verified(directory, name, manifest) for name in (LEAVES, STRUCTURE)}
     try:
         structure = json.loads(contents[STRUCTURE].decode())
         num_leaves, kinds = manifest["num_leaves"], manifest["leaf_kinds"]

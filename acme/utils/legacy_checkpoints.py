@@ -58,16 +58,8 @@ class _TreeDefUnpickler(pickle.Unpickler):
 
 
 def _read_legacy(directory: str, manifest: dict) -> tuple[object, list]:
-    contents = {}
-    for name in (checkpointing.LEAVES, checkpointing.LEGACY_STRUCTURE):
-        path = os.path.join(directory, name)
-        try:
-            with open(path, "rb") as f:
-                contents[name] = f.read()
-        except OSError as error:
-            raise CheckpointError(f"{path} is missing or unreadable: {error.strerror or error}.") from error
-        if checkpointing._sha256(contents[name]) != manifest.get("sha256", {}).get(name):
-            raise CheckpointError(f"{path} is corrupt or truncated: its sha256 differs from the manifest's.")
+    contents = {name: checkpointing.read_verified(directory, name, manifest)
+                for name in (checkpointing.LEAVES, checkpointing.LEGACY_STRUCTURE)}
     try:
         treedef = _TreeDefUnpickler(io.BytesIO(contents[checkpointing.LEGACY_STRUCTURE])).load()
     except Exception as error:  # noqa: BLE001 - whatever the pickle holds, it is refused the same way
