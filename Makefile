@@ -25,7 +25,7 @@ test: install
 test-fast: install
 	$(BIN)/python -m pytest tests -m "not slow"
 
-# The speed benchmarks of issue #14 (each pins itself to one core): pieces, then the peer protocol (~15 min).
+# The speed benchmarks of issue #14 (each pins itself to one core): pieces, then the peer protocol (~25 min here).
 bench: install
 	$(BIN)/python benchmarks/components.py
 	$(BIN)/python benchmarks/peer_protocol.py
