@@ -22,13 +22,8 @@ from acme.jax.prefetch import PrefetchIterator
 from acme.jax.running_statistics import ObservationNormalizer
 from acme.jax.variable_client import VariableClient
 from acme.replay import tables as replay_tables
-from acme.replay.local_client import LocalBatches, LocalReplay
+from acme.replay.local_client import LocalBatches, LocalReplay, stack_batches
 from acme.replay.tables import TableSpec
-
-
-def stack_batches(sample: Any, num_batches: int) -> Any:
-    """``[U * B, ...]`` leaves (of info and data) reshaped to ``[U, B, ...]``: U batches for U fused updates."""
-    return jax.tree.map(lambda x: x.reshape(num_batches, -1, *x.shape[1:]), sample)
 
 
 class NStepTransitionBuilder(builders.AgentBuilder):

@@ -12,6 +12,7 @@ from acme.experiments.checkpointing import CheckpointingConfig
 from acme.utils import loggers
 
 EnvironmentFactory = Callable[[int], dm_env.Environment]  # seed -> environment
+ENV_SEED_STRIDE = 104_723  # environment i of an actor's num_envs_per_actor gets the actor's seed + stride * i
 NetworkFactory = Callable[[specs.EnvironmentSpec], Any]  # spec -> networks
 
 

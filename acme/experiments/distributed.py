@@ -13,14 +13,13 @@ import numpy as np
 import launch
 from acme import specs
 from acme.environment_loop import EnvironmentLoop
-from acme.vector_environment_loop import VectorEnvironmentLoop
 from acme.experiments.checkpointing import ExperimentCheckpointer, experiment_identity, learner_steps_of
-from acme.experiments.config import ExperimentConfig
+from acme.experiments.config import ENV_SEED_STRIDE, ExperimentConfig
 from acme.jax.polling_source import PollingVariableSource, to_host
 from acme.utils import counting, loggers
+from acme.vector_environment_loop import VectorEnvironmentLoop
 
-ACTOR_SEED_STRIDE = 7_919  # actors' environments and keys differ by a prime stride
-ENV_SEED_STRIDE = 104_723  # and the K environments of one actor by another
+ACTOR_SEED_STRIDE = 7_919  # actors' environments and keys differ by a prime stride (their K by ENV_SEED_STRIDE)
 
 
 def _spec_of(config: ExperimentConfig) -> specs.EnvironmentSpec:

@@ -11,7 +11,6 @@ import numpy as np
 
 from acme import core, specs
 from acme.environment_loop import EnvironmentLoop
-from acme.vector_environment_loop import VectorEnvironmentLoop
 from acme.experiments.checkpointing import (
     ExperimentCheckpointer,
     Restored,
@@ -19,10 +18,11 @@ from acme.experiments.checkpointing import (
     learner_steps_of,
     reverb_checkpointer,
 )
-from acme.experiments.config import ExperimentConfig
+from acme.experiments.config import ENV_SEED_STRIDE, ExperimentConfig
 from acme.experiments.interrupt import StopAtEpisodeEnd
 from acme.replay.local_client import LocalReplay
 from acme.utils import counting
+from acme.vector_environment_loop import VectorEnvironmentLoop
 
 REPLAY_BACKENDS = ("local", "reverb")
 
@@ -222,7 +222,7 @@ def run_experiment(
     logger_factory = config.get_logger_factory()
 
     num_envs = config.num_envs_per_actor
-    environments = [config.environment_factory(config.seed + _RESUME_SEED_STRIDE * resumes + _ENV_SEED_STRIDE * i)
+    environments = [config.environment_factory(config.seed + _RESUME_SEED_STRIDE * resumes + ENV_SEED_STRIDE * i)
                     for i in range(num_envs)]
     environment_spec = specs.make_environment_spec(environments[0])
     networks = config.network_factory(environment_spec)
@@ -360,7 +360,6 @@ def run_experiment(
 
 
 _RESUME_SEED_STRIDE = 104_729  # a resumed run's training environment gets seed + stride * resumes
-_ENV_SEED_STRIDE = 7_919  # environment i of an actor's K gets seed + stride * i
 _VECTOR_CHUNK = 1_000  # K environments act this many steps between checks for evaluations and checkpoints
 
 

@@ -97,6 +97,11 @@ class LocalReplay:
             self._tables[name].restore(table_state)
 
 
+def stack_batches(sample: Any, num_batches: int) -> Any:
+    """``[U * B, ...]`` leaves (of info and data) reshaped to ``[U, B, ...]``: U batches for U fused updates."""
+    return tree.map_structure(lambda x: x.reshape(num_batches, -1, *x.shape[1:]), sample)
+
+
 class LocalBatches(core.PrefetchingIterator):
     """Endless batches from a local table: ``[B, ...]`` leaves, or ``[U, B, ...]`` stacks for ``num_batches=U``.
 
@@ -120,9 +125,7 @@ class LocalBatches(core.PrefetchingIterator):
     def __next__(self) -> ReplaySample:
         sample = self._table.sample(self._batch_size * self._num_batches, timeout=self._timeout)
         self._retrieved += 1
-        if self._num_batches == 1:
-            return sample
-        return tree.map_structure(lambda x: x.reshape(self._num_batches, self._batch_size, *x.shape[1:]), sample)
+        return sample if self._num_batches == 1 else stack_batches(sample, self._num_batches)
 
     def ready(self) -> bool:
         return self._table.can_sample(self._batch_size * self._num_batches)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Optional, Union
+from typing import Any, Union
 
 
 def _positive_int(value: Any, name: str) -> None:
@@ -164,12 +164,3 @@ class TableSpec:
         """A FIFO queue: each item is sampled once, in insertion order, then removed."""
         return cls(name=name, sampler=Fifo(), remover=Fifo(), max_size=max_size,
                    rate_limiter=Queue(max_size), signature=signature, max_times_sampled=1)
-
-
-def min_size_to_sample(limiter: RateLimiter) -> Optional[int]:
-    """How many items a table must hold before its first sample."""
-    if isinstance(limiter, MinSize):
-        return limiter.min_size
-    if isinstance(limiter, SampleToInsertRatio):
-        return limiter.min_size_to_sample
-    return 1
