@@ -183,14 +183,20 @@ class NStepTransitionAdder(base.ReverbAdder):
 
         if self._flat_values is None:
             self._flat_values = not tree.is_nested(first_reward) and not tree.is_nested(first_discount)
-        if self._flat_values:  # fast path: one reward array and one discount array
-            total, factor = np.zeros(np.shape(first_reward)), np.ones(np.shape(first_discount))
-            for reward, env_discount in pairs:
-                total = total + factor * reward
-                factor = factor * self._gamma * env_discount
+        if self._flat_values:  # fast path: one reward array and one discount array, summed in float64
+            if np.ndim(first_reward) == 0 and np.ndim(first_discount) == 0:  # scalars: Python floats are float64
+                total, factor = 0.0, 1.0
+                for reward, env_discount in pairs:
+                    total += factor * float(reward)
+                    factor = factor * self._gamma * float(env_discount)
+            else:
+                total, factor = np.zeros(np.shape(first_reward)), np.ones(np.shape(first_discount))
+                for reward, env_discount in pairs:
+                    total = total + factor * reward
+                    factor = factor * self._gamma * env_discount
             return {
-                _REWARD: total.astype(_n_step_dtype(np.asarray(first_reward).dtype)),
-                _DISCOUNT: factor.astype(_n_step_dtype(np.asarray(first_discount).dtype)),
+                _REWARD: np.asarray(total, _n_step_dtype(np.asarray(first_reward).dtype)),
+                _DISCOUNT: np.asarray(factor, _n_step_dtype(np.asarray(first_discount).dtype)),
             }
 
         total = tree.map_structure(lambda r: np.zeros(np.shape(r), np.float64), first_reward)
@@ -240,6 +246,8 @@ class NStepTransitionAdder(base.ReverbAdder):
         def at(columns, index):
             if not tree.is_nested(columns):  # fast path: a single column
                 return columns[index]
+            if not columns:  # no extras
+                return columns
             return tree.map_structure(lambda column: column[index], columns)
 
         transition = types.Transition(

@@ -10,6 +10,7 @@ limiters mean what reverb's mean, and ``sample`` / ``insert`` wait on them
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from typing import Any, NamedTuple, Optional
@@ -183,7 +184,22 @@ class LocalTable:
                     f"Table {self.name!r}: leaf {i} of shape {leaf.shape} does not fit its signature's shape "
                     f"{expected[i][0]}."
                 )
-        if not (np.isfinite(priority) and priority >= 0):
+        return self._insert(leaves, item, priority, timeout, wait)
+
+    def insert_checked(self, leaves: list, priority: float = 1.0, timeout: Optional[float] = None,
+                       wait: bool = True) -> int:
+        """``insert`` for an item already flattened and checked against the signature's shapes and dtypes.
+
+        For writers that validate their items themselves (``LocalTrajectoryWriter``);
+        only tables with a signature take checked items.
+        """
+        if self.leaf_specs is None:
+            raise ValueError(f"Table {self.name!r} has no signature; insert the item with insert().")
+        return self._insert(leaves, None, priority, timeout, wait)
+
+    def _insert(self, leaves: list, item: Any, priority: float, timeout: Optional[float], wait: bool) -> int:
+        expected = self.leaf_specs
+        if not (math.isfinite(priority) and priority >= 0):
             raise ValueError(f"priority must be finite and >= 0, got {priority!r}.")
         with self._changed:
             if wait:

@@ -56,6 +56,11 @@ class LocalReplay:
         self._tables = {s.name: LocalTable(s, seed=seed + i) for i, s in enumerate(table_specs)}
         self._wait_on_insert = bool(wait_on_insert)
 
+    @property
+    def wait_on_insert(self) -> bool:
+        """Whether inserts wait for a rate limiter that asks for samples first."""
+        return self._wait_on_insert
+
     def table(self, name: str) -> LocalTable:
         """The table called ``name``."""
         try:
@@ -141,25 +146,38 @@ class LocalBatches(core.PrefetchingIterator):
 class _Column:
     """The values one leaf of the appended rows took, row by row (None where a row did not set it)."""
 
+    __slots__ = ("_writer", "path", "values")
+
     def __init__(self, writer: "LocalTrajectoryWriter", path: tuple):
         self._writer = writer
         self.path = path
         self.values: list = []
 
     def __getitem__(self, index) -> "_Reference":
-        rows = self._writer._rows_of(index)
-        return _Reference(self, rows, squeeze=isinstance(index, (int, np.integer)))
+        if isinstance(index, (int, np.integer)):  # the common case: one row
+            position = self._writer._row_of(int(index))
+            value = self.values[position] if position < len(self.values) else None
+            if value is None:
+                raise _unset(self.path)
+            return _Reference((value,), squeeze=True)
+        values = [self.values[r] if r < len(self.values) else None for r in self._writer._rows_of(index)]
+        if any(v is None for v in values):
+            raise _unset(self.path)
+        return _Reference(values, squeeze=False)
+
+
+def _unset(path: tuple) -> ValueError:
+    return ValueError(f"An item refers to rows where column {'/'.join(map(str, path))} was not set.")
 
 
 class _Reference:
     """Rows of one column that an item refers to; ``numpy()`` gives their data."""
 
-    def __init__(self, column: _Column, rows: range, squeeze: bool):
-        self._values = [column.values[r] if r < len(column.values) else None for r in rows]
-        self._path = column.path
+    __slots__ = ("_values", "_squeeze")
+
+    def __init__(self, values, squeeze: bool):
+        self._values = values
         self._squeeze = squeeze
-        if any(v is None for v in self._values):
-            raise ValueError(f"An item refers to rows where column {'/'.join(map(str, self._path))} was not set.")
 
     def numpy(self) -> np.ndarray:
         return self._values[0] if self._squeeze else np.stack(self._values)
@@ -230,11 +248,19 @@ class LocalTrajectoryWriter:
                 del column.values[:drop]
             self._first_kept = first_kept
 
-    def _rows_of(self, index) -> range:
-        """Row positions (in the kept values) of ``index`` into a history of ``self._num_rows`` rows."""
-        rows = range(self._num_rows)[index] if isinstance(index, slice) else range(self._num_rows)[index:][:1]
-        if isinstance(index, (int, np.integer)) and not -self._num_rows <= index < self._num_rows:
-            raise IndexError(f"Row {index} is outside the history of {self._num_rows} rows.")
+    def _row_of(self, index: int) -> int:
+        """The position (in the kept values) of row ``index`` of a history of ``self._num_rows`` rows."""
+        num_rows = self._num_rows
+        if not -num_rows <= index < num_rows:
+            raise IndexError(f"Row {index} is outside the history of {num_rows} rows.")
+        row = index + num_rows if index < 0 else index
+        if row < max(self._first_kept, num_rows - self._keep):
+            raise IndexError(f"Row {row} is older than the {self._keep} rows the writer keeps (num_keep_alive_refs).")
+        return row - self._first_kept
+
+    def _rows_of(self, index: slice) -> range:
+        """Row positions (in the kept values) of the slice ``index`` into the history."""
+        rows = range(self._num_rows)[index]
         if len(rows) and rows[0] < max(self._first_kept, self._num_rows - self._keep):
             raise IndexError(
                 f"Row {rows[0]} is older than the {self._keep} rows the writer keeps (num_keep_alive_refs)."
@@ -243,15 +269,17 @@ class LocalTrajectoryWriter:
 
     def create_item(self, table: str, priority: float, trajectory: Any) -> None:
         """Inserts the item whose leaves are references into the history."""
-        data = jax.tree_util.tree_map(lambda ref: ref.numpy(), trajectory)
+        leaves = [reference.numpy() for reference in tree.flatten(trajectory)]  # in the table's leaf order
         target = self._replay.table(table)
-        if self._validate:
-            structure = jax.tree_util.tree_structure(data)
+        if self._validate and target.leaf_specs is not None:
+            structure = jax.tree_util.tree_structure(trajectory)
             if (table, structure) not in self._checked:  # the nest once per structure, shapes every time
-                _check_structure(target, data)
+                _check_structure(target, tree.unflatten_as(trajectory, leaves))
                 self._checked.add((table, structure))
-            _check_leaves(target, data)
-        self._replay.insert(data, {table: priority})
+            _check_leaves(target, leaves)
+            target.insert_checked(leaves, priority, wait=self._replay.wait_on_insert)
+        else:
+            self._replay.insert(tree.unflatten_as(trajectory, leaves), {table: priority})
 
     def flush(self, block_until_num_items: int = 0, timeout_ms: Optional[int] = None) -> None:
         """Items are inserted when created: nothing is ever in flight."""
@@ -293,11 +321,13 @@ def _check_structure(table: LocalTable, data: Any) -> None:
         raise ValueError(f"An item for table {table.name!r} does not have the table's signature: {error}") from None
 
 
-def _check_leaves(table: LocalTable, data: Any) -> None:
-    """Raises ValueError unless ``data``'s leaves have the signature's shapes and dtypes (if it has one)."""
-    if table.spec.signature is None:
-        return
-    for (shape, dtype), value in zip(table.leaf_specs, tree.flatten(data)):
+def _check_leaves(table: LocalTable, leaves: list) -> None:
+    """Raises ValueError unless the item's ``leaves`` have the signature's shapes and dtypes."""
+    specs = table.leaf_specs
+    if len(leaves) != len(specs):
+        raise ValueError(f"An item for table {table.name!r} has {len(leaves)} arrays where the signature has "
+                         f"{len(specs)}.")
+    for (shape, dtype), value in zip(specs, leaves):
         if value.dtype != dtype or len(value.shape) != len(shape) or any(
             e is not None and v != e for v, e in zip(value.shape, shape)
         ):
