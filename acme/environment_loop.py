@@ -68,7 +68,10 @@ class EnvironmentLoop(core.Worker):
             if self._should_update:
                 self._actor.update()
             episode_steps += 1
-            episode_return = tree.map_structure(np.add, episode_return, timestep.reward)
+            if tree.is_nested(timestep.reward):
+                episode_return = tree.map_structure(np.add, episode_return, timestep.reward)
+            else:  # the common case, one reward array: skip the tree walk
+                episode_return = episode_return + timestep.reward
             if self._on_step is not None:
                 self._on_step(episode_steps)
         counts = self._counter.increment(episodes=1 if timestep.last() else 0, steps=episode_steps)

@@ -40,10 +40,11 @@ class NStepTransitionBuilder(builders.AgentBuilder):
         else:
             sampler = replay_tables.Uniform()
         # How far inserts may run ahead of samples (and back) before the limiter blocks: at least
-        # 32 inserts, since the writer sends items in small asynchronous bursts (see InsertPressure).
+        # 32 inserts, since the writer sends items in small asynchronous bursts (see InsertPressure),
+        # and two learner calls' worth of samples ([U, B] at once).
         error_buffer = max(
             c.min_replay_size * c.samples_per_insert * c.samples_per_insert_tolerance,
-            2.0 * c.batch_size,
+            2.0 * c.batch_size * c.num_sgd_steps_per_step,
             32.0 * c.samples_per_insert,
         )
         limiter = replay_tables.SampleToInsertRatio(

@@ -100,14 +100,22 @@ class VectorEnvironmentLoop(core.Worker):
         finished = []
         steps = 0
         while steps < num_steps:
-            observations = tree.map_structure(lambda *xs: np.stack(xs), *[t.observation for t in self._timesteps])
+            observations = [t.observation for t in self._timesteps]
+            if tree.is_nested(observations[0]):
+                observations = tree.map_structure(lambda *xs: np.stack(xs), *observations)
+            else:  # the common case, one array per environment: skip the tree walks
+                observations = np.stack(observations)
             actions = self._actor.select_actions(observations)
+            nested_actions = tree.is_nested(actions)
             active = min(self.num_envs, num_steps - steps)
             for i in range(active):
-                action = tree.map_structure(lambda a: a[i], actions)
+                action = tree.map_structure(lambda a: a[i], actions) if nested_actions else actions[i]
                 timestep = self._environments[i].step(action)
                 self._actor.observe(i, action, timestep)
-                self._returns[i] = tree.map_structure(np.add, self._returns[i], timestep.reward)
+                if tree.is_nested(timestep.reward):
+                    self._returns[i] = tree.map_structure(np.add, self._returns[i], timestep.reward)
+                else:
+                    self._returns[i] = self._returns[i] + timestep.reward
                 self._lengths[i] += 1
                 if timestep.last():
                     finished.append(self._end_episode(i, timestep))
