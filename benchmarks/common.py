@@ -37,8 +37,16 @@ def steps_per_second(environment, actions: list) -> float:
 
 
 def machine(**extra) -> dict:
-    """What the figures were measured on."""
-    return {"cpus": os.cpu_count(), "python": platform.python_version(), **extra}
+    """What the figures were measured on: cores, Python, and the versions of the stack's main packages."""
+    from importlib import metadata
+
+    versions = {}
+    for package in ("jax", "jaxlib", "numpy", "dm-haiku", "optax", "dm-reverb"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return {"cpus": os.cpu_count(), "python": platform.python_version(), "packages": versions, **extra}
 
 
 def write_report(path: str, report: dict, summary: Optional[dict] = None) -> None:
