@@ -1,43 +1,60 @@
-"""Package definition. Exact versions of the whole stack live in constraints.txt."""
+"""Package definition.
+
+Two stacks install from it (README, "Install"): the core (``pip install -e .``,
+Python 3.11-3.13: current jax, numpy 2, no TensorFlow, no reverb) and the core
+plus the ``reverb`` extra (Python 3.11 only: dm-reverb 0.14 pins TensorFlow 2.15
+and numpy 1.x). The ranges here admit both; the exact, tested versions of each
+stack live in its constraints file: ``constraints.txt`` (Python 3.11 + reverb)
+and ``constraints-current.txt`` (the current core stack).
+"""
 
 from setuptools import find_packages, setup
 
+# Pure-Python dm-control depends on labmaze, which has no wheel for Python 3.13 (and needs bazel to build).
+_HAS_DM_CONTROL = 'python_version < "3.13"'
+
 CORE = [
-    "numpy<2",
-    "ml-dtypes<0.4",
-    "jax[cpu]==0.4.34",
-    "jaxlib==0.4.34",
-    "dm-haiku==0.0.13",  # 0.0.14+ fails to import on jax 0.4.34
-    "optax==0.2.5",
-    "rlax==0.1.7",
-    "chex==0.1.90",
-    "distrax==0.1.5",
-    "tensorflow-probability==0.23.0",  # 0.25 refuses to import next to TF 2.15
-    "tensorflow-cpu==2.15.1",  # required by dm-reverb 0.14
-    "dm-reverb==0.14.0",
-    "dm-env==1.6",
-    "dm-tree==0.1.10",
-    "gymnasium==1.4.0",
-    "bsuite==0.3.6",
-    "dm-control==1.0.50",
-    "mujoco==3.17.0",  # 3.3 and 4.0 fail when a suite task loads
-    "ray[default]==2.60.0",
+    "numpy>=1.26",
+    "jax[cpu]>=0.4.34",
+    "jaxlib>=0.4.34",
+    "dm-haiku>=0.0.13",  # 0.0.14-0.0.16 fail to import on jax 0.4.34 (constraints.txt pins 0.0.13 there)
+    "optax>=0.2.5",
+    "rlax>=0.1.7",
+    "chex>=0.1.90",
+    "distrax>=0.1.5",  # its jax substrate of tensorflow-probability works without TensorFlow
+    "dm-env>=1.6",
+    "dm-tree>=0.1.10",
+    "gymnasium>=1.4.0",
+    "bsuite>=0.3.6",
+    f"dm-control>=1.0.50; {_HAS_DM_CONTROL}",
+    f"mujoco==3.17.0; {_HAS_DM_CONTROL}",  # 3.3 and 4.0 fail when a suite task loads
+    "ray[default]>=2.60.0",
     "tqdm",
     "psutil",
     "matplotlib",
+]
+
+# Distributed replay over reverb, and --replay reverb. dm-reverb 0.14 is the last release:
+# Python 3.11, TensorFlow 2.15, numpy 1.x. Install it with `-c constraints.txt`.
+REVERB = [
+    "dm-reverb==0.14.0",
+    "tensorflow-cpu==2.15.1",
+    "tensorflow-probability==0.23.0",  # 0.25 refuses to import once TensorFlow 2.15 is loaded
+    "numpy<2",
 ]
 
 setup(
     name="acme-jax",
     version="0.1.0",
     description="Composable reinforcement-learning agents in JAX, in-process or distributed on Ray.",
-    python_requires=">=3.11,<3.12",
+    python_requires=">=3.11",
     packages=find_packages(include=["acme*", "agents*", "launch*", "baselines*"]),
     package_data={"agents": ["*/README.md"], "baselines": ["results/*.json", "results/runs/*.json"]},
     install_requires=CORE,
     extras_require={
+        "reverb": REVERB,
         "test": ["pytest", "pytest-timeout"],
-        "cuda": ["jax[cuda12]==0.4.34"],
+        "cuda": ["jax[cuda12]>=0.4.34"],
     },
     entry_points={"console_scripts": ["acme-baselines=baselines.cli:main"]},
 )
