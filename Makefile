@@ -1,11 +1,16 @@
 # One command each: `make run` trains DQN on CartPole, `make test` runs the test suite.
-# Both create .venv and install everything on first use.
+# Both create .venv (Python 3.11, the core and the reverb extra) and install everything on first use.
+# `make test-current` tests the core stack (no reverb, no TensorFlow) in .venv-current on the
+# newest Python it installs on (3.12: dm-control has no 3.13 build); reverb tests are skipped there.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+PYTHON_CURRENT ?= $(lastword $(sort $(wildcard $(HOME)/.pyenv/versions/3.12.*/bin/python3.12)))
+VENV_CURRENT ?= .venv-current
+STAMP_CURRENT := $(VENV_CURRENT)/.installed
 
-.PHONY: install run test test-fast bench clean
+.PHONY: install install-current run test test-current test-fast bench clean
 
 install: $(STAMP)
 
@@ -13,14 +18,28 @@ $(STAMP): setup.py constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Python 3.11 is required (dm-reverb has no build for newer Pythons); set PYTHON=python3.11")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip<25"
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test,reverb]"
 	@touch $(STAMP)
+
+install-current: $(STAMP_CURRENT)
+
+$(STAMP_CURRENT): setup.py constraints-current.txt
+	@test -n "$(PYTHON_CURRENT)" || { echo "No Python 3.12 under $(HOME)/.pyenv/versions; set PYTHON_CURRENT=/path/to/python3.12 (or 3.11)"; exit 1; }
+	@$(PYTHON_CURRENT) -c 'import sys; sys.exit(0 if sys.version_info[:2] >= (3, 11) else "PYTHON_CURRENT must be Python 3.11 or newer")'
+	$(PYTHON_CURRENT) -m venv $(VENV_CURRENT)
+	$(VENV_CURRENT)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV_CURRENT)/bin/python -m pip install --quiet -c constraints-current.txt -e ".[test]"
+	@touch $(STAMP_CURRENT)
 
 run: install
 	$(BIN)/python -m baselines run dqn --env gymnasium:CartPole-v1 --seed 0 --max-steps 100000
 
 test: install
 	$(BIN)/python -m pytest tests
+
+# Every test that does not need reverb or TensorFlow, on the core stack (those that do are skipped, with the reason).
+test-current: install-current
+	$(VENV_CURRENT)/bin/python -m pytest tests
 
 test-fast: install
 	$(BIN)/python -m pytest tests -m "not slow"
@@ -31,4 +50,4 @@ bench: install
 	$(BIN)/python benchmarks/peer_protocol.py
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) $(VENV_CURRENT) runs .pytest_cache

@@ -77,8 +77,10 @@ def make_parser() -> argparse.ArgumentParser:
                      help="local: one process, actor and learner interleaved (default); threads: the distributed "
                           "program with every node a thread; ray: every node a Ray actor")
     run.add_argument("--replay", choices=("local", "reverb"), default=None,
-                     help="replay backend: local tables in this process (the default with --launcher local) or a "
-                          "reverb server (the default, and the only choice, for distributed runs)")
+                     help="replay backend: local tables in this process (the default with --launcher local, and "
+                          "with --launcher threads where reverb is not installed) or a reverb server (the 'reverb' "
+                          "extra; the default for distributed runs where it is installed, and the only choice for "
+                          "--launcher ray)")
     run.add_argument("--num-envs", type=arguments.positive_integer, default=1,
                      help="environments each actor drives, with one batched policy call per step")
     run.add_argument("--num-actors", type=arguments.positive_integer, default=2,
@@ -207,15 +209,20 @@ def _default_run_dir(agent: str, env: str, seed: int) -> str:
 
 def check_launcher_flags(args: argparse.Namespace) -> None:
     """Refuses Ray's flags without ``--launcher ray``, and ``--bind-address``/``--dashboard`` with a joined cluster."""
+    from acme.utils import extras
     from launch import network
     from launch.ray_launcher import check_ray_cluster
 
     ray_flags = [flag for flag, given in (("--ray-address", args.ray_address is not None),
                                           ("--bind-address", args.bind_address is not None),
                                           ("--dashboard", args.dashboard)) if given]
-    if args.replay == "local" and args.launcher != "local":
-        raise ValueError(f"--replay local keeps the tables inside one process; the {args.launcher} launcher's "
-                         "replay node serves them with reverb. Leave --replay out, or use --launcher local.")
+    if args.replay == "local" and args.launcher == "ray":
+        raise ValueError("--replay local keeps the tables inside one process; Ray runs the learner and actors in "
+                         "processes of their own, so its replay node is a reverb server. Leave --replay out, or use "
+                         "--launcher threads or local.")
+    if args.replay == "reverb" or (args.launcher == "ray" and args.replay is None):
+        feature = "--replay reverb" if args.replay == "reverb" else "--launcher ray (its replay node is a reverb server)"
+        extras.require("reverb", feature)
     if ray_flags and args.launcher != "ray":
         where = ("runs in this one process" if args.launcher == "local"
                  else "runs every node as a thread of this process")
@@ -322,10 +329,13 @@ def run_distributed(args: argparse.Namespace, config, run_dir: str) -> int:
 
     if args.num_actors < 1:
         raise ValueError(f"--num-actors must be >= 1, got {args.num_actors}.")
-    program = make_distributed_experiment(config, num_actors=args.num_actors)
+    from acme.experiments.distributed import default_replay
+
+    replay = args.replay or default_replay()
+    program = make_distributed_experiment(config, num_actors=args.num_actors, replay=replay)
     where = f"Ray cluster {args.ray_address}" if args.ray_address else f"{args.launcher} launcher"
     print(f"Running {args.agent} on {args.env} (seed {args.seed}) with {args.num_actors} actors on the {where} "
-          f"for {config.max_num_actor_steps} steps; logs in {run_dir}", flush=True)
+          f"for {config.max_num_actor_steps} steps ({replay} replay); logs in {run_dir}", flush=True)
     start = time.perf_counter()
     launch.launch(program, launcher=args.launcher, address=args.ray_address, bind_address=args.bind_address,
                   dashboard=args.dashboard)
@@ -362,12 +372,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except (ValueError, TypeError) as error:
             parser.exit(2, f"error: {error}\n")
     from acme.utils.checkpointing import CheckpointError
+    from acme.utils.extras import MissingExtraError
     from launch import ClusterConnectionError
     from launch.network import ExposureError
 
     try:
         return run_command(args)
-    except (ValueError, TypeError, CheckpointError, ClusterConnectionError) as error:
+    except (ValueError, TypeError, CheckpointError, ClusterConnectionError, MissingExtraError) as error:
         parser.exit(2, f"error: {error}\n")
     except ExposureError as error:
         parser.exit(1, f"error: {error}\n")

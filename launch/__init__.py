@@ -25,7 +25,7 @@ from launch.errors import (ClusterConnectionError, GraphError, LaunchError, Laun
                            NodeError)
 from launch.handles import Handle
 from launch.launcher import LAUNCHERS, launch
-from launch.nodes import FunctionNode, Node, ReverbNode, ServiceNode
+from launch.nodes import FunctionNode, LocalServiceNode, Node, ReverbNode, ServiceNode
 from launch.program import NodeSpec, Program
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "LAUNCHERS",
     "LaunchError",
     "LaunchTimeout",
+    "LocalServiceNode",
     "Node",
     "NodeError",
     "NodeSpec",

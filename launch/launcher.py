@@ -67,6 +67,10 @@ def launch(program: Program, launcher: str = "threads", address: str | None = No
     if not grace_period >= 0:
         raise ValueError(f"grace_period must be >= 0, got {grace_period!r}")
     program.construction_order()  # Validate the graph before anything starts.
+    for spec in program.nodes:
+        if spec.node.launchers is not None and launcher not in spec.node.launchers:
+            raise ValueError(f"Node {spec.label!r} runs only with the {' or '.join(map(repr, spec.node.launchers))} "
+                             f"launcher, not {launcher!r}: {spec.node.why}")
 
     deadline = Deadline(timeout)
     guard = SignalGuard()

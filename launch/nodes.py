@@ -54,6 +54,10 @@ class Node(abc.ABC):
     #: What a handle to this node dereferences to: "service", "address" or None
     #: (a node whose handle cannot be passed to other nodes).
     handle_kind: str | None = None
+    #: The launchers that can run this node (None: every launcher).
+    launchers: tuple[str, ...] | None = None
+    #: Said when another launcher is asked for.
+    why: str = ""
 
     @property
     def arguments(self) -> tuple[tuple, dict]:
@@ -138,6 +142,24 @@ class ServiceNode(Node):
 
     def __repr__(self) -> str:
         return f"ServiceNode({_name_of(self.constructor, repr(self.constructor))})"
+
+
+class LocalServiceNode(ServiceNode):
+    """A ``ServiceNode`` whose clients must share the object itself (locks, waits, big buffers).
+
+    Its handles dereference to the object, as every service's do under the
+    threads launcher; no launcher that puts nodes in other processes can run it,
+    and asking for one is an error that says ``why`` (what to do instead).
+    """
+
+    launchers = ("threads",)
+
+    def __init__(self, why: str, constructor: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        super().__init__(constructor, *args, **kwargs)
+        self.why = why
+
+    def __repr__(self) -> str:
+        return f"LocalServiceNode({_name_of(self.constructor, repr(self.constructor))})"
 
 
 class _ServiceInstance(NodeInstance):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any
+from typing import Any, Optional
 
 import jax
 import numpy as np
@@ -16,10 +16,44 @@ from acme.environment_loop import EnvironmentLoop
 from acme.experiments.checkpointing import ExperimentCheckpointer, experiment_identity, learner_steps_of
 from acme.experiments.config import ENV_SEED_STRIDE, ExperimentConfig
 from acme.jax.polling_source import PollingVariableSource, to_host
-from acme.utils import counting, loggers
+from acme.replay.local_client import LocalReplay
+from acme.utils import counting, extras, loggers
 from acme.vector_environment_loop import VectorEnvironmentLoop
 
 ACTOR_SEED_STRIDE = 7_919  # actors' environments and keys differ by a prime stride (their K by ENV_SEED_STRIDE)
+
+REPLAY_BACKENDS = ("reverb", "local")
+
+LOCAL_REPLAY_NEEDS_THREADS = (
+    "its replay is local tables that the learner and actors share inside this process. Use launcher='threads', "
+    "or replay='reverb' (a reverb server that Ray's processes reach over the network; it needs the 'reverb' "
+    f"extra: {extras.INSTALL_REVERB}).")
+
+
+def default_replay() -> str:
+    """The replay of a distributed program when none is asked for: reverb where it is installed, else local tables
+    (which only the threads launcher can run)."""
+    return "reverb" if extras.available("reverb") else "local"
+
+
+def replay_client(replay: Any) -> Any:
+    """What the replay node's handle became: a reverb address (a new client to it), or the ``LocalReplay`` itself."""
+    if isinstance(replay, str):
+        import reverb
+
+        return reverb.Client(replay)
+    return replay
+
+
+def make_local_replay(make_tables, seed: int, state: Any = None) -> LocalReplay:
+    """The replay node of a threads program: ``LocalReplay`` tables (with ``state``, a checkpoint's tables).
+
+    Inserts wait for the rate limiter, as reverb's do: actors and the learner run in their own threads.
+    """
+    replay = LocalReplay(make_tables(), seed=seed, wait_on_insert=True)
+    if state is not None:
+        replay.restore(state)
+    return replay
 
 
 def _spec_of(config: ExperimentConfig) -> specs.EnvironmentSpec:
@@ -30,7 +64,7 @@ def _spec_of(config: ExperimentConfig) -> specs.EnvironmentSpec:
 
 
 class LearnerNode:
-    """Builds the learner next to a reverb client and steps it until the program stops.
+    """Builds the learner next to a replay client (reverb's, or the local tables) and steps it until the program stops.
 
     With checkpointing configured it restores the newest checkpoint when it is
     built (at the start of the program, and again when the launcher restarts it
@@ -39,10 +73,8 @@ class LearnerNode:
     """
 
     def __init__(self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec,
-                 replay_address: str, counter: Any):
-        import reverb
-
-        self._client = reverb.Client(replay_address)
+                 replay: Any, counter: Any):
+        self._client = replay_client(replay)
         self._counter = counter
         builder = config.builder
         networks = config.network_factory(environment_spec)
@@ -159,14 +191,14 @@ class ActorNode:
     step budget is spent."""
 
     def __init__(self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec, actor_id: int,
-                 num_actors: int, replay_address: str, learner: Any, counter: Any,
+                 num_actors: int, replay: Any, learner: Any, counter: Any,
                  variable_poll_seconds: float = 0.2):
         self._config = config
         self._builder = config.builder.for_actor(actor_id, num_actors)
         self._spec = environment_spec
         self._actor_id = actor_id
         self._num_actors = num_actors
-        self._replay_address = replay_address
+        self._replay = replay
         self._learner = learner
         self._counter = counter
         self._poll = variable_poll_seconds
@@ -184,15 +216,13 @@ class ActorNode:
                 abort()
 
     def run(self) -> None:
-        import reverb
-
         config, spec = self._config, self._spec
         seed = config.seed + ACTOR_SEED_STRIDE * (self._actor_id + 1)
         self._counter.increment(actor_node_starts=1)
         builder = self._builder
         networks = config.network_factory(spec)
         policy = builder.make_policy(networks, spec, evaluation=False)
-        client = reverb.Client(self._replay_address)
+        client = replay_client(self._replay)
         source = PollingVariableSource(self._learner, ["policy"], self._poll)
         num_envs = config.num_envs_per_actor
         self._adders = [builder.make_adder(client, spec, policy) for _ in range(num_envs)]
@@ -281,6 +311,7 @@ def make_distributed_experiment(
     actor_restarts: int = 3,
     variable_poll_seconds: float = 0.2,
     learner_restarts: int = 3,
+    replay: Optional[str] = None,
 ) -> launch.Program:
     """A program that runs ``config`` with a replay node, a counter, a learner, ``num_actors`` actors
     and an evaluator. Actors and the evaluator are terminal: the program ends when the actors
@@ -293,17 +324,30 @@ def make_distributed_experiment(
     a learner whose process dies is restarted up to ``learner_restarts`` times from its last
     checkpoint while the actors keep running (restarts need the Ray launcher). Without
     checkpointing a learner is never restarted: it would start again from scratch.
+
+    ``replay`` picks the replay node: ``"reverb"`` (a reverb server, for every launcher; the
+    ``reverb`` extra) or ``"local"`` (``LocalReplay`` tables shared by the nodes' threads: the
+    threads launcher only). ``None`` takes reverb where it is installed, else local tables.
     """
     if not isinstance(num_actors, int) or num_actors < 1:
         raise ValueError(f"num_actors must be a positive integer, got {num_actors!r}.")
     if actor_restarts < 0 or learner_restarts < 0:
         raise ValueError(f"actor_restarts and learner_restarts must be >= 0, got {actor_restarts}, {learner_restarts}.")
-    staging, fallback, counts = None, None, {}
+    replay = default_replay() if replay is None else replay
+    if replay not in REPLAY_BACKENDS:
+        raise ValueError(f"replay must be one of {REPLAY_BACKENDS} or None (the default), got {replay!r}.")
+    if replay == "reverb":
+        extras.require("reverb", "Distributed replay over reverb (replay='reverb')")
+    staging, fallback, counts, replay_state = None, None, {}, None
     if config.checkpointing is not None:
         checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
         restored = checkpointer.restore()
-        if config.checkpointing.replay:
+        if restored is not None:
+            checkpointer.check_replay_backend(restored, replay)
+        if config.checkpointing.replay and replay == "reverb":
             staging, fallback = checkpointer.prepare_replay(restored)
+        elif config.checkpointing.replay and restored is not None:
+            replay_state = restored.replay_state
         if restored is not None:
             counts = _persistent_counts({**restored.counts, "learner_steps": restored.learner_steps})
             print(restored.describe(), flush=True)
@@ -315,12 +359,19 @@ def make_distributed_experiment(
 
     def make_tables():
         networks = config.network_factory(spec)
+        return builder.make_replay_tables(spec, builder.make_policy(networks, spec, evaluation=False))
+
+    def make_reverb_tables():
         from acme.replay.reverb_tables import to_reverb_tables
 
-        return to_reverb_tables(builder.make_replay_tables(spec, builder.make_policy(networks, spec, evaluation=False)))
+        return to_reverb_tables(make_tables())
 
-    replay = program.add_node(launch.ReverbNode(make_tables, checkpoint_dir=staging, fallback_checkpoint_path=fallback),
-                              label="replay")
+    if replay == "reverb":
+        replay = program.add_node(launch.ReverbNode(make_reverb_tables, checkpoint_dir=staging,
+                                                    fallback_checkpoint_path=fallback), label="replay")
+    else:
+        replay = program.add_node(launch.LocalServiceNode(LOCAL_REPLAY_NEEDS_THREADS, make_local_replay, make_tables,
+                                                          config.seed, replay_state), label="replay")
     counter = program.add_node(launch.ServiceNode(make_counter, counts), label="counter")
     restarts = learner_restarts if config.checkpointing is not None else 0
     learner = program.add_node(launch.ServiceNode(LearnerNode, config, spec, replay, counter), label="learner",

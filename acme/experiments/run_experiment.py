@@ -21,7 +21,7 @@ from acme.experiments.checkpointing import (
 from acme.experiments.config import ENV_SEED_STRIDE, ExperimentConfig
 from acme.experiments.interrupt import StopAtEpisodeEnd
 from acme.replay.local_client import LocalReplay
-from acme.utils import counting
+from acme.utils import counting, extras
 from acme.vector_environment_loop import VectorEnvironmentLoop
 
 REPLAY_BACKENDS = ("local", "reverb")
@@ -390,6 +390,7 @@ def _interval(checkpointer: ExperimentCheckpointer) -> str:
 def _start_reverb(tables: list, checkpointer: Optional[ExperimentCheckpointer],
                   restored: Optional[Restored]) -> tuple[Any, Callable[[], None], InsertPressure]:
     """An in-process reverb server of ``tables`` (loading ``restored``'s replay): ``(client, stop, pressure)``."""
+    extras.require("reverb", "replay='reverb' (--replay reverb)")
     import reverb
 
     from acme.replay.reverb_tables import to_reverb_tables

@@ -32,9 +32,9 @@ def make_reverb_client():
         server.stop()
 
 
-@pytest.fixture(params=["reverb", "local"])
-def make_client(request, make_reverb_client):
+@pytest.fixture(params=[pytest.param("reverb", marks=pytest.mark.reverb), "local"])
+def make_client(request):
     """``make_client(*table_specs)``: a client of either backend (the test runs once with each)."""
     if request.param == "reverb":
-        return make_reverb_client
+        return request.getfixturevalue("make_reverb_client")
     return lambda *table_specs: LocalReplay(list(table_specs))

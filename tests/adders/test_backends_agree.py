@@ -44,6 +44,7 @@ ADDERS = {
 
 
 @pytest.mark.parametrize("kind", sorted(ADDERS))
+@pytest.mark.reverb
 def test_both_backends_receive_identical_items(make_reverb_client, kind):
     from acme.replay.local_client import LocalReplay
 

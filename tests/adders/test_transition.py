@@ -252,6 +252,7 @@ def test_signature_mismatch_is_rejected(make_client):
         adder.add(np.float32(0.0), episode[1])  # the signature's action is int32
 
 
+@pytest.mark.reverb
 def test_learner_side_dataset_reads_items(make_reverb_client):
     import reverb
 

@@ -12,10 +12,10 @@ import itertools
 import jax
 import numpy as np
 import pytest
-import reverb
 
 from acme import specs, types
 from acme.experiments import CheckpointingConfig, ExperimentCheckpointer, ExperimentConfig, run_experiment
+from acme.replay.local import ReplaySample, SampleInfo
 from acme.testing import fakes
 from acme.utils import loggers
 from baselines import registry
@@ -102,7 +102,7 @@ def _parts(agent: str, spec: specs.EnvironmentSpec, **overrides):
     return entry, config, entry.make_builder(config), entry.make_networks(spec, config)
 
 
-def _fixed_batch(spec: specs.EnvironmentSpec, batch_size: int = 32, reward=None) -> reverb.ReplaySample:
+def _fixed_batch(spec: specs.EnvironmentSpec, batch_size: int = 32, reward=None) -> ReplaySample:
     rng = np.random.default_rng(0)
     obs_shape = spec.observations.shape
     action_size = spec.actions.shape[0]
@@ -113,14 +113,14 @@ def _fixed_batch(spec: specs.EnvironmentSpec, batch_size: int = 32, reward=None)
         discount=np.full(batch_size, 0.99, np.float32),
         next_observation=rng.normal(size=(batch_size, *obs_shape)).astype(np.float32),
     )
-    info = reverb.SampleInfo(
+    info = SampleInfo(
         key=np.arange(batch_size, dtype=np.uint64),
         probability=np.full(batch_size, 1.0 / batch_size),
         table_size=np.full(batch_size, batch_size, np.int64),
         priority=np.ones(batch_size),
         times_sampled=np.ones(batch_size, np.int32),
     )
-    return reverb.ReplaySample(info=info, data=data)
+    return ReplaySample(info=info, data=data)
 
 
 def _learner(agent: str, spec, batch, seed: int = 0, logger=None, **overrides):

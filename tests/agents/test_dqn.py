@@ -5,15 +5,14 @@ import itertools
 import jax
 import numpy as np
 import pytest
-import reverb
 
 from acme import specs, types
 from acme.experiments import ExperimentConfig, run_experiment
-from acme.replay.reverb_tables import to_reverb_tables
+from acme.replay.local import ReplaySample, SampleInfo
+from acme.replay.local_client import LocalReplay
 from acme.testing import fakes
 from acme.utils import loggers
 from agents import dqn
-from launch.reverb_server import start_reverb_server
 
 
 @pytest.mark.parametrize(
@@ -55,7 +54,7 @@ def test_mismatched_networks_and_environment_are_explained():
         builder.make_policy(other_obs, fakes.discrete_spec(obs_shape=(4,), num_actions=2))
 
 
-def _fixed_batch(spec: specs.EnvironmentSpec, batch_size: int = 32) -> reverb.ReplaySample:
+def _fixed_batch(spec: specs.EnvironmentSpec, batch_size: int = 32) -> ReplaySample:
     rng = np.random.default_rng(0)
     obs = rng.normal(size=(batch_size, 4)).astype(np.float32)
     data = types.Transition(
@@ -65,14 +64,14 @@ def _fixed_batch(spec: specs.EnvironmentSpec, batch_size: int = 32) -> reverb.Re
         discount=np.full(batch_size, 0.9, np.float32),
         next_observation=rng.normal(size=(batch_size, 4)).astype(np.float32),
     )
-    info = reverb.SampleInfo(
+    info = SampleInfo(
         key=np.arange(batch_size, dtype=np.uint64),
         probability=np.full(batch_size, 1.0 / batch_size),
         table_size=np.full(batch_size, batch_size, np.int64),
         priority=np.ones(batch_size),
         times_sampled=np.ones(batch_size, np.int32),
     )
-    return reverb.ReplaySample(info=info, data=data)
+    return ReplaySample(info=info, data=data)
 
 
 class ListLogger(loggers.Logger):
@@ -86,7 +85,7 @@ class ListLogger(loggers.Logger):
 def test_learner_loss_decreases_on_a_fixed_batch():
     spec = fakes.discrete_spec()
     batch = _fixed_batch(spec)
-    config = dqn.DQNConfig(learning_rate=1e-3, target_update_period=1000, hidden_sizes=(32, 32))
+    config = dqn.DQNConfig(learning_rate=1e-3, target_update_period=1000, hidden_sizes=(32, 32), num_sgd_steps_per_step=1)
     logger = ListLogger()
     learner = dqn.DQNLearner(
         dqn.make_networks(spec, config.hidden_sizes), config, jax.random.PRNGKey(0),
@@ -158,7 +157,23 @@ def test_builder_runs_end_to_end_on_a_fake_environment(prioritized, fused):
     assert all(e.mean_return == pytest.approx(210.0) for e in result.evaluations)  # rewards 1..20
 
 
-def test_actor_recovers_from_an_episode_cut_short():
+def _local_replay(table_specs):
+    return LocalReplay(table_specs), lambda: None
+
+
+def _reverb_replay(table_specs):
+    import reverb
+
+    from acme.replay.reverb_tables import to_reverb_tables
+    from launch.reverb_server import start_reverb_server
+
+    server = start_reverb_server(to_reverb_tables(table_specs))
+    return reverb.Client(f"localhost:{server.port}"), server.stop
+
+
+@pytest.mark.parametrize("make_replay", [_local_replay, pytest.param(_reverb_replay, marks=pytest.mark.reverb)],
+                         ids=["local", "reverb"])
+def test_actor_recovers_from_an_episode_cut_short(make_replay):
     """A loop stopped mid-episode by a step budget can run again with the same actor and adder."""
     from acme.environment_loop import EnvironmentLoop
 
@@ -166,9 +181,8 @@ def test_actor_recovers_from_an_episode_cut_short():
     spec = fakes.discrete_spec()
     builder = dqn.DQNBuilder(config)
     networks = dqn.make_networks(spec, config.hidden_sizes)
-    server = start_reverb_server(to_reverb_tables(builder.make_replay_tables(spec)))
+    client, stop = make_replay(builder.make_replay_tables(spec))
     try:
-        client = reverb.Client(f"localhost:{server.port}")
         learner_like = _StaticSource(networks.init(jax.random.PRNGKey(0)))
         actor = builder.make_actor(
             jax.random.PRNGKey(1), builder.make_policy(networks, spec), spec,
@@ -182,7 +196,7 @@ def test_actor_recovers_from_an_episode_cut_short():
         # 10 transitions from the whole episode, plus the first 5 - 3 + 1 = 3 complete ones of the cut episode.
         assert client.server_info()[config.replay_table_name].current_size == 13
     finally:
-        server.stop()
+        stop()
 
 
 class _StaticSource:

@@ -201,6 +201,7 @@ def test_evaluate_accepts_a_run_directory_and_says_it_uses_its_policy(tmp_path, 
         capsys.readouterr().out
 
 
+@pytest.mark.reverb
 def test_run_with_reverb_replay_and_several_environments(tmp_path, capsys):
     code = main(["run", "dqn", "--max-steps", "1200", "--eval-every", "600", "--eval-episodes", "1", "--replay",
                  "reverb", "--num-envs", "4", "--run-dir", str(tmp_path), "--no-progress"])
@@ -212,7 +213,7 @@ def test_run_with_reverb_replay_and_several_environments(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--replay", "local", "--launcher", "threads"], "--replay local keeps the tables inside one process"),
+    (["--replay", "local", "--launcher", "ray"], "--replay local keeps the tables inside one process"),
     (["--replay", "sqlite"], "argument --replay: invalid choice: 'sqlite'"),
     (["--num-envs", "0"], "argument --num-envs: must be an integer >= 1, got 0."),
 ])

@@ -2,11 +2,12 @@
 
 import pytest
 
-from benchmarks import actor_overhead
 
-
+@pytest.mark.reverb
 @pytest.mark.parametrize("agent,environment_id", [("dqn", "gymnasium:CartPole-v1"), ("sac", "gymnasium:Pendulum-v1")])
 def test_measure_reports_positive_rates_and_written_items(agent, environment_id):
+    from benchmarks import actor_overhead  # imports reverb
+
     row = actor_overhead.measure(agent, environment_id, steps=300)
     for key in ("raw_steps_per_second", "actor_steps_per_second", "actor_and_adder_steps_per_second"):
         assert row[key] > 0, row

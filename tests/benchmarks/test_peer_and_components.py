@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from benchmarks import components, peer_protocol
 
 
@@ -19,7 +21,10 @@ def test_peer_protocol_runs_pinned_children_and_summarises(tmp_path):
     assert report["machine"]["threads"]["XLA_FLAGS"].startswith("--xla_cpu_multi_thread_eigen=false")
 
 
-def test_component_measures_are_positive_and_learn_from_each_feed():
+def test_component_measures_are_positive():
     assert components.actor_steps_per_second(num_envs=2, steps=200) > 0
-    for feed in ("fixed", "local", "reverb"):
-        assert components.learner_updates_per_second(feed, num_updates=2, updates=4) > 0
+
+
+@pytest.mark.parametrize("feed", ["fixed", "local", pytest.param("reverb", marks=pytest.mark.reverb)])
+def test_the_learner_learns_from_each_feed(feed):
+    assert components.learner_updates_per_second(feed, num_updates=2, updates=4) > 0

@@ -11,20 +11,18 @@ import sys
 import time
 
 import pytest
-import reverb
 
 from acme import specs
 from acme.experiments import CheckpointingConfig, ExperimentCheckpointer, ExperimentConfig, run_experiment
 from acme.experiments.checkpointing import REPLAY, experiment_identity, reverb_checkpointer
 from acme.experiments.interrupt import StopAtEpisodeEnd
-from acme.replay.reverb_tables import to_reverb_tables
 from acme.utils.checkpointing import CheckpointError, CheckpointMismatchError, CorruptCheckpointWarning
 from tests.experiments.resumable_run import make_config
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-@pytest.fixture(scope="module", params=["local", "reverb"])
+@pytest.fixture(scope="module", params=["local", pytest.param("reverb", marks=pytest.mark.reverb)])
 def finished_run(request, tmp_path_factory):
     """``(directory, result, replay backend)`` of a finished 1,200-step run (several checkpoints kept)."""
     directory = str(tmp_path_factory.mktemp("finished") / "ckpt")
@@ -42,6 +40,10 @@ def _replay_sizes(restored, replay: str) -> dict:
     """What the checkpoint's replay itself holds (not its metadata): local tables' items, or a reverb server's."""
     if replay == "local":
         return {name: len(table["keys"]) for name, table in restored.replay_state.items()}
+    import reverb
+
+    from acme.replay.reverb_tables import to_reverb_tables
+
     config = make_config(os.path.dirname(restored.path), 1)
     checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
     tables = to_reverb_tables(config.builder.make_replay_tables(_spec(config), None))
@@ -97,7 +99,7 @@ def test_a_checkpoint_resumes_only_with_the_backend_that_saved_its_replay(finish
         run_experiment(make_config(directory, 1_300), progress=False, replay=other)
 
 
-@pytest.mark.parametrize("replay", ["local", "reverb"])
+@pytest.mark.parametrize("replay", ["local", pytest.param("reverb", marks=pytest.mark.reverb)])
 def test_sigkill_mid_run_then_resume_continues_from_the_checkpoint(tmp_path, capsys, replay):
     """A subprocess run is SIGKILLed; the resumed run restores learner steps, actor steps and replay."""
     directory = str(tmp_path / "ckpt")

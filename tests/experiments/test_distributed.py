@@ -12,7 +12,7 @@ import pytest
 import launch
 from acme.experiments import CheckpointingConfig, ExperimentCheckpointer, make_distributed_experiment
 from acme.experiments.checkpointing import experiment_identity
-from acme.utils import loggers
+from acme.utils import extras, loggers
 from baselines.registry import make_experiment_config
 
 SMALL_DQN = dict(hidden_sizes=(32, 32), min_replay_size=100, batch_size=32, samples_per_insert=8.0,
@@ -66,11 +66,35 @@ def test_program_has_the_expected_nodes(tmp_path):
         make_distributed_experiment(small_config("/tmp/unused", 100), num_actors=0)
 
 
-def test_threads_launcher_runs_dqn(tmp_path):
-    launch.launch(make_distributed_experiment(small_config(tmp_path, 1_500), num_actors=2), launcher="threads",
-                  timeout=300)
+@pytest.mark.parametrize("replay", ["local", pytest.param("reverb", marks=pytest.mark.reverb)])
+def test_threads_launcher_runs_dqn(tmp_path, replay):
+    program = make_distributed_experiment(small_config(tmp_path, 1_500), num_actors=2, replay=replay)
+    assert isinstance(program.get("replay").node, launch.ReverbNode if replay == "reverb" else launch.LocalServiceNode)
+    launch.launch(program, launcher="threads", timeout=300)
     final = check_progress(tmp_path, 1_500, 2)
     assert final["actor_node_starts"] == 2
+
+
+def test_the_default_replay_is_reverb_where_installed_else_local():
+    program = make_distributed_experiment(small_config("/tmp/unused", 100), num_actors=1)
+    expected = launch.ReverbNode if extras.available("reverb") else launch.LocalServiceNode
+    assert isinstance(program.get("replay").node, expected)
+
+
+def test_ray_refuses_local_replay_before_anything_starts():
+    program = make_distributed_experiment(small_config("/tmp/unused", 100), num_actors=1, replay="local")
+    with pytest.raises(ValueError, match=r"(?s)Node 'replay' runs only with the 'threads' launcher, not 'ray'.*"
+                                         r"launcher='threads', or replay='reverb'.*'reverb' extra"):
+        launch.launch(program, launcher="ray")
+
+
+def test_reverb_replay_without_the_extra_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(extras, "available", lambda module: False)
+    with pytest.raises(extras.MissingExtraError, match=r"replay='reverb'.*'reverb' extra.*pip install -e "
+                                                       r"\"\.\[reverb\]\""):
+        make_distributed_experiment(small_config("/tmp/unused", 100), num_actors=1, replay="reverb")
+    with pytest.raises(ValueError, match=r"replay must be one of \('reverb', 'local'\) or None"):
+        make_distributed_experiment(small_config("/tmp/unused", 100), num_actors=1, replay="sqlite")
 
 
 def test_threads_launcher_runs_actors_of_several_environments(tmp_path):
@@ -84,6 +108,7 @@ def test_threads_launcher_runs_actors_of_several_environments(tmp_path):
 
 
 @pytest.mark.ray
+@pytest.mark.reverb  # Ray's replay node is a reverb server
 def test_ray_launcher_runs_dqn_and_restarts_a_killed_actor(tmp_path):
     """Two actors as Ray processes; one is SIGKILLed mid-run, restarted, and the run still finishes."""
     from tests.experiments.nodes import kill_actor_once
@@ -141,6 +166,7 @@ def test_threads_program_resumes_from_its_checkpoints(tmp_path, capsys):
 
 
 @pytest.mark.ray
+@pytest.mark.reverb  # Ray's replay node is a reverb server
 def test_ray_restarts_a_killed_learner_from_its_checkpoint(tmp_path):
     """The learner's process is SIGKILLed; Ray restarts it, it restores its checkpoint, the actors go on."""
     from tests.experiments.nodes import kill_learner_after_checkpoint
@@ -198,6 +224,7 @@ def test_threads_launcher_runs_continuous_agents_on_pendulum(tmp_path, agent):
 
 
 @pytest.mark.ray
+@pytest.mark.reverb  # Ray's replay node is a reverb server
 def test_ray_launcher_runs_a_continuous_agent_on_dm_control(tmp_path):
     """A continuous agent (MPO) on a dm_control task, every node its own Ray process: the builder, the
     networks and MuJoCo's dict observations all cross process boundaries."""

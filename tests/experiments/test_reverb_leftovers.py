@@ -11,9 +11,8 @@ from acme.utils import loggers
 from baselines.registry import make_experiment_config
 from tests.experiments.resumable_run import SMALL_DQN
 
-pytest.importorskip("reverb")
 
-
+@pytest.mark.reverb
 def test_a_reverb_run_without_checkpoint_dir_leaves_no_temporary_directory(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where reverb's TempDirCheckpointer would go
     config = make_experiment_config(

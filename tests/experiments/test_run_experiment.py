@@ -30,6 +30,7 @@ class _LateBuilder(dqn.DQNBuilder):
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.reverb
 def test_a_lagging_learner_catches_up_instead_of_deadlocking():
     # Without catching up, the actor runs ahead until its inserts block, and nothing steps the learner again.
     config = dqn.DQNConfig(hidden_sizes=(8,), batch_size=8, min_replay_size=20, samples_per_insert=4.0, n_step=3)

@@ -61,6 +61,7 @@ class _DescendantWatcher:
         return alive
 
 
+@pytest.mark.reverb
 def test_ray_local_end_to_end_and_clean_shutdown(tmp_path):
     import ray  # pylint: disable=g-import-not-at-top
 

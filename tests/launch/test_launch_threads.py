@@ -73,6 +73,7 @@ def test_without_terminal_nodes_program_ends_when_all_work_is_done():
     assert log == ["counter"]
 
 
+@pytest.mark.reverb
 def test_reverb_node_dereferences_to_address_in_threads(tmp_path):
     result = str(tmp_path / "reverb.json")
     program = launch.Program("reverb-threads")

@@ -59,6 +59,7 @@ REVERB_SERVER = textwrap.dedent("""
 
 
 @linux_only
+@pytest.mark.reverb
 @pytest.mark.parametrize("mode", ["confined", "as-reverb-starts-it"])
 def test_confined_reverb_server_is_reachable_on_loopback_only(tmp_path, mode):
     script = tmp_path / "server.py"

@@ -11,39 +11,45 @@ import launch
 from launch import reverb_server
 from tests.launch import testlib
 
-reverb = pytest.importorskip("reverb")
+
+def _client(address: str):
+    import reverb
+
+    return reverb.Client(address)
 
 
 def _fill(address: str, items: int) -> None:
-    client = reverb.Client(address)
+    client = _client(address)
     for i in range(items):  # one chunk per item: reverb reports its progress every 100 chunks read
         client.insert([i], priorities={"items": 1.0})
 
 
+@pytest.mark.reverb
 def test_a_server_without_checkpoint_dir_makes_no_temporary_directory(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where reverb's TempDirCheckpointer would go
     instance = launch.ReverbNode(testlib.reverb_tables).instantiate((), {}, host="127.0.0.1")
     try:
         _fill(instance.address, 3)
-        assert reverb.Client(instance.address).server_info()["items"].current_size == 3
+        assert _client(instance.address).server_info()["items"].current_size == 3
     finally:
         instance.stop()
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.reverb
 def test_loading_a_checkpoint_drops_only_reverb_progress_lines(tmp_path, capfd):
     first = launch.ReverbNode(testlib.reverb_tables, checkpoint_dir=str(tmp_path / "a")).instantiate(
         (), {}, host="127.0.0.1")
     try:
         _fill(first.address, 250)
-        saved = reverb.Client(first.address).checkpoint()
+        saved = _client(first.address).checkpoint()
     finally:
         first.stop()
     capfd.readouterr()
     second = launch.ReverbNode(testlib.reverb_tables, checkpoint_dir=str(tmp_path / "b"),
                                fallback_checkpoint_path=saved).instantiate((), {}, host="127.0.0.1")
     try:
-        assert reverb.Client(second.address).server_info()["items"].current_size == 100  # the table's max_size
+        assert _client(second.address).server_info()["items"].current_size == 100  # the table's max_size
     finally:
         second.stop()
     err = capfd.readouterr().err

@@ -67,6 +67,7 @@ def test_terminal_logger_formats_and_time_filter_throttles():
     assert lines == ["[learner] Loss = 0.25 | Steps = 10"]
 
 
+@pytest.mark.tensorflow
 def test_default_logger_writes_csv_and_tensorboard(tmp_path):
     logger = loggers.make_default_logger("evaluator", str(tmp_path), steps_key="actor_steps", terminal=False)
     logger.write({"actor_steps": 100, "evaluation_return": 20.0})

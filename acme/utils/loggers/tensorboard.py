@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
+from acme.utils import extras
 from acme.utils.loggers.base import Logger, LoggingData, to_scalars
 
 
@@ -12,10 +13,11 @@ class TensorBoardLogger(Logger):
     """Writes numeric values as scalars under ``directory/label``.
 
     The x-axis is ``data[steps_key]`` when given and present, else a row count.
-    TensorFlow is imported only when this logger is built.
+    TensorFlow (the ``reverb`` extra) is imported only when this logger is built.
     """
 
     def __init__(self, directory: str, label: str = "logs", steps_key: Optional[str] = None):
+        extras.require("tensorflow", "The TensorBoard logger")
         import tensorflow as tf
 
         self._tf = tf
