@@ -1,0 +1,50 @@
+"""A reverb feature asked for without the 'reverb' extra is one clear error that names the extra."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from acme.utils import extras, loggers
+from baselines.cli import main
+
+
+@pytest.fixture
+def without_reverb(monkeypatch):
+    """As on the core stack: neither reverb nor TensorFlow can be found."""
+    monkeypatch.setattr(extras, "available", lambda module: False)
+
+
+def test_require_names_the_extra_and_its_install_line(without_reverb):
+    with pytest.raises(extras.MissingExtraError) as error:
+        extras.require("reverb", "--replay reverb")
+    assert str(error.value) == (
+        "--replay reverb needs reverb, which comes with the 'reverb' extra and is not installed: "
+        'pip install -e ".[reverb]" -c constraints.txt (Python 3.11 only). The core install has no reverb.')
+
+
+def test_an_unknown_optional_module_is_refused():
+    with pytest.raises(ValueError, match=r"No extra provides 'torch'; known optional modules: \['reverb', 'tensorflow'\]"):
+        extras.available("torch")
+
+
+def test_the_default_logger_writes_csv_only_without_tensorflow(without_reverb, tmp_path):
+    logger = loggers.make_default_logger("evaluator", str(tmp_path), steps_key="actor_steps", terminal=False)
+    logger.write({"actor_steps": 100, "evaluation_return": 20.0})
+    logger.close()
+    assert os.listdir(tmp_path) == ["evaluator.csv"]
+    with pytest.raises(extras.MissingExtraError, match="The TensorBoard logger needs tensorflow.*'reverb' extra"):
+        loggers.make_default_logger("evaluator", str(tmp_path), terminal=False, tensorboard=True)
+
+
+@pytest.mark.parametrize("flags, feature", [
+    (["--replay", "reverb"], "--replay reverb"),
+    (["--launcher", "ray"], "--launcher ray (its replay node is a reverb server)"),
+])
+def test_cli_reverb_features_without_the_extra_exit_2_naming_it(without_reverb, tmp_path, capsys, flags, feature):
+    with pytest.raises(SystemExit) as done:
+        main(["run", "dqn", "--no-progress", "--run-dir", str(tmp_path / "run"), *flags])
+    assert done.value.code == 2
+    assert f"error: {feature} needs reverb, which comes with the 'reverb' extra" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
