@@ -14,7 +14,7 @@ from agents import dqn
 
 def _config(num_envs: int, max_steps: int = 300, **kwargs) -> ExperimentConfig:
     config = dqn.DQNConfig(hidden_sizes=(16,), batch_size=8, min_replay_size=20, samples_per_insert=4.0,
-                           epsilon_decay_steps=50)
+                           epsilon_decay_steps=50, num_sgd_steps_per_step=1)
     spec = fakes.discrete_spec()
     return ExperimentConfig(
         builder=dqn.DQNBuilder(config),

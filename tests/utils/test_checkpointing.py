@@ -36,7 +36,7 @@ def _make_learner(seed: int, hidden_sizes=(16,)) -> dqn.DQNLearner:
         discount=np.full(batch_size, 0.9, np.float32),
         next_observation=rng.normal(size=(batch_size, 4)).astype(np.float32),
     )
-    config = dqn.DQNConfig(hidden_sizes=hidden_sizes)
+    config = dqn.DQNConfig(hidden_sizes=hidden_sizes, num_sgd_steps_per_step=1)  # one [B] batch per step
     networks = dqn.make_networks(fakes.discrete_spec(), config.hidden_sizes)
     return dqn.DQNLearner(networks, config, jax.random.PRNGKey(seed), iterator=itertools.repeat(_Sample(None, data)))
 
