@@ -208,7 +208,8 @@ def _default_run_dir(agent: str, env: str, seed: int) -> str:
 
 
 def check_launcher_flags(args: argparse.Namespace) -> None:
-    """Refuses Ray's flags without ``--launcher ray``, and ``--bind-address``/``--dashboard`` with a joined cluster."""
+    """Refuses Ray's flags without ``--launcher ray``, ``--bind-address``/``--dashboard`` with a joined cluster,
+    ``--replay local`` with Ray, and reverb replay without the ``reverb`` extra."""
     from acme.utils import extras
     from launch import network
     from launch.ray_launcher import check_ray_cluster
@@ -220,9 +221,6 @@ def check_launcher_flags(args: argparse.Namespace) -> None:
         raise ValueError("--replay local keeps the tables inside one process; Ray runs the learner and actors in "
                          "processes of their own, so its replay node is a reverb server. Leave --replay out, or use "
                          "--launcher threads or local.")
-    if args.replay == "reverb" or (args.launcher == "ray" and args.replay is None):
-        feature = "--replay reverb" if args.replay == "reverb" else "--launcher ray (its replay node is a reverb server)"
-        extras.require("reverb", feature)
     if ray_flags and args.launcher != "ray":
         where = ("runs in this one process" if args.launcher == "local"
                  else "runs every node as a thread of this process")
@@ -239,6 +237,9 @@ def check_launcher_flags(args: argparse.Namespace) -> None:
             raise ValueError(f"--bind-address: {error}.") from None
     if args.ray_address is not None:
         check_ray_cluster(args.ray_address)  # before anything is built or written
+    if args.replay == "reverb" or (args.launcher == "ray" and args.replay is None):
+        feature = "--replay reverb" if args.replay == "reverb" else "--launcher ray (its replay node is a reverb server)"
+        extras.require("reverb", feature)
 
 
 def run_command(args: argparse.Namespace) -> int:

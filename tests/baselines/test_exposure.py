@@ -53,6 +53,7 @@ def test_in_process_runs_listen_on_loopback_only(tmp_path, flags):
 
 
 @pytest.mark.ray
+@pytest.mark.reverb  # Ray's replay node is a reverb server
 def test_ray_run_listens_on_loopback_only(tmp_path):
     seen, output, returncode = _run_and_watch(tmp_path, "--launcher", "ray", "--num-actors", "1")
     assert returncode == 0, output
