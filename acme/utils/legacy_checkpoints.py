@@ -29,13 +29,12 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from acme.jax import compat
 from acme.utils import checkpointing, tree_structure
 from acme.utils.checkpointing import CheckpointError
 
-# The globals a pickled PyTreeDef refers to besides the NamedTuple classes in it.
+# The globals a pickled PyTreeDef refers to besides its class and the NamedTuple classes in it.
 _TREEDEF_GLOBALS = {
-    ("jaxlib.xla_extension.pytree", "PyTreeDef"),
-    ("jaxlib.xla_extension", "PyTreeDef"),
     ("jax._src.tree_util", "default_registry"),
 }
 # Packages whose NamedTuple classes a learner state may hold; only these are ever imported.
@@ -46,6 +45,8 @@ class _TreeDefUnpickler(pickle.Unpickler):
     """Unpickles a ``PyTreeDef`` and refuses every other global (``os.system`` and the like)."""
 
     def find_class(self, module: str, name: str):  # noqa: D102 - pickle's hook
+        if (module, name) in compat.PYTREEDEF_PICKLE_NAMES:  # written by this jax or by another version
+            return compat.pytreedef_class()
         if (module, name) in _TREEDEF_GLOBALS:
             return super().find_class(module, name)
         if module.split(".")[0] in _TRUSTED_PACKAGES and "." not in name:

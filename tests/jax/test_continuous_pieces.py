@@ -48,7 +48,10 @@ def test_heads_bound_their_outputs():
     assert np.all((log_std >= -5.0) & (log_std <= 2.0))
     (g_mean, g_std), _ = _apply(lambda f: networks.GaussianHead(3, init_std=0.5)(f), features)
     assert np.all(np.abs(g_mean) < 1)
-    np.testing.assert_allclose(g_std, 0.5, atol=0.05)  # near init_std at initialisation
+    # Near init_std at initialisation for unit features (with features of 10 the near-zero weights' draw,
+    # which differs between jax versions, can move it by 0.07).
+    (_, g_std), _ = _apply(lambda f: networks.GaussianHead(3, init_std=0.5)(f), jnp.ones((4, 8)))
+    np.testing.assert_allclose(g_std, 0.5, atol=0.05)
     action, _ = _apply(lambda f: networks.DeterministicHead(2)(f), features)
     assert action.shape == (4, 2) and np.all(np.abs(action) <= 1)
     with pytest.raises(ValueError, match="min_log_std"):

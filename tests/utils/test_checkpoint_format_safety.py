@@ -203,3 +203,19 @@ def test_an_honest_version_1_snapshot_converts_and_evaluates(trained_run, tmp_pa
     assert result.returncode == 0 and "converted" in result.stdout, result.stderr[-2000:]
     result = _run_cli(["baselines", "evaluate", "--snapshot", str(snapshot), "--episodes", "1"], cwd=str(tmp_path))
     assert result.returncode == 0 and "mean return over 1 episodes" in result.stdout, result.stderr[-2000:]
+
+
+@pytest.mark.parametrize("module", ["jaxlib.xla_extension.pytree", "jaxlib._jax.pytree"])
+def test_a_structure_pickled_by_either_jax_version_loads(module):
+    """jax 0.4 pickles PyTreeDef as jaxlib.xla_extension.pytree's, current jax as jaxlib._jax.pytree's."""
+    import io
+
+    from acme.utils.legacy_checkpoints import _TreeDefUnpickler
+
+    treedef = jax.tree.structure({"params": [0, (1, 2)], "steps": None})
+    data = pickle.dumps(treedef, protocol=2)  # names its globals as text lines (GLOBAL)
+    current = type(treedef).__module__.encode()
+    assert b"c" + current + b"\nPyTreeDef\n" in data
+    data = data.replace(b"c" + current + b"\nPyTreeDef\n", b"c" + module.encode() + b"\nPyTreeDef\n")
+    loaded = _TreeDefUnpickler(io.BytesIO(data)).load()
+    assert loaded == treedef
