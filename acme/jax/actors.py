@@ -17,6 +17,30 @@ from acme.jax.variable_client import VariableClient
 ActorPolicy = Callable[[types.Params, types.PRNGKey, types.NestedArray, jnp.ndarray], types.NestedArray]
 
 
+class _Placed:
+    """A jitted ``select(params, key, observation, step)`` run on ``backend``'s first device (None: jax's default).
+
+    The parameters are put on that device when the variable client hands over a
+    new set, the keys once (``place``; ``select`` returns them there), and jax
+    runs a call where its committed inputs are. (``jax.jit``'s ``backend``
+    argument, which did this before, is deprecated.)
+    """
+
+    def __init__(self, jitted, backend: Optional[str]):
+        self._jitted = jitted
+        self._device = jax.local_devices(backend=backend)[0] if backend is not None else None
+        self._params, self._placed_params = None, None
+
+    def place(self, tree):
+        """``tree`` on this device (as it is without a backend)."""
+        return jax.device_put(tree, self._device) if self._device is not None else tree
+
+    def __call__(self, params, key, observation, step):
+        if params is not self._params:
+            self._params, self._placed_params = params, self.place(params)
+        return self._jitted(self._placed_params, key, observation, step)
+
+
 class GenericActor(core.Actor):
     """Acts with ``policy`` under the parameters that ``variable_client`` holds.
 
@@ -36,8 +60,8 @@ class GenericActor(core.Actor):
             key, policy_key = jax.random.split(key)
             return policy(params, policy_key, observation, step), key
 
-        self._select = jax.jit(select, backend=backend)
-        self._key = random_key
+        self._select = _Placed(jax.jit(select), backend)
+        self._key = self._select.place(random_key)
         self._variable_client = variable_client
         self._adder = adder
         self._num_steps = 0
@@ -60,7 +84,7 @@ class GenericActor(core.Actor):
             )
         self._num_steps = int(state["num_steps"])
         if "key" in state:
-            self._key = jax.device_put(np.asarray(state["key"]))
+            self._key = self._select.place(np.asarray(state["key"]))
 
     def select_action(self, observation: types.NestedArray) -> np.ndarray:
         params = self._variable_client.params if self._variable_client is not None else None
@@ -110,8 +134,8 @@ class VectorActor:
             key, policy_key = jax.random.split(key)
             return policy(params, policy_key, observation, step), key
 
-        self._select = jax.jit(jax.vmap(select, in_axes=(None, 0, 0, 0)), backend=backend)
-        self._keys = jnp.stack([jnp.asarray(k) for k in random_keys])
+        self._select = _Placed(jax.jit(jax.vmap(select, in_axes=(None, 0, 0, 0))), backend)
+        self._keys = self._select.place(jnp.stack([jnp.asarray(k) for k in random_keys]))
         self._variable_client = variable_client
         self._adders = list(adders) if adders is not None else [None] * len(random_keys)
         self._steps = np.zeros(len(random_keys), np.int32)
@@ -138,7 +162,7 @@ class VectorActor:
                              "(resume with the same num_envs_per_actor).")
         self._steps = steps.copy()
         if "key" in state:
-            self._keys = jax.device_put(np.asarray(state["key"]))
+            self._keys = self._select.place(np.asarray(state["key"]))
 
     def select_actions(self, observations: types.NestedArray) -> np.ndarray:
         """Actions for a batch of K observations (leaves ``[K, ...]``), one per environment."""

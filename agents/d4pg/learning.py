@@ -125,8 +125,8 @@ def make_update(networks: D4PGNetworks, config: D4PGConfig):
             "policy_loss": policy_loss,
             "mean_q": mean_q,
             "mean_abs_pre_tanh": mean_abs_pre_tanh,  # 3 is an action of 0.995: much above, the policy saturates
-            "policy_grad_norm": optax.global_norm(policy_grads),
-            "critic_grad_norm": optax.global_norm(critic_grads),
+            "policy_grad_norm": optax.tree_utils.tree_norm(policy_grads),
+            "critic_grad_norm": optax.tree_utils.tree_norm(critic_grads),
         }
         return new_state, metrics
 
