@@ -16,6 +16,8 @@ with the ``"threads"`` or ``"ray"`` launcher. Importing this package is cheap:
 Handles dereference, at launch, to the service object (threads) or a
 ``ServiceProxy`` whose methods are blocking remote calls (Ray; non-blocking
 via ``proxy.futures.method(...)``), and to ``"host:port"`` for reverb nodes.
+A ``LocalServiceNode`` is a service whose users need the object itself; only
+the threads launcher runs it, and other launchers refuse it before starting.
 Long-running node code should poll ``launch.stop_requested()``.
 """
 
