@@ -93,7 +93,8 @@ def _make_dm_control(name: str, seed: Optional[int]) -> dm_env.Environment:
     except ImportError as error:
         raise UnknownEnvironmentError(
             f"dm_control is not installed ({error}). Install it with `pip install dm-control` "
-            "to use 'dm_control:<domain>/<task>' environments."
+            "to use 'dm_control:<domain>/<task>' environments (Python 3.11 or 3.12: dm-control needs labmaze, "
+            "which has no Python 3.13 build)."
         ) from error
     if "/" not in name:
         raise UnknownEnvironmentError(
