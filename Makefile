@@ -44,10 +44,11 @@ test-current: install-current
 test-fast: install
 	$(BIN)/python -m pytest tests -m "not slow"
 
-# The speed benchmarks of issue #14 (each pins itself to one core): pieces, then the peer protocol (~25 min here).
-bench: install
+# The speed benchmarks of issue #14 (each pins itself to one core): the pieces on the full stack (it has reverb,
+# one of the feeds compared), then the peer protocol on the core stack, current jax (~17 min here in all).
+bench: install install-current
 	$(BIN)/python benchmarks/components.py
-	$(BIN)/python benchmarks/peer_protocol.py
+	$(VENV_CURRENT)/bin/python benchmarks/peer_protocol.py
 
 clean:
 	rm -rf $(VENV) $(VENV_CURRENT) runs .pytest_cache
