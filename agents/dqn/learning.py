@@ -88,7 +88,7 @@ def make_update(networks: DQNNetworks, config: DQNConfig):
         params = optax.apply_updates(state.params, updates)
         steps = state.steps + 1
         target_params = optax.periodic_update(params, state.target_params, steps, config.target_update_period)
-        metrics = {"loss": loss, "mean_q": mean_q, "gradient_norm": optax.global_norm(grads)}
+        metrics = {"loss": loss, "mean_q": mean_q, "gradient_norm": optax.tree_utils.tree_norm(grads)}
         if config.prioritized_replay:
             metrics[PRIORITIES] = jnp.abs(td_error)
         return TrainingState(params, target_params, opt_state, steps, state.random_key), metrics
