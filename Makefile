@@ -45,7 +45,7 @@ test-fast: install
 	$(BIN)/python -m pytest tests -m "not slow"
 
 # The speed benchmarks of issue #14 (each pins itself to one core): the pieces on the full stack (it has reverb,
-# one of the feeds compared), then the peer protocol on the core stack, current jax (~17 min here in all).
+# one of the feeds compared), then the peer protocol on the core stack, current jax (~19 min here in all).
 bench: install install-current
 	$(BIN)/python benchmarks/components.py
 	$(VENV_CURRENT)/bin/python benchmarks/peer_protocol.py
