@@ -10,7 +10,6 @@ limiters mean what reverb's mean, and ``sample`` / ``insert`` wait on them
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from typing import Any, NamedTuple, Optional
@@ -179,7 +178,7 @@ class LocalTable:
                 f"got {len(leaves)}."
             )
         for i, leaf in enumerate(leaves):
-            if expected is not None and not _fits(leaf.shape, expected[i][0]):
+            if expected is not None and not fits(leaf.shape, expected[i][0]):
                 raise ValueError(
                     f"Table {self.name!r}: leaf {i} of shape {leaf.shape} does not fit its signature's shape "
                     f"{expected[i][0]}."
@@ -199,7 +198,7 @@ class LocalTable:
 
     def _insert(self, leaves: list, item: Any, priority: float, timeout: Optional[float], wait: bool) -> int:
         expected = self.leaf_specs
-        if not (math.isfinite(priority) and priority >= 0):
+        if not (np.isfinite(priority) and priority >= 0):
             raise ValueError(f"priority must be finite and >= 0, got {priority!r}.")
         with self._changed:
             if wait:
@@ -351,5 +350,6 @@ def _shape_dtype(spec: Any) -> tuple[tuple, np.dtype]:
     return dims, np.dtype(getattr(spec.dtype, "as_numpy_dtype", spec.dtype))
 
 
-def _fits(shape: tuple, expected: tuple) -> bool:
+def fits(shape: tuple, expected: tuple) -> bool:
+    """Whether an array of ``shape`` fits a signature shape ``expected`` (None: any size on that axis)."""
     return len(shape) == len(expected) and all(e is None or s == e for s, e in zip(shape, expected))

@@ -19,7 +19,7 @@ import tree
 
 from acme import core
 from acme.replay import tables
-from acme.replay.local import LocalTable, ReplaySample
+from acme.replay.local import LocalTable, ReplaySample, fits
 
 
 @dataclasses.dataclass(frozen=True)
@@ -328,9 +328,7 @@ def _check_leaves(table: LocalTable, leaves: list) -> None:
         raise ValueError(f"An item for table {table.name!r} has {len(leaves)} arrays where the signature has "
                          f"{len(specs)}.")
     for (shape, dtype), value in zip(specs, leaves):
-        if value.dtype != dtype or len(value.shape) != len(shape) or any(
-            e is not None and v != e for v, e in zip(value.shape, shape)
-        ):
+        if value.dtype != dtype or not fits(value.shape, shape):
             raise ValueError(
                 f"An item for table {table.name!r} has a leaf of shape {value.shape} and dtype {value.dtype} where "
                 f"the signature has shape {shape} and dtype {dtype}."
