@@ -10,7 +10,10 @@ PYTHON_CURRENT ?= $(lastword $(sort $(wildcard $(HOME)/.pyenv/versions/3.12.*/bi
 VENV_CURRENT ?= .venv-current
 STAMP_CURRENT := $(VENV_CURRENT)/.installed
 
-.PHONY: install install-current run test test-current test-fast bench clean
+VENV_PEERS ?= .venv-peers
+STAMP_PEERS := $(VENV_PEERS)/.installed
+
+.PHONY: install install-current install-peers run test test-current test-fast bench bench-peers clean
 
 install: $(STAMP)
 
@@ -31,6 +34,17 @@ $(STAMP_CURRENT): setup.py constraints-current.txt
 	$(VENV_CURRENT)/bin/python -m pip install --quiet -c constraints-current.txt -e ".[test]"
 	@touch $(STAMP_CURRENT)
 
+# SBX (and the Stable-Baselines3 and PyTorch it depends on, ~6 GB with PyTorch's CUDA wheels) in its own venv,
+# for the peer protocol's same-run reference; nothing in the library or its tests needs it.
+install-peers: $(STAMP_PEERS)
+
+$(STAMP_PEERS): constraints-peers.txt
+	@test -n "$(PYTHON_CURRENT)" || { echo "No Python 3.12 under $(HOME)/.pyenv/versions; set PYTHON_CURRENT"; exit 1; }
+	$(PYTHON_CURRENT) -m venv $(VENV_PEERS)
+	$(VENV_PEERS)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV_PEERS)/bin/python -m pip install --quiet -c constraints-peers.txt sbx-rl stable-baselines3 gymnasium
+	@touch $(STAMP_PEERS)
+
 run: install
 	$(BIN)/python -m baselines run dqn --env gymnasium:CartPole-v1 --seed 0 --max-steps 100000
 
@@ -48,7 +62,11 @@ test-fast: install
 # one of the feeds compared), then the peer protocol on the core stack, current jax (~19 min here in all).
 bench: install install-current
 	$(BIN)/python benchmarks/components.py
-	$(VENV_CURRENT)/bin/python benchmarks/peer_protocol.py
+	$(VENV_CURRENT)/bin/python benchmarks/peer_protocol.py $(if $(wildcard $(STAMP_PEERS)),--peer-python $(VENV_PEERS)/bin/python)
+
+# make bench with SBX timed in the same run (installs .venv-peers first).
+bench-peers: install-peers
+	$(MAKE) bench
 
 clean:
-	rm -rf $(VENV) $(VENV_CURRENT) runs .pytest_cache
+	rm -rf $(VENV) $(VENV_CURRENT) $(VENV_PEERS) runs .pytest_cache

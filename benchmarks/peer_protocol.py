@@ -11,7 +11,14 @@ after another. Per run: training steps per second over the whole run
 the first evaluation at the target, and the final evaluation.
 
     python benchmarks/peer_protocol.py [--agents dqn sac] [--seeds 0 1 2] [--replay local]
+                                       [--peer-python .venv-peers/bin/python]
 writes benchmarks/results/peer_protocol.json.
+
+With ``--peer-python`` (an interpreter with SBX: ``make install-peers``), SBX
+runs the same protocol after each of our runs, on the same core, and the
+summary gives our figures as ratios to SBX's from this run, which hold across
+hosts where absolute steps/s do not (the same code measured 862 and 1,629
+DQN steps/s on two hosts a day apart).
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ PROTOCOL = {
     "dqn": {"environment": "gymnasium:CartPole-v1", "max_steps": 50_000, "eval_every": 5_000, "target": 475.0},
     "sac": {"environment": "gymnasium:Pendulum-v1", "max_steps": 20_000, "eval_every": 2_000, "target": -200.0},
 }
-PEERS = {  # issue #14, measured on this machine pinned to one core (training steps/s incl. evaluation)
+PEERS = {  # issue #14, measured on the host of that day pinned to one core (training steps/s incl. evaluation)
     "dqn": {"SBX 0.28": 1766, "dm-acme 0.4": 277},
     "sac": {"SBX 0.28": 92},
 }
@@ -85,23 +92,47 @@ def _child(args: argparse.Namespace) -> dict:
     return json.loads(lines[-1])
 
 
-def summarise(runs: list[dict]) -> dict:
-    """Per agent: median steps/s, median seconds to the target, finals, and how many seeds reached it."""
+def _peer(args: argparse.Namespace, agent: str, seed: int) -> dict:
+    """SBX's run of the protocol for (agent, seed), in ``args.peer_python``, pinned to the same core."""
+    protocol = PROTOCOL[agent]
+    steps = protocol["max_steps"] if args.max_steps is None else args.max_steps
+    command = [args.peer_python, os.path.join(ROOT, "benchmarks", "sbx_peer.py"), agent, str(seed), str(steps),
+               str(protocol["eval_every"]), str(args.core)]
+    completed = subprocess.run(command, env={**os.environ, **SINGLE_THREAD_ENV}, capture_output=True, text=True,
+                               check=False)
+    lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
+    if completed.returncode != 0 or not lines:
+        raise RuntimeError(f"SBX run {agent} seed {seed} failed:\n{completed.stderr[-3000:]}")
+    return json.loads(lines[-1])
+
+
+def _figures(mine: list[dict], target: float) -> dict:
     import numpy as np
 
+    reached = [r["first_at_target"]["wall_seconds"] for r in mine if r["first_at_target"]]
+    return {
+        "median_training_steps_per_second": float(np.median([r["training_steps_per_second"] for r in mine])),
+        "median_seconds_to_target": float(np.median(reached)) if reached else None,
+        "seeds_reaching_target": f"{len(reached)}/{len(mine)}",
+        "final_returns": [r["final_return"] for r in mine],
+        "seeds_final_at_target": sum(r["final_return"] is not None and r["final_return"] >= target for r in mine),
+    }
+
+
+def summarise(runs: list[dict], peer_runs: Optional[list[dict]] = None) -> dict:
+    """Per agent: median steps/s, median seconds to the target, finals, how many seeds reached it, and
+    (with ``peer_runs``) SBX's figures from the same run and our steps/s as a ratio to SBX's."""
     summary = {}
     for agent in sorted({r["agent"] for r in runs}):
         mine = [r for r in runs if r["agent"] == agent]
-        reached = [r["first_at_target"]["wall_seconds"] for r in mine if r["first_at_target"]]
-        summary[agent] = {
-            "median_training_steps_per_second": float(np.median([r["training_steps_per_second"] for r in mine])),
-            "median_seconds_to_target": float(np.median(reached)) if reached else None,
-            "seeds_reaching_target": f"{len(reached)}/{len(mine)}",
-            "final_returns": [r["final_return"] for r in mine],
-            "seeds_final_at_target": sum(r["final_return"] is not None and
-                                         r["final_return"] >= PROTOCOL[agent]["target"] for r in mine),
-            "peers_training_steps_per_second": PEERS.get(agent, {}),
-        }
+        summary[agent] = {**_figures(mine, PROTOCOL[agent]["target"]),
+                          "peers_training_steps_per_second": PEERS.get(agent, {})}
+        theirs = [r for r in peer_runs or [] if r["agent"] == agent]
+        if theirs:
+            peer = _figures(theirs, PROTOCOL[agent]["target"])
+            summary[agent]["sbx_this_run"] = {"library": theirs[0]["library"], **peer}
+            summary[agent]["steps_per_second_ratio_to_sbx"] = round(
+                summary[agent]["median_training_steps_per_second"] / peer["median_training_steps_per_second"], 3)
     return summary
 
 
@@ -114,6 +145,8 @@ def main(argv: Optional[list[str]] = None) -> None:
                         help="shorten every run (smoke tests only)")
     parser.add_argument("--core", type=arguments.integer(0), default=max(os.sched_getaffinity(0)),
                         help="the core to pin runs to")
+    parser.add_argument("--peer-python", default=None,
+                        help="an interpreter with SBX (make install-peers): run SBX's protocol too, for ratios")
     parser.add_argument("--output", default=os.path.join(ROOT, "benchmarks", "results", "peer_protocol.json"))
     parser.add_argument("--child", nargs=2, metavar=("AGENT", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -121,20 +154,27 @@ def main(argv: Optional[list[str]] = None) -> None:
         print(json.dumps(run_one(args.child[0], int(args.child[1]), args.replay, args.max_steps, args.core)),
               flush=True)
         return
-    runs = []
+    if args.peer_python is not None and not os.access(args.peer_python, os.X_OK):
+        parser.error(f"--peer-python {args.peer_python!r} is not an executable (make install-peers creates "
+                     ".venv-peers/bin/python).")
+    runs, peer_runs = [], []
     for agent in args.agents:
         for seed in args.seeds:
             one = argparse.Namespace(**{**vars(args), "agents": [agent], "seeds": [seed]})
             runs.append(_child(one))
             print(json.dumps({k: v for k, v in runs[-1].items() if k != "curve"}), flush=True)
+            if args.peer_python is not None:
+                peer_runs.append(_peer(args, agent, seed))
+                print(json.dumps({k: v for k, v in peer_runs[-1].items() if k != "curve"}), flush=True)
     report = {
         "benchmark": "peer_protocol",
         "protocol": PROTOCOL,
         "replay": args.replay,
         "max_steps_override": args.max_steps,
         "machine": machine(pinned_core=args.core, threads=SINGLE_THREAD_ENV),
-        "summary": summarise(runs),
+        "summary": summarise(runs, peer_runs),
         "runs": runs,
+        "sbx_runs": peer_runs,
     }
     write_report(args.output, report, summary=report["summary"])
 
