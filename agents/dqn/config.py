@@ -33,7 +33,7 @@ class DQNConfig:
     importance_sampling_exponent: float = 0.4
     replay_table_name: str = "priority_table"
     prefetch_size: int = 2
-    num_sgd_steps_per_step: int = 16  # U: updates per jitted learner call, on a [U, batch_size] stack (by benchmark)
+    num_sgd_steps_per_step: int = 64  # U: updates per jitted learner call, on a [U, batch_size] stack (by benchmark)
 
     # Acting.
     epsilon_start: float = 1.0
