@@ -10,7 +10,7 @@ import os
 import shutil
 import sys
 import time
-from typing import Iterator, Optional, Sequence
+from typing import Iterator, Sequence
 
 from baselines import arguments, registry
 
@@ -107,7 +107,7 @@ def make_parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser("evaluate", help="run greedy episodes of an exported policy snapshot",
                                    formatter_class=_HelpFormatter)
     evaluate.add_argument("--snapshot", required=True,
-                          help="a directory written by baselines.snapshots.export_policy, or a run directory "
+                          help="a directory written by baselines.policy_export.export_policy, or a run directory "
                                "(its policy/ snapshot is used)")
     evaluate.add_argument("--episodes", type=arguments.positive_integer, default=10, help="episodes to run")
     evaluate.add_argument("--seed", type=arguments.seed, default=0, help="seed of the environment and policy")
@@ -157,7 +157,7 @@ def reproduce_command(args: argparse.Namespace) -> int:
 
 def evaluate_command(args: argparse.Namespace) -> int:
     """Prints each greedy episode's return of a policy snapshot, then their mean."""
-    from baselines.snapshots import evaluate_snapshot
+    from baselines.policy_export import evaluate_snapshot
 
     returns = evaluate_snapshot(_snapshot_directory(args.snapshot), episodes=args.episodes, seed=args.seed)
     for i, value in enumerate(returns):
@@ -175,7 +175,7 @@ def _snapshot_directory(path: str) -> str:
     return policy
 
 
-def _topmost_missing(path: str) -> Optional[str]:
+def _topmost_missing(path: str) -> str | None:
     """The outermost directory of ``path`` that does not exist yet (None if ``path`` exists)."""
     missing = None
     path = os.path.abspath(path)
@@ -277,8 +277,8 @@ def run_command(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace, config, run_dir: str) -> int:
     """Trains ``config`` with the chosen launcher, then writes the result, policy snapshot and curve."""
     from acme.experiments import run_experiment
-    from baselines.snapshots import export_policy
     from baselines.plotting import plot_learning_curve
+    from baselines.policy_export import export_policy
 
     if args.launcher != "local":
         return run_distributed(args, config, run_dir)
@@ -354,14 +354,14 @@ def run_distributed(args: argparse.Namespace, config, run_dir: str) -> int:
     return 0
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = make_parser()
     args = parser.parse_args(argv)
     if args.command == "list":
         print(_describe())
         return 0
     if args.command == "evaluate":
-        from acme.utils.checkpointing import CheckpointError
+        from acme.utils.checkpoint_files import CheckpointError
 
         try:
             return evaluate_command(args)
@@ -372,7 +372,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return reproduce_command(args)
         except (ValueError, TypeError) as error:
             parser.exit(2, f"error: {error}\n")
-    from acme.utils.checkpointing import CheckpointError
+    from acme.utils.checkpoint_files import CheckpointError
     from acme.utils.extras import MissingExtraError
     from launch import ClusterConnectionError
     from launch.network import ExposureError

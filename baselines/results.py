@@ -14,7 +14,7 @@ import glob
 import json
 import os
 import platform
-from typing import Iterable, Optional
+from typing import Iterable
 
 import numpy as np
 
@@ -38,10 +38,10 @@ def reproduce(
     agent: str,
     environment_id: str,
     seed: int,
-    max_steps: Optional[int] = None,
+    max_steps: int | None = None,
     runs_dir: str = RUNS_DIR,
     progress: bool = False,
-    log_dir: Optional[str] = None,
+    log_dir: str | None = None,
 ) -> dict:
     """Runs the registered baseline for one seed and writes its record; returns the record.
 
@@ -56,7 +56,7 @@ def reproduce(
         known = ", ".join(f"{a} on {e}" for a, e in sorted(registry.BASELINES))
         raise ValueError(f"No registered baseline for {agent} on {environment_id}; known baselines: {known}.")
 
-    def reproduction_loggers(label: str, steps_key: Optional[str] = None) -> loggers.Logger:
+    def reproduction_loggers(label: str, steps_key: str | None = None) -> loggers.Logger:
         # A reproduction takes minutes to an hour: the terminal shows each evaluation as it comes, nothing
         # else; with log_dir the evaluations and the learner's metrics also go to CSV files.
         if label == "evaluator":
@@ -128,14 +128,14 @@ def write_record(record: dict, runs_dir: str = RUNS_DIR) -> str:
     return path
 
 
-def _mean_std(values: Iterable[float]) -> Optional[dict]:
+def _mean_std(values: Iterable[float]) -> dict | None:
     values = [v for v in values if v is not None]
     if not values:
         return None
     return {"mean": round(float(np.mean(values)), 2), "std": round(float(np.std(values)), 2)}
 
 
-def summarize(runs_dir: str = RUNS_DIR, output: Optional[str] = None, agents: Optional[Iterable[str]] = None) -> dict:
+def summarize(runs_dir: str = RUNS_DIR, output: str | None = None, agents: Iterable[str] | None = None) -> dict:
     """Groups run records by (agent, environment) with mean and spread over seeds; writes ``output``.
 
     ``agents`` keeps only those agents' runs (default: every run found).

@@ -36,8 +36,10 @@ from acme.environment_loop import EnvironmentLoop  # noqa: E402
 from acme.replay import tables as replay_tables  # noqa: E402
 from acme.replay.reverb_tables import to_reverb_tables  # noqa: E402
 from acme.utils import counting, loggers  # noqa: E402
-from baselines import registry  # noqa: E402
-from baselines import arguments  # noqa: E402
+from baselines import (
+    arguments,  # noqa: E402
+    registry,  # noqa: E402
+)
 from benchmarks.common import machine, random_actions, steps_per_second, write_report  # noqa: E402
 from launch.reverb_server import start_reverb_server  # noqa: E402
 

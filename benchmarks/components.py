@@ -35,15 +35,13 @@ if __name__ == "__main__":  # before jax loads; imported by tests, the module le
     os.environ.update({k: v for k, v in SINGLE_THREAD_ENV.items() if k not in os.environ})
 
 import jax  # noqa: E402
-import numpy as np  # noqa: E402
 
 from acme import specs  # noqa: E402
 from acme.replay import tables  # noqa: E402
 from acme.replay.local_client import LocalReplay  # noqa: E402
 from acme.utils import counting, loggers  # noqa: E402
 from acme.vector_environment_loop import VectorEnvironmentLoop  # noqa: E402
-from baselines import registry  # noqa: E402
-from baselines import arguments  # noqa: E402
+from baselines import arguments, registry  # noqa: E402
 from benchmarks.common import machine, random_actions, steps_per_second, write_report  # noqa: E402
 
 AGENT, ENV_ID = "dqn", "gymnasium:CartPole-v1"

@@ -24,8 +24,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from acme.environments import make_environment  # noqa: E402
 from acme.experiments import run_experiment  # noqa: E402
 from acme.utils import loggers  # noqa: E402
-from baselines.registry import make_experiment_config  # noqa: E402
 from baselines import arguments  # noqa: E402
+from baselines.registry import make_experiment_config  # noqa: E402
 from benchmarks.common import machine, write_report  # noqa: E402
 
 ENV_ID = "gymnasium:CartPole-v1"

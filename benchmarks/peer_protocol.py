@@ -28,7 +28,6 @@ import json
 import os
 import subprocess
 import sys
-from typing import Optional
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
@@ -51,7 +50,7 @@ SINGLE_THREAD_ENV = {
 }
 
 
-def run_one(agent: str, seed: int, replay: str, max_steps: Optional[int], core: int) -> dict:
+def run_one(agent: str, seed: int, replay: str, max_steps: int | None, core: int) -> dict:
     """One run in this process, pinned to ``core``; returns its figures."""
     os.sched_setaffinity(0, {core})
     from acme.experiments import run_experiment
@@ -119,7 +118,7 @@ def _figures(mine: list[dict], target: float) -> dict:
     }
 
 
-def summarise(runs: list[dict], peer_runs: Optional[list[dict]] = None) -> dict:
+def summarise(runs: list[dict], peer_runs: list[dict] | None = None) -> dict:
     """Per agent: median steps/s, median seconds to the target, finals, how many seeds reached it, and
     (with ``peer_runs``) SBX's figures from the same run and our steps/s as a ratio to SBX's."""
     summary = {}
@@ -136,7 +135,7 @@ def summarise(runs: list[dict], peer_runs: Optional[list[dict]] = None) -> dict:
     return summary
 
 
-def main(argv: Optional[list[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--agents", nargs="+", choices=sorted(PROTOCOL), default=sorted(PROTOCOL))
     parser.add_argument("--seeds", type=arguments.seed, nargs="+", default=[0, 1, 2])

@@ -19,7 +19,7 @@ class _RemoteMethod:
         ref = self._actor.call.remote(self._name, args, kwargs)
         if not self._blocking:
             return ref
-        import ray  # pylint: disable=g-import-not-at-top
+        import ray
         return ray.get(ref)
 
 
@@ -32,11 +32,11 @@ class _Futures:
         self._proxy = proxy
 
     def __getattr__(self, name: str) -> _RemoteMethod:
-        self._proxy._check(name)  # pylint: disable=protected-access
-        return _RemoteMethod(self._proxy._actor, name, blocking=False)  # pylint: disable=protected-access
+        self._proxy._check(name)
+        return _RemoteMethod(self._proxy._actor, name, blocking=False)
 
     def __dir__(self) -> list[str]:
-        return list(self._proxy._methods)  # pylint: disable=protected-access
+        return list(self._proxy._methods)
 
 
 class ServiceProxy:

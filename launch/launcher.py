@@ -76,11 +76,11 @@ def launch(program: Program, launcher: str = "threads", address: str | None = No
     guard = SignalGuard()
     try:
         if launcher == "threads":
-            from launch.threads_launcher import run_threads  # pylint: disable=g-import-not-at-top
+            from launch.threads_launcher import run_threads
             outcome = run_threads(program, deadline=deadline, guard=guard,
                                   grace_period=grace_period)
         else:
-            from launch.ray_launcher import run_ray  # pylint: disable=g-import-not-at-top
+            from launch.ray_launcher import run_ray
             outcome = run_ray(program, address=address, deadline=deadline, guard=guard,
                               grace_period=grace_period, bind_address=bind_address,
                               dashboard=dashboard)

@@ -219,7 +219,7 @@ class ReverbNode(Node):
         return ReverbNode(self.table_factory, self.checkpoint_dir, port, self.fallback_checkpoint_path)
 
     def instantiate(self, args: tuple, kwargs: dict, *, host: str) -> NodeInstance:
-        import reverb  # pylint: disable=g-import-not-at-top  (heavy: imports TF)
+        import reverb  # heavy: imports TF
 
         checkpointer = None
         if self.checkpoint_dir is not None:

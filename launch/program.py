@@ -187,7 +187,7 @@ class Program:
 
     def _label_of(self, item: str | Handle) -> str:
         if isinstance(item, Handle):
-            if item._program_id != self._id or item.label not in self._specs:  # pylint: disable=protected-access
+            if item._program_id != self._id or item.label not in self._specs:
                 raise GraphError(f"{item!r} is not a node of program {self.name!r}")
             return item.label
         if isinstance(item, str):
@@ -202,7 +202,7 @@ class Program:
         """Labels ``spec`` depends on; raises GraphError for bad handles."""
         deps: list[str] = []
         for handle in find_handles(spec.node.arguments):
-            known = (handle._program_id == self._id  # pylint: disable=protected-access
+            known = (handle._program_id == self._id
                      and (handle.label in self._specs or handle.label == spec.label))
             if not known:
                 raise GraphError(

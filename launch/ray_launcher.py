@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import socket
@@ -10,7 +9,7 @@ import sys
 import time
 from typing import Any, Iterator
 
-from launch import network
+from launch import network, ray_internals
 from launch._outcome import Deadline, Outcome, run_recorded
 from launch._ray_worker import NodeActor
 from launch._signals import SignalGuard
@@ -100,7 +99,7 @@ def _gcs_answer(host_port: tuple[str, int], timeout: float) -> str | None:
     answers it (or refuses it for want of an auth token); any other server
     fails it (not gRPC at all, or a gRPC server without that service).
     """
-    import grpc  # pylint: disable=g-import-not-at-top  (a dependency of Ray)
+    import grpc  # a dependency of Ray
 
     host, port = host_port
     target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
@@ -139,29 +138,6 @@ def check_ray_cluster(address: str, timeout: float = _CONNECT_TIMEOUT_S) -> None
             f"{address!r} accepts connections but is not a Ray cluster: {problem}; {_ADDRESS_HELP}.")
 
 
-@contextlib.contextmanager
-def _node_address_on_loopback(ray: Any) -> Iterator[None]:
-    """Makes a local Ray instance take 127.0.0.1 as its node address.
-
-    Ray turns a loopback ``_node_ip_address`` into the machine's routable
-    address unless clusters are disabled, which is how it runs on macOS and
-    Windows (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER``). That switch is read from
-    ``ray._private.ray_constants`` when Ray picks its node address; it is set
-    for the duration of ``ray.init()`` only. ``_start_local_ray`` checks the
-    outcome, so a Ray without this switch fails closed.
-    """
-    constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
-    if constants is None or not hasattr(constants, "ENABLE_RAY_CLUSTER"):
-        yield
-        return
-    before = constants.ENABLE_RAY_CLUSTER
-    constants.ENABLE_RAY_CLUSTER = False
-    try:
-        yield
-    finally:
-        constants.ENABLE_RAY_CLUSTER = before
-
-
 def _start_local_ray(ray: Any, runtime_env: dict[str, Any], bind_address: str | None,
                      dashboard: bool) -> None:
     """Starts a local Ray instance that listens on loopback only, unless ``bind_address`` opens it.
@@ -182,7 +158,7 @@ def _start_local_ray(ray: Any, runtime_env: dict[str, Any], bind_address: str | 
     if opened:
         ray.init(**options)
         return
-    with _node_address_on_loopback(ray):
+    with ray_internals.node_address_on_loopback(ray):
         ray.init(**options)
     node_address = ray.util.get_node_ip_address()
     if not network.is_loopback(node_address):
@@ -203,7 +179,7 @@ class _Session:
 
     def __init__(self, address: str | None, bind_address: str | None = None,
                  dashboard: bool = False) -> None:
-        import ray  # pylint: disable=g-import-not-at-top
+        import ray
         self._ray = ray
         self.connected_here = False
         self._children_before: set[int] | None = None
@@ -237,7 +213,7 @@ class _Session:
             check_ray_cluster(address)
             try:
                 ray.init(address=address, runtime_env=runtime_env, **_QUIET_INIT)
-            except Exception as e:  # pylint: disable=broad-except
+            except Exception as e:
                 self._disconnect()
                 first_line = (str(e).strip().splitlines() or [type(e).__name__])[0]
                 raise ClusterConnectionError(
@@ -264,14 +240,7 @@ class _Session:
             del os.environ[key]
         os.environ.update(before)
         if changed:
-            # Ray caches its config (the auth mode among it) per process; re-read it.
-            try:
-                from ray._raylet import AuthenticationTokenLoader, Config  # pylint: disable=g-import-not-at-top
-
-                Config.initialize("")
-                AuthenticationTokenLoader.instance().reset_cache()
-            except Exception as e:  # pylint: disable=broad-except  (private API of Ray)
-                logger.debug("launch: could not refresh Ray's cached config: %s", e)
+            ray_internals.refresh_cached_config()
 
     def close(self) -> None:
         """Shuts Ray down (local instance) or disconnects (joined cluster)."""
@@ -281,7 +250,7 @@ class _Session:
 
 def _child_pids() -> set[int]:
     try:
-        import psutil  # pylint: disable=g-import-not-at-top  (ray vendors it)
+        import psutil  # ray vendors it
     except ImportError:
         return set()
     return {child.pid for child in psutil.Process().children()}
@@ -294,7 +263,7 @@ def _ray_descendants(children_before: set[int]) -> list[Any]:
     so they must be collected before ``ray.shutdown()``.
     """
     try:
-        import psutil  # pylint: disable=g-import-not-at-top
+        import psutil
     except ImportError:
         return []
     me = psutil.Process()
@@ -315,7 +284,7 @@ def _reap(processes: list[Any], timeout: float = 10.0) -> None:
     """Waits for ``processes`` to exit; SIGKILLs those still running after ``timeout``."""
     if not processes:
         return
-    import psutil  # pylint: disable=g-import-not-at-top
+    import psutil
 
     def running(proc: Any) -> bool:
         try:
@@ -370,7 +339,7 @@ class _Run:
 
     def __init__(self, program: Program, session: _Session, deadline: Deadline,
                  guard: SignalGuard) -> None:
-        import ray  # pylint: disable=g-import-not-at-top
+        import ray
         self._ray = ray
         self.guard = guard
         self.program = program
@@ -494,7 +463,7 @@ class _Run:
         for label, actor in self.actors:
             try:
                 ray.kill(actor, no_restart=True)
-            except Exception as e:  # pylint: disable=broad-except
+            except Exception as e:
                 logger.debug("node %r: ray.kill failed: %s", label, e)
 
 

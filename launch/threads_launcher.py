@@ -22,10 +22,10 @@ _POLL_S = 0.1
 
 def _thread_body(label: str, instance: NodeInstance, done: queue.Queue,
                  stop_event: threading.Event) -> None:
-    context._bind_thread(stop_event)  # pylint: disable=protected-access
+    context._bind_thread(stop_event)
     try:
         instance.main()
-    except BaseException:  # pylint: disable=broad-except
+    except BaseException:
         done.put((label, traceback.format_exc()))
     else:
         done.put((label, None))
@@ -44,7 +44,7 @@ def run_threads(program: Program, *, deadline: Deadline, guard: SignalGuard,
     stop_event = threading.Event()
     built: list[tuple[NodeSpec, NodeInstance]] = []
     threads: dict[str, threading.Thread] = {}
-    context._activate(stop_event)  # pylint: disable=protected-access
+    context._activate(stop_event)
     try:
         run_recorded(
             outcome, guard,
@@ -52,7 +52,7 @@ def run_threads(program: Program, *, deadline: Deadline, guard: SignalGuard,
             lambda: _shutdown(built, threads, stop_event, grace_period, outcome),
         )
     finally:
-        context._deactivate(stop_event)  # pylint: disable=protected-access
+        context._deactivate(stop_event)
     if guard.signum is not None and outcome.signum is None:
         outcome.signum = guard.signum
     return outcome
@@ -67,7 +67,7 @@ def _run(order: list[NodeSpec], program: Program, deadline: Deadline, guard: Sig
         args, kwargs = map_handles(spec.node.arguments, lambda h: values[h.label])
         try:
             instance = spec.node.instantiate(args, kwargs, host="localhost")
-        except Exception:  # pylint: disable=broad-except
+        except Exception:
             raise NodeError(spec.label, traceback.format_exc()) from None
         built.append((spec, instance))
         if spec.node.handle_kind == "service":
@@ -108,7 +108,7 @@ def _shutdown(built: list[tuple[NodeSpec, NodeInstance]], threads: dict[str, thr
     for spec, instance in reversed(built):
         try:
             instance.stop()
-        except Exception:  # pylint: disable=broad-except
+        except Exception:
             details = "exception in stop():\n" + traceback.format_exc()
             logger.error("node %r: %s", spec.label, details)
             outcome.fail(NodeError(spec.label, details))

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 import dm_env
 import numpy as np
 import tree
 
 from acme import specs
-from acme.adders import base
+from acme.adders import base, writer
 from acme.adders.sequence import step_signature
 
 # padding_fn(shape, dtype) -> array of that shape and dtype, e.g. np.zeros.
 PaddingFn = Callable[[tuple, np.dtype], np.ndarray]
 
 
-class EpisodeAdder(base.StepwiseReverbAdder):
+class EpisodeAdder(writer.StepwiseReverbAdder):
     """Writes each complete episode as one item.
 
     The item is an ``acme.adders.Step`` with a leading time dimension holding
@@ -54,7 +54,7 @@ class EpisodeAdder(base.StepwiseReverbAdder):
         client,
         max_sequence_length: int,
         priority_fns: base.PriorityFns,
-        padding_fn: Optional[PaddingFn] = None,
+        padding_fn: PaddingFn | None = None,
         max_in_flight_items: int = 1,
         validate_items: bool = True,
     ):
@@ -85,7 +85,7 @@ class EpisodeAdder(base.StepwiseReverbAdder):
     def signature(
         environment_spec: specs.EnvironmentSpec,
         extras_spec: Any = (),
-        sequence_length: Optional[int] = None,
+        sequence_length: int | None = None,
     ) -> base.Step:
         """The backend-free signature of the items (``Step`` of ``LeafSpec``).
 

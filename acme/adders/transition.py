@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import collections
 import math
-from typing import Any, Optional
+from typing import Any
 
 import dm_env
 import numpy as np
 import tree
 
 from acme import specs, types
-from acme.adders import base
+from acme.adders import base, writer
 
 _REWARD = "n_step_reward"
 _DISCOUNT = "n_step_discount"
@@ -23,7 +23,7 @@ def _n_step_dtype(dtype) -> np.dtype:
     return dtype if np.issubdtype(dtype, np.floating) else np.dtype(np.float32)
 
 
-class NStepTransitionAdder(base.ReverbAdder):
+class NStepTransitionAdder(writer.ReverbAdder):
     r"""Writes one n-step transition per environment step.
 
     Each item is an ``acme.types.Transition`` with no time dimension::
@@ -142,8 +142,8 @@ class NStepTransitionAdder(base.ReverbAdder):
         self._rows = 0  # rows appended to the writer in the current episode
         self._next_start = 0  # first step whose transition is not yet written
         self._recent = collections.deque(maxlen=self._n_step)  # (r_k, d_k) pairs
-        self._discount_broadcasts: Optional[bool] = None
-        self._flat_values: Optional[bool] = None
+        self._discount_broadcasts: bool | None = None
+        self._flat_values: bool | None = None
 
     def _on_first(self, timestep: dm_env.TimeStep) -> None:
         self._reset_state()

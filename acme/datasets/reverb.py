@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Iterator
 
 import reverb
 
@@ -14,7 +14,7 @@ def make_reverb_dataset(
     table: str,
     batch_size: int,
     num_parallel_calls: int = 1,
-    max_in_flight_samples_per_worker: Optional[int] = None,
+    max_in_flight_samples_per_worker: int | None = None,
     prefetch_size: int = 2,
 ):
     """A ``tf.data.Dataset`` of batched ``ReplaySample(info, data)`` from ``table``.

@@ -1,7 +1,7 @@
 """Checkpoints of a whole experiment: learner state, step counts, the training loop's progress and replay.
 
 One checkpoint is a directory ``<directory>/ckpt-<learner step>`` written by
-``acme.utils.checkpointing.Checkpointer`` (atomic, checksummed, the newest
+``acme.utils.checkpoint_files.Checkpointer`` (atomic, checksummed, the newest
 ``keep`` kept). It holds the learner's state as a pytree and, in its metadata,
 the counters, the loop's progress (actor steps, evaluations so far) and the
 size of every replay table. Local replay tables (``acme.replay``) are saved in
@@ -23,12 +23,12 @@ import os
 import re
 import shutil
 import time
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping
 
 from acme.replay.local_client import LocalReplay
-from acme.utils.checkpointing import (
-    CheckpointError,
+from acme.utils.checkpoint_files import (
     Checkpointer,
+    CheckpointError,
     CheckpointMismatchError,
     tree_signature,
 )
@@ -53,8 +53,8 @@ class CheckpointingConfig:
     """
 
     directory: str
-    every_minutes: Optional[float] = 10.0
-    every_learner_steps: Optional[int] = None
+    every_minutes: float | None = 10.0
+    every_learner_steps: int | None = None
     keep: int = 3
     replay: bool = True
 
@@ -97,14 +97,14 @@ class Restored:
     replay_state: Any = None  # local replay tables' items, when they were checkpointed
 
     @property
-    def replay_backend(self) -> Optional[str]:
+    def replay_backend(self) -> str | None:
         """"local" or "reverb": the backend whose tables were checkpointed (None if replay was not)."""
         if self.replay_state is not None:
             return "local"
         return "reverb" if self.replay_path is not None else None
 
     @property
-    def replay_path(self) -> Optional[str]:
+    def replay_path(self) -> str | None:
         """The reverb checkpoint saved with this state, if replay was checkpointed."""
         path = os.path.join(self.path, REPLAY)
         return path if os.path.isdir(path) else None
@@ -153,7 +153,7 @@ class ExperimentCheckpointer:
                 "empty directory, or the checkpoint directory of an earlier run of this experiment."
             )
         self._last_save_time = time.monotonic()
-        self._last_save_steps: Optional[int] = None
+        self._last_save_steps: int | None = None
 
     @property
     def config(self) -> CheckpointingConfig:
@@ -171,7 +171,7 @@ class ExperimentCheckpointer:
     def has_checkpoints(self) -> bool:
         return bool(self._checkpointer.list_checkpoints())
 
-    def restore(self) -> Optional[Restored]:
+    def restore(self) -> Restored | None:
         """The newest readable checkpoint, or None in a directory without checkpoints."""
         found = self._checkpointer.restore_latest(expect_metadata={"identity": self._identity})
         if found is None:
@@ -200,7 +200,7 @@ class ExperimentCheckpointer:
                 "with, or give a new checkpoint directory."
             )
 
-    def prepare_replay(self, restored: Optional[Restored]) -> tuple[str, Optional[str]]:
+    def prepare_replay(self, restored: Restored | None) -> tuple[str, str | None]:
         """Empties the staging directory and returns ``(staging root, checkpoint to load or None)``.
 
         A replay checkpoint left in the staging directory by a process killed
@@ -251,7 +251,7 @@ class ExperimentCheckpointer:
         learner_state: Any,
         learner_steps: int,
         counts: Mapping[str, Any],
-        loop: Optional[Mapping[str, Any]] = None,
+        loop: Mapping[str, Any] | None = None,
         replay_client: Any = None,
         actor_state: Any = None,
     ) -> str:
@@ -308,7 +308,7 @@ def learner_steps_of(learner: Any) -> int:
     return int(steps)
 
 
-def reverb_checkpointer(staging: str, fallback: Optional[str]) -> Any:
+def reverb_checkpointer(staging: str, fallback: str | None) -> Any:
     """A reverb checkpointer writing under ``staging`` that first loads ``fallback`` (a checkpoint path)."""
     import reverb  # only the replay side needs it
 

@@ -5,22 +5,21 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any, Optional
+from typing import Any
 
-import jax
 import numpy as np
 
 import launch
 from acme import specs
 from acme.environment_loop import EnvironmentLoop
 from acme.experiments.checkpointing import ExperimentCheckpointer, experiment_identity, learner_steps_of
-from acme.experiments.config import ENV_SEED_STRIDE, ExperimentConfig
+from acme.experiments.config import ExperimentConfig
+from acme.experiments.evaluation import Evaluator
+from acme.experiments.seeding import ExperimentSeeds
 from acme.jax.polling_source import PollingVariableSource, to_host
 from acme.replay.local_client import LocalReplay
-from acme.utils import counting, extras, loggers
+from acme.utils import counting, extras
 from acme.vector_environment_loop import VectorEnvironmentLoop
-
-ACTOR_SEED_STRIDE = 7_919  # actors' environments and keys differ by a prime stride (their K by ENV_SEED_STRIDE)
 
 REPLAY_BACKENDS = ("reverb", "local")
 
@@ -80,7 +79,7 @@ class LearnerNode:
         networks = config.network_factory(environment_spec)
         self._iterator = builder.make_dataset_iterator(self._client)
         self._learner = builder.make_learner(
-            jax.random.PRNGKey(config.seed), networks, self._iterator, config.get_logger_factory(),
+            ExperimentSeeds(config.seed).learner_key(), networks, self._iterator, config.get_logger_factory(),
             environment_spec, self._client, counting.Counter(counter, prefix="learner"),
         )
         first_start = counter.increment(learner_node_starts=1).get("learner_node_starts") == 1
@@ -217,7 +216,7 @@ class ActorNode:
 
     def run(self) -> None:
         config, spec = self._config, self._spec
-        seed = config.seed + ACTOR_SEED_STRIDE * (self._actor_id + 1)
+        seeds = ExperimentSeeds(config.seed)
         self._counter.increment(actor_node_starts=1)
         builder = self._builder
         networks = config.network_factory(spec)
@@ -232,19 +231,18 @@ class ActorNode:
         logger = config.get_logger_factory()(f"actor_{self._actor_id}", "actor_steps")
         should_stop = lambda: launch.stop_requested() or _budget_spent(self._counter, config.max_num_actor_steps)  # noqa: E731
         counter = counting.Counter(self._counter, prefix="actor")
+        keys = seeds.actor_keys(self._actor_id, num_envs)
+        environments = [config.environment_factory(seed) for seed in seeds.environment_seeds(self._actor_id, num_envs)]
         if num_envs == 1:
-            actor = builder.make_actor(jax.random.PRNGKey(seed), policy, spec, variable_source=source,
-                                       adder=self._adders[0])
+            actor = builder.make_actor(keys[0], policy, spec, variable_source=source, adder=self._adders[0])
             if hasattr(actor, "restore"):
                 actor.restore({"num_steps": share})
-            loop = EnvironmentLoop(config.environment_factory(seed), actor, counter=counter, logger=logger,
+            loop = EnvironmentLoop(environments[0], actor, counter=counter, logger=logger,
                                    label="actor", should_stop=should_stop)
             run = loop.run
         else:
-            keys = list(jax.random.split(jax.random.PRNGKey(seed), num_envs))
             actor = builder.make_vector_actor(keys, policy, spec, variable_source=source, adders=self._adders)
             actor.restore({"num_steps": np.full(num_envs, share, np.int32)})
-            environments = [config.environment_factory(seed + ENV_SEED_STRIDE * i) for i in range(num_envs)]
             loop = VectorEnvironmentLoop(environments, actor, counter=counter, logger=logger, label="actor")
 
             def run() -> None:
@@ -276,33 +274,24 @@ class EvaluatorNode:
         self._counter = counter
 
     def run(self) -> None:
-        config, spec = self._config, self._spec
-        builder = config.builder
-        networks = config.network_factory(spec)
-        policy = builder.make_policy(networks, spec, evaluation=True)
-        actor = builder.make_actor(jax.random.PRNGKey(config.seed + 1), policy, spec, variable_source=self._learner)
-        loop = EnvironmentLoop(
-            config.environment_factory(config.seed + 1_000_003), actor,
-            counter=counting.Counter(prefix="evaluator"), logger=loggers.NoOpLogger(), should_update=False,
-        )
-        logger = config.get_logger_factory()("evaluator", "actor_steps")
+        config = self._config
+        evaluator = Evaluator(config, self._spec, config.network_factory(self._spec), self._learner)
+        start = time.perf_counter()
         next_eval = config.eval_every
-        while not launch.stop_requested():
-            counts = self._counter.get_counts()
-            steps = counts.get("actor_steps", 0)
-            finished = steps >= config.max_num_actor_steps
-            if steps >= next_eval or finished:
-                actor.update(wait=True)
-                returns = loop.episode_returns(config.num_eval_episodes)
-                logger.write({**self._counter.get_counts(), "actor_steps": steps,
-                              "evaluation_return": float(np.mean(returns)),
-                              "evaluation_return_std": float(np.std(returns))})
-                while next_eval <= steps:
-                    next_eval += config.eval_every
-            if finished:
-                break
-            time.sleep(0.2)
-        logger.close()
+        try:
+            while not launch.stop_requested():
+                counts = self._counter.get_counts()
+                steps = counts.get("actor_steps", 0)
+                finished = steps >= config.max_num_actor_steps
+                if steps >= next_eval or finished:
+                    evaluator.evaluate(steps, time.perf_counter() - start, self._counter.get_counts())
+                    while next_eval <= steps:
+                        next_eval += config.eval_every
+                if finished:
+                    break
+                time.sleep(0.2)
+        finally:
+            evaluator.close()
 
 
 def make_distributed_experiment(
@@ -311,7 +300,7 @@ def make_distributed_experiment(
     actor_restarts: int = 3,
     variable_poll_seconds: float = 0.2,
     learner_restarts: int = 3,
-    replay: Optional[str] = None,
+    replay: str | None = None,
 ) -> launch.Program:
     """A program that runs ``config`` with a replay node, a counter, a learner, ``num_actors`` actors
     and an evaluator. Actors and the evaluator are terminal: the program ends when the actors

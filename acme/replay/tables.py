@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Union
+from typing import Any
 
 
 def _positive_int(value: Any, name: str) -> None:
@@ -62,7 +62,7 @@ class Fifo:
     """The oldest item first: as a sampler it makes a queue (each item is consumed once), as a remover it evicts the oldest."""
 
 
-Sampler = Union[Uniform, Prioritized, Fifo]
+Sampler = Uniform | Prioritized | Fifo
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,7 +116,7 @@ class Queue:
         _positive_int(self.size, "size")
 
 
-RateLimiter = Union[MinSize, SampleToInsertRatio, Queue]
+RateLimiter = MinSize | SampleToInsertRatio | Queue
 
 
 @dataclasses.dataclass(frozen=True)

@@ -7,7 +7,7 @@ an episode ended up where.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 import dm_env
 import numpy as np
@@ -76,8 +76,8 @@ class FakeEnvironment(dm_env.Environment):
         spec: specs.EnvironmentSpec,
         episode_length: int = 10,
         truncate: bool = False,
-        reward_fn: Optional[Callable[[int], float]] = None,
-        discount_fn: Optional[Callable[[int], float]] = None,
+        reward_fn: Callable[[int], float] | None = None,
+        discount_fn: Callable[[int], float] | None = None,
         validate_actions: bool = True,
     ):
         if isinstance(episode_length, bool) or not isinstance(episode_length, (int, np.integer)):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import dm_env
 import gymnasium
@@ -40,7 +40,7 @@ class GymnasiumToDmEnv(dm_env.Environment):
     ``seed`` seeds the first reset; later resets continue the same random stream.
     """
 
-    def __init__(self, environment: gymnasium.Env, seed: Optional[int] = None):
+    def __init__(self, environment: gymnasium.Env, seed: int | None = None):
         self._environment = environment
         self._seed = seed
         self._reset_next_step = True

@@ -88,7 +88,7 @@ def test_learner_loss_decreases_on_a_fixed_batch():
     config = dqn.DQNConfig(learning_rate=1e-3, target_update_period=1000, hidden_sizes=(32, 32),
                            num_sgd_steps_per_step=1)
     logger = ListLogger()
-    learner = dqn.DQNLearner(
+    learner = dqn.DQN_LEARNER.make_learner(
         dqn.make_networks(spec, config.hidden_sizes), config, jax.random.PRNGKey(0),
         iterator=itertools.repeat(batch), logger=logger, log_every_seconds=0.0,
     )
@@ -108,7 +108,7 @@ def test_learner_reports_nan_loss_clearly():
     spec = fakes.discrete_spec()
     batch = _fixed_batch(spec)
     batch = batch._replace(data=batch.data._replace(reward=np.full(32, np.nan, np.float32)))
-    learner = dqn.DQNLearner(
+    learner = dqn.DQN_LEARNER.make_learner(
         dqn.make_networks(spec, (8,)), dqn.DQNConfig(num_sgd_steps_per_step=1), jax.random.PRNGKey(0),
         iterator=itertools.repeat(batch),
     )
@@ -120,7 +120,7 @@ def test_learner_save_restore_round_trip():
     spec = fakes.discrete_spec()
     batch = _fixed_batch(spec)
     config = dqn.DQNConfig(hidden_sizes=(16,), num_sgd_steps_per_step=1)  # one [B] batch per step
-    make = lambda seed: dqn.DQNLearner(  # noqa: E731
+    make = lambda seed: dqn.DQN_LEARNER.make_learner(  # noqa: E731
         dqn.make_networks(spec, config.hidden_sizes), config, jax.random.PRNGKey(seed), iterator=itertools.repeat(batch)
     )
     learner = make(0)

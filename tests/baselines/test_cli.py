@@ -189,10 +189,10 @@ def test_a_refused_run_keeps_a_run_folder_the_user_made(tmp_path, capsys, monkey
 
 
 def test_evaluate_accepts_a_run_directory_and_says_it_uses_its_policy(tmp_path, capsys, monkeypatch):
-    import baselines.snapshots
+    import baselines.policy_export
 
     seen = []
-    monkeypatch.setattr(baselines.snapshots, "evaluate_snapshot",
+    monkeypatch.setattr(baselines.policy_export, "evaluate_snapshot",
                         lambda directory, episodes, seed: seen.append(directory) or [1.0] * episodes)
     (tmp_path / "policy").mkdir()
     assert main(["evaluate", "--snapshot", str(tmp_path), "--episodes", "2"]) == 0

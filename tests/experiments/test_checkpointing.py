@@ -16,7 +16,7 @@ from acme import specs
 from acme.experiments import CheckpointingConfig, ExperimentCheckpointer, ExperimentConfig, run_experiment
 from acme.experiments.checkpointing import REPLAY, experiment_identity, reverb_checkpointer
 from acme.experiments.interrupt import StopAtEpisodeEnd
-from acme.utils.checkpointing import CheckpointError, CheckpointMismatchError, CorruptCheckpointWarning
+from acme.utils.checkpoint_files import CheckpointError, CheckpointMismatchError, CorruptCheckpointWarning
 from tests.experiments.resumable_run import make_config
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

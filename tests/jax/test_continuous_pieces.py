@@ -1,17 +1,19 @@
-"""Shared continuous-control pieces in acme/: distributions, heads, critics, running statistics, targets."""
+"""Shared continuous-control pieces in acme/: distributions, heads, critics, running statistics, optimiser steps."""
 
 import dataclasses
 
+import chex
 import haiku as hk
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 
 from acme import specs
-from acme.config_checks import ConfigChecker, check_transition_replay
+from acme.agents.config_checks import ConfigChecker, check_transition_replay
 from acme.jax import networks, running_statistics
-from acme.jax.targets import polyak_update
+from acme.jax.optimization import apply_gradients, gradient_step
 from acme.testing import fakes
 
 
@@ -108,14 +110,27 @@ def test_statistics_leave_observations_alone_until_updated_and_when_disabled():
     assert float(on.update(stats, x).count) == 1
 
 
-def test_polyak_update():
-    online = {"w": jnp.ones(3)}
-    target = {"w": jnp.zeros(3)}
-    np.testing.assert_allclose(polyak_update(online, target, 0.25)["w"], 0.25)
-    np.testing.assert_allclose(polyak_update(online, target, 1.0)["w"], 1.0)
-    for bad in (0.0, 1.5):
-        with pytest.raises(ValueError, match=r"tau must be in \(0, 1\]"):
-            polyak_update(online, target, bad)
+def test_gradient_step_is_value_and_grad_then_the_optimiser_update():
+    optimizer = optax.adam(0.1)
+    params = {"w": jnp.array([1.0, -2.0])}
+
+    def loss_fn(p, scale):
+        return scale * jnp.sum(p["w"] ** 2), p["w"][0]
+
+    (loss, aux), grads, new_params, new_state = gradient_step(loss_fn, optimizer, params, optimizer.init(params), 3.0)
+    expected_grads = {"w": 6.0 * params["w"]}
+    updates, expected_state = optimizer.update(expected_grads, optimizer.init(params))
+    assert float(loss) == 15.0 and float(aux) == 1.0
+    np.testing.assert_allclose(grads["w"], expected_grads["w"])
+    np.testing.assert_allclose(new_params["w"], optax.apply_updates(params, updates)["w"])
+    chex.assert_trees_all_close(new_state, expected_state)
+
+    loss_only, _, no_aux_params, _ = gradient_step(
+        lambda p: jnp.sum(p["w"]), optimizer, params, optimizer.init(params), has_aux=False
+    )
+    assert float(loss_only) == -1.0
+    same_params, _ = apply_gradients(optimizer, {"w": jnp.ones(2)}, params, optimizer.init(params))
+    np.testing.assert_allclose(no_aux_params["w"], same_params["w"])
 
 
 @dataclasses.dataclass(frozen=True)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import collections
+import pathlib
 import subprocess
 import sys
-import pathlib
 
 import pytest
 
@@ -200,7 +200,7 @@ def test_resources_and_restart_policy_validation():
 
 
 def test_ray_actor_options_mapping():
-    from launch.ray_launcher import actor_options  # pylint: disable=g-import-not-at-top
+    from launch.ray_launcher import actor_options
     program = launch.Program("p")
     plain = program.add_node(launch.FunctionNode(testlib.work, None, 0), "plain")
     rich = program.add_node(

@@ -29,7 +29,7 @@ def _pid_gone(pid: int, timeout: float = 30.0) -> bool:
 
 
 def test_sigkilled_node_restarts_and_program_finishes(ray_cluster, tmp_path):
-    import ray  # pylint: disable=g-import-not-at-top
+    import ray
 
     result_path = str(tmp_path / "kill.json")
     program = launch.Program("restart")
@@ -97,8 +97,8 @@ def test_dead_actor_without_restarts_is_a_node_error(ray_cluster):
 
 
 def test_sigterm_during_ray_launch_stops_cleanly(ray_cluster, tmp_path):
-    import subprocess  # pylint: disable=g-import-not-at-top
-    import sys  # pylint: disable=g-import-not-at-top
+    import subprocess
+    import sys
 
     running_path = str(tmp_path / "running.json")
     marker = str(tmp_path / "ticker_stopped")

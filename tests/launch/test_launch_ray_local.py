@@ -63,7 +63,7 @@ class _DescendantWatcher:
 
 @pytest.mark.reverb
 def test_ray_local_end_to_end_and_clean_shutdown(tmp_path):
-    import ray  # pylint: disable=g-import-not-at-top
+    import ray
 
     assert not ray.is_initialized()
     proxy_result = str(tmp_path / "proxy.json")
@@ -113,7 +113,7 @@ def test_ray_local_end_to_end_and_clean_shutdown(tmp_path):
 
 
 def test_unreachable_cluster_address_fails_fast():
-    import ray  # pylint: disable=g-import-not-at-top
+    import ray
 
     program = launch.Program("unreachable")
     program.add_node(launch.FunctionNode(testlib.work, None, 0), "noop")

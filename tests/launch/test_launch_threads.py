@@ -84,7 +84,7 @@ def test_reverb_node_dereferences_to_address_in_threads(tmp_path):
     program.add_node(launch.FunctionNode(testlib.roundtrip_reverb, replay, result, checkpoint=True), "user",
                      terminal=True)
     launch.launch(program, timeout=60)
-    import json  # pylint: disable=g-import-not-at-top
+    import json
     with open(result) as f:
         data = json.load(f)
     assert data["data"] == [7, 11]

@@ -93,7 +93,7 @@ def test_restrict_to_loopback_refuses_a_port_nothing_listens_on():
 
 
 def _grpc_server_without_ray() -> tuple[object, int]:
-    import grpc  # pylint: disable=g-import-not-at-top
+    import grpc
 
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=1))
     port = server.add_insecure_port("127.0.0.1:0")

@@ -133,9 +133,9 @@ def until_stopped() -> None:
 
 def check_counter_proxy(counter, target: int, result_path: str) -> None:
     """Waits for ``target`` counts, then exercises the proxy API (Ray)."""
-    import pickle  # pylint: disable=g-import-not-at-top
+    import pickle
 
-    import ray  # pylint: disable=g-import-not-at-top
+    import ray
 
     wait_until(lambda: counter.get() >= target)
     result = {"count": counter.get(), "future": ray.get(counter.futures.get()),
@@ -149,7 +149,7 @@ def check_counter_proxy(counter, target: int, result_path: str) -> None:
 
 
 def reverb_tables():
-    import reverb  # pylint: disable=g-import-not-at-top
+    import reverb
     return [reverb.Table(name="items", sampler=reverb.selectors.Uniform(),
                          remover=reverb.selectors.Fifo(), max_size=100,
                          rate_limiter=reverb.rate_limiters.MinSize(1))]
@@ -157,7 +157,7 @@ def reverb_tables():
 
 def roundtrip_reverb(address: str, result_path: str, checkpoint: bool = False) -> None:
     """Inserts one item into the reverb server at ``address`` and samples it back."""
-    import reverb  # pylint: disable=g-import-not-at-top
+    import reverb
 
     client = reverb.Client(address)
     client.insert([7, 11], priorities={"items": 1.0})

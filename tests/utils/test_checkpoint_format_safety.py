@@ -19,8 +19,8 @@ import numpy as np
 import optax
 import pytest
 
-from acme.utils import checkpointing, legacy_checkpoints
-from acme.utils.checkpointing import CheckpointError, Checkpointer, LegacyFormatError
+from acme.utils import checkpoint_files, legacy_checkpoints
+from acme.utils.checkpoint_files import Checkpointer, CheckpointError, LegacyFormatError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -50,7 +50,7 @@ def _make_version_1(directory: str, structure_pickle: bytes | None = None) -> No
     """
     import io
 
-    tree, manifest = checkpointing.read_tree(directory)
+    tree, manifest = checkpoint_files.read_tree(directory)
     leaves, treedef = jax.tree_util.tree_flatten(tree)
     kinds = [type(x).__name__ if isinstance(x, (bool, int, float)) else "array" for x in leaves]
     buffer = io.BytesIO()
@@ -126,7 +126,7 @@ def test_tampered_structures_fail_with_a_clear_error(tmp_path, structure, messag
     manifest["sha256"]["structure.json"] = hashlib.sha256(data).hexdigest()
     json.dump(manifest, open(os.path.join(path, "manifest.json"), "w"))
     with pytest.raises(CheckpointError, match=f"could not be decoded: StructureError: .*{message}"):
-        checkpointing.read_tree(path)
+        checkpoint_files.read_tree(path)
 
 
 def test_a_version_1_checkpoint_is_refused_with_the_conversion_command_and_not_skipped(tmp_path):

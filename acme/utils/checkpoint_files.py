@@ -31,7 +31,7 @@ import re
 import shutil
 import tempfile
 import warnings
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping
 
 import jax
 import numpy as np
@@ -285,7 +285,7 @@ _SCALAR_KINDS = {"bool": bool, "int": int, "float": float}
 
 
 def atomic_write_dir(target: str, write: Callable[[str], None],
-                     on_error: Optional[Callable[[str], None]] = None) -> None:
+                     on_error: Callable[[str], None] | None = None) -> None:
     """Calls ``write(tmp_dir)`` on a fresh temporary sibling of ``target``, then renames it to ``target``.
 
     An existing ``target`` is replaced only once the new one is complete. On any
@@ -374,7 +374,7 @@ class Checkpointer:
                 steps.append(int(match.group(1)))
         return sorted(steps)
 
-    def latest_step(self) -> Optional[int]:
+    def latest_step(self) -> int | None:
         """The newest checkpoint's step, or None when there is none (contents not verified)."""
         steps = self.list_checkpoints()
         return steps[-1] if steps else None
@@ -383,8 +383,8 @@ class Checkpointer:
         """Where the checkpoint of ``step`` is (or would be) written."""
         return self._path(step)
 
-    def save(self, state: Any, step: int, metadata: Optional[dict] = None,
-             attach: Optional[Mapping[str, str]] = None) -> str:
+    def save(self, state: Any, step: int, metadata: dict | None = None,
+             attach: Mapping[str, str] | None = None) -> str:
         """Writes ``state`` as ``ckpt-<step>`` and prunes to the newest ``keep``; returns its path.
 
         ``metadata`` must be JSON-serialisable; ``restore_latest(expect_metadata=...)`` checks it.
@@ -427,7 +427,7 @@ class Checkpointer:
             shutil.rmtree(self._path(old), ignore_errors=True)
         return target
 
-    def restore_latest(self, expect_metadata: Optional[Mapping[str, Any]] = None) -> Optional[tuple[Any, int, dict]]:
+    def restore_latest(self, expect_metadata: Mapping[str, Any] | None = None) -> tuple[Any, int, dict] | None:
         """Returns ``(state, step, metadata)`` of the newest readable checkpoint, or None if there is none.
 
         Unreadable checkpoints are skipped with a warning naming them; if none is

@@ -9,10 +9,10 @@ import pytest
 from acme import specs
 from acme.environments import make_environment
 from acme.snapshots import load_policy_snapshot, save_policy_snapshot
-from acme.utils.checkpointing import CheckpointError
+from acme.utils.checkpoint_files import CheckpointError
 from agents import dqn
 from baselines import cli
-from baselines.snapshots import evaluate_snapshot, export_policy, load_policy
+from baselines.policy_export import evaluate_snapshot, export_policy, load_policy
 
 ENV = "gymnasium:CartPole-v1"
 
