@@ -65,7 +65,8 @@ class VectorEnvironmentLoop(core.Worker):
         timestep = self._environments[index].reset()
         self._actor.observe_first(index, timestep)
         self._returns[index] = tree.map_structure(
-            lambda s: np.zeros(s.shape, s.dtype), self._environments[index].reward_spec())
+            lambda s: np.zeros(s.shape, s.dtype), self._environments[index].reward_spec()
+        )
         self._lengths[index] = 0
         self._starts[index] = time.perf_counter()
         return timestep

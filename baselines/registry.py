@@ -66,7 +66,11 @@ BASELINES: dict[tuple[str, str], Baseline] = {
     },
     **{
         (agent, "dm_control:cartpole/swingup"): Baseline(
-            agent, "dm_control:cartpole/swingup", max_steps=100_000, target_return=700.0, eval_every=10_000,
+            agent,
+            "dm_control:cartpole/swingup",
+            max_steps=100_000,
+            target_return=700.0,
+            eval_every=10_000,
             num_eval_episodes=5,
             # Half an update per step: on 2 CPU cores a 100k-step run with one update per step takes ~30 min.
             config_overrides={"samples_per_insert": 128.0, **_SWINGUP_OVERRIDES.get(agent, {})},
@@ -76,7 +80,11 @@ BASELINES: dict[tuple[str, str], Baseline] = {
     # Pendulum's rewards lie in [-16.3, 0], so its returns (discount 0.99) lie in [-1630, 0], not in the
     # default [0, 100] support; near -1000 only while the pendulum hangs down, the best policies score ~-150.
     ("d4pg", "gymnasium:Pendulum-v1"): Baseline(
-        "d4pg", "gymnasium:Pendulum-v1", max_steps=20_000, target_return=-200.0, eval_every=2_000,
+        "d4pg",
+        "gymnasium:Pendulum-v1",
+        max_steps=20_000,
+        target_return=-200.0,
+        eval_every=2_000,
         config_overrides=dict(vmin=-1500.0, vmax=0.0),
     ),
 }
@@ -107,7 +115,9 @@ def make_agent_environment(agent: str, environment_id: str, seed: int = 0):
     actions in [-1, 1] that the environment rescales to its own bounds."""
     baseline = BASELINES.get((agent, environment_id))
     return make_environment(
-        environment_id, seed=seed, step_limit=baseline.step_limit if baseline else None,
+        environment_id,
+        seed=seed,
+        step_limit=baseline.step_limit if baseline else None,
         canonical_actions=get_agent(agent).action_space == "continuous",
     )
 
@@ -148,7 +158,8 @@ def make_experiment_config(
         max_num_actor_steps=_given_or(max_steps, baseline.max_steps if baseline else DEFAULT_MAX_STEPS),
         eval_every=_given_or(eval_every, baseline.eval_every if baseline else DEFAULT_EVAL_EVERY),
         num_eval_episodes=_given_or(
-            num_eval_episodes, baseline.num_eval_episodes if baseline else DEFAULT_EVAL_EPISODES),
+            num_eval_episodes, baseline.num_eval_episodes if baseline else DEFAULT_EVAL_EPISODES
+        ),
         logger_factory=logger_factory,
         environment_id=environment_id,
         checkpointing=checkpointing,

@@ -34,8 +34,11 @@ def make_update(networks: td3.TD3Networks, config: td3.TD3Config):
     normalizer = ObservationNormalizer(config.normalize_observations)
 
     def critic_loss_fn(critic_params, state, t):
-        next_q = networks.critic.apply(state.target_critic_params, t.next_observation,
-                                       networks.policy.apply(state.target_policy_params, t.next_observation))[0]
+        next_q = networks.critic.apply(
+            state.target_critic_params,
+            t.next_observation,
+            networks.policy.apply(state.target_policy_params, t.next_observation),
+        )[0]
         target = jax.lax.stop_gradient(t.reward + t.discount * next_q)  # the adder's discount holds gamma^n
         q = networks.critic.apply(critic_params, t.observation, t.action)[0]
         return jnp.mean(jnp.square(q - target)), jnp.mean(q)
@@ -47,8 +50,9 @@ def make_update(networks: td3.TD3Networks, config: td3.TD3Config):
     def update(state, transitions):
         stats, t = normalizer.normalize_transitions(state.observation_stats, transitions)
         critic = gradient_step(critic_loss_fn, optimizer, state.critic_params, state.critic_opt_state, state, t)
-        policy = gradient_step(policy_loss_fn, optimizer, state.policy_params, state.policy_opt_state, critic.params, t,
-                               has_aux=False)
+        policy = gradient_step(
+            policy_loss_fn, optimizer, state.policy_params, state.policy_opt_state, critic.params, t, has_aux=False
+        )
         critic_loss, mean_q = critic.value
         # New parameters and optimiser states, Polyak-moved targets, the next step, statistics and key.
         new_state = advance(state, stats, state.random_key, config.tau, policy=policy, critic=critic)

@@ -1,6 +1,6 @@
 """Train DQN on CartPole in this process, in about twenty lines.
 
-    python examples/quickstart.py [MAX_STEPS]
+python examples/quickstart.py [MAX_STEPS]
 """
 
 import sys

@@ -39,8 +39,10 @@ def main(argv: list[str] | None = None) -> None:
     print(f"stopped at actor step {first.actor_steps} (learner step {first.learner_steps}); checkpoints in {directory}")
 
     resumed = run_experiment(dataclasses.replace(experiment, max_num_actor_steps=args.max_steps), progress=False)
-    print(f"resumed and finished at actor step {resumed.actor_steps} (learner step {resumed.learner_steps}); "
-          f"{len(resumed.evaluations)} evaluations in all, the best {resumed.best.mean_return:.1f}")
+    print(
+        f"resumed and finished at actor step {resumed.actor_steps} (learner step {resumed.learner_steps}); "
+        f"{len(resumed.evaluations)} evaluations in all, the best {resumed.best.mean_return:.1f}"
+    )
 
 
 if __name__ == "__main__":

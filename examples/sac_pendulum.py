@@ -1,6 +1,6 @@
 """Train SAC on Pendulum in this process; swap in td3, d4pg or mpo the same way.
 
-    python examples/sac_pendulum.py [MAX_STEPS]
+python examples/sac_pendulum.py [MAX_STEPS]
 """
 
 import sys

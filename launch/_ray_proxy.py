@@ -20,6 +20,7 @@ class _RemoteMethod:
         if not self._blocking:
             return ref
         import ray
+
         return ray.get(ref)
 
 
@@ -59,7 +60,8 @@ class ServiceProxy:
         if name not in self._methods:
             raise AttributeError(
                 f"service node {self._label!r} has no public method {name!r}; "
-                f"available: {', '.join(self._methods) or '(none)'}")
+                f"available: {', '.join(self._methods) or '(none)'}"
+            )
 
     def __getattr__(self, name: str) -> _RemoteMethod:
         if name.startswith("__"):

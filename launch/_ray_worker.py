@@ -22,8 +22,7 @@ class NodeActor:
     and retry the in-flight ``main()``.
     """
 
-    def __init__(self, label: str, node: Node,
-                 dependencies: dict[str, tuple[str, Any, Any]]) -> None:
+    def __init__(self, label: str, node: Node, dependencies: dict[str, tuple[str, Any, Any]]) -> None:
         """Builds the node.
 
         Args:
@@ -42,6 +41,7 @@ class NodeActor:
         self._dependency_failed: str | None = None
         self._methods: tuple[str, ...] = ()
         import ray
+
         values: dict[str, Any] = {}
         for dep, (kind, actor, ready_ref) in dependencies.items():
             try:
@@ -94,12 +94,12 @@ class NodeActor:
         """Calls a public method of the service object."""
         instance = self._instance
         if instance is None or instance.target is None:
-            raise RuntimeError(f"node {self._label!r} has no service object to call "
-                               f"{method!r} on")
+            raise RuntimeError(f"node {self._label!r} has no service object to call {method!r} on")
         if method not in self._methods:
             raise AttributeError(
                 f"service node {self._label!r} has no public method {method!r}; "
-                f"available: {', '.join(self._methods) or '(none)'}")
+                f"available: {', '.join(self._methods) or '(none)'}"
+            )
         return getattr(instance.target, method)(*args, **kwargs)
 
     def stop(self) -> str | None:

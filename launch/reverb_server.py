@@ -73,4 +73,4 @@ def _write_all(fd: int, data: bytes) -> None:
     """``os.write`` until all of ``data`` is written (one call may write less)."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]

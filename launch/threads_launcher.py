@@ -20,8 +20,7 @@ logger = logging.getLogger("launch")
 _POLL_S = 0.1
 
 
-def _thread_body(label: str, instance: NodeInstance, done: queue.Queue,
-                 stop_event: threading.Event) -> None:
+def _thread_body(label: str, instance: NodeInstance, done: queue.Queue, stop_event: threading.Event) -> None:
     context._bind_thread(stop_event)
     try:
         instance.main()
@@ -31,8 +30,7 @@ def _thread_body(label: str, instance: NodeInstance, done: queue.Queue,
         done.put((label, None))
 
 
-def run_threads(program: Program, *, deadline: Deadline, guard: SignalGuard,
-                grace_period: float) -> Outcome:
+def run_threads(program: Program, *, deadline: Deadline, guard: SignalGuard, grace_period: float) -> Outcome:
     """Builds services in dependency order, runs the mains in threads, stops all.
 
     A signal raises straight out of a blocking service constructor (like a
@@ -47,7 +45,8 @@ def run_threads(program: Program, *, deadline: Deadline, guard: SignalGuard,
     context._activate(stop_event)
     try:
         run_recorded(
-            outcome, guard,
+            outcome,
+            guard,
             lambda: _run(order, program, deadline, guard, built, threads, stop_event),
             lambda: _shutdown(built, threads, stop_event, grace_period, outcome),
         )
@@ -58,9 +57,15 @@ def run_threads(program: Program, *, deadline: Deadline, guard: SignalGuard,
     return outcome
 
 
-def _run(order: list[NodeSpec], program: Program, deadline: Deadline, guard: SignalGuard,
-         built: list[tuple[NodeSpec, NodeInstance]], threads: dict[str, threading.Thread],
-         stop_event: threading.Event) -> set[str]:
+def _run(
+    order: list[NodeSpec],
+    program: Program,
+    deadline: Deadline,
+    guard: SignalGuard,
+    built: list[tuple[NodeSpec, NodeInstance]],
+    threads: dict[str, threading.Thread],
+    stop_event: threading.Event,
+) -> set[str]:
     """Returns the labels still unfinished when the deadline expired (else empty)."""
     values: dict[str, object] = {}
     for spec in order:
@@ -77,14 +82,16 @@ def _run(order: list[NodeSpec], program: Program, deadline: Deadline, guard: Sig
 
     guard.set_raise_in_handler(False)  # From now on: poll guard.check().
     guard.check()
-    remaining = program.completion_labels(
-        {spec.label: instance.has_main for spec, instance in built})
+    remaining = program.completion_labels({spec.label: instance.has_main for spec, instance in built})
     done: queue.Queue = queue.Queue()
     for spec, instance in built:
         if instance.has_main:
-            thread = threading.Thread(target=_thread_body, name=f"launch:{spec.label}",
-                                      args=(spec.label, instance, done, stop_event),
-                                      daemon=True)
+            thread = threading.Thread(
+                target=_thread_body,
+                name=f"launch:{spec.label}",
+                args=(spec.label, instance, done, stop_event),
+                daemon=True,
+            )
             threads[spec.label] = thread
             thread.start()
 
@@ -102,8 +109,13 @@ def _run(order: list[NodeSpec], program: Program, deadline: Deadline, guard: Sig
     return set()
 
 
-def _shutdown(built: list[tuple[NodeSpec, NodeInstance]], threads: dict[str, threading.Thread],
-              stop_event: threading.Event, grace_period: float, outcome: Outcome) -> None:
+def _shutdown(
+    built: list[tuple[NodeSpec, NodeInstance]],
+    threads: dict[str, threading.Thread],
+    stop_event: threading.Event,
+    grace_period: float,
+    outcome: Outcome,
+) -> None:
     stop_event.set()
     for spec, instance in reversed(built):
         try:
@@ -116,5 +128,4 @@ def _shutdown(built: list[tuple[NodeSpec, NodeInstance]], threads: dict[str, thr
     for label, thread in threads.items():
         thread.join(end.remaining())
         if thread.is_alive():
-            logger.warning("node %r did not stop within %.1f s; abandoning its daemon thread",
-                           label, grace_period)
+            logger.warning("node %r did not stop within %.1f s; abandoning its daemon thread", label, grace_period)

@@ -12,8 +12,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _run(script: str, *args: str) -> str:
-    result = subprocess.run([sys.executable, os.path.join(ROOT, "examples", script), *args], cwd=ROOT,
-                            env=dict(os.environ, PYTHONPATH=ROOT), capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "examples", script), *args],
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=ROOT),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
     return result.stdout
 
@@ -36,11 +42,13 @@ def test_a_stopped_run_resumes_from_its_checkpoint(tmp_path):
 
 def test_the_distributed_example_runs_on_threads():
     assert "done: 1500 actor steps over 2 actors (threads launcher)" in _run(
-        "distributed_ray.py", "--launcher", "threads", "--num-actors", "2", "--max-steps", "1500")
+        "distributed_ray.py", "--launcher", "threads", "--num-actors", "2", "--max-steps", "1500"
+    )
 
 
 @pytest.mark.ray
 @pytest.mark.reverb
 def test_the_distributed_example_runs_on_ray():
     assert "done: 1500 actor steps over 2 actors (ray launcher)" in _run(
-        "distributed_ray.py", "--launcher", "ray", "--num-actors", "2", "--max-steps", "1500")
+        "distributed_ray.py", "--launcher", "ray", "--num-actors", "2", "--max-steps", "1500"
+    )

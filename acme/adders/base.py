@@ -84,10 +84,7 @@ class Adder(abc.ABC):
 def check_positive_int(name: str, value: Any, minimum: int = 1) -> int:
     """Returns ``value`` as an int, or raises a ValueError naming the argument."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise ValueError(
-            f"{name} must be an integer >= {minimum}, got {value!r} "
-            f"(of type {type(value).__name__})."
-        )
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r} (of type {type(value).__name__}).")
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value}.")
     return int(value)
@@ -109,9 +106,7 @@ def check_priority_fns(priority_fns: Any) -> dict[str, PriorityFn | None]:
     checked = {}
     for table, fn in priority_fns.items():
         if not isinstance(table, str) or not table:
-            raise ValueError(
-                f"priority_fns keys must be non-empty table names (str), got {table!r}."
-            )
+            raise ValueError(f"priority_fns keys must be non-empty table names (str), got {table!r}.")
         if fn is not None and not callable(fn):
             raise ValueError(
                 f"priority_fns[{table!r}] must be a callable taking the item as numpy "
@@ -124,9 +119,7 @@ def check_priority_fns(priority_fns: Any) -> dict[str, PriorityFn | None]:
 def leaf_spec(spec: Any, leading_dims: tuple = ()) -> LeafSpec:
     """The backend-free ``LeafSpec`` of anything with a shape and dtype (dm_env spec, array), after ``leading_dims``."""
     if not (hasattr(spec, "shape") and hasattr(spec, "dtype")):
-        raise ValueError(
-            f"Expected a spec or array with .shape and .dtype (e.g. a dm_env.specs.Array), got {spec!r}."
-        )
+        raise ValueError(f"Expected a spec or array with .shape and .dtype (e.g. a dm_env.specs.Array), got {spec!r}.")
     return LeafSpec(tuple(leading_dims) + tuple(spec.shape), np.dtype(spec.dtype))
 
 

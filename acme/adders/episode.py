@@ -58,13 +58,10 @@ class EpisodeAdder(writer.StepwiseReverbAdder):
         max_in_flight_items: int = 1,
         validate_items: bool = True,
     ):
-        max_sequence_length = base.check_positive_int(
-            "max_sequence_length", max_sequence_length, minimum=2
-        )
+        max_sequence_length = base.check_positive_int("max_sequence_length", max_sequence_length, minimum=2)
         if padding_fn is not None and not callable(padding_fn):
             raise ValueError(
-                "padding_fn must be None or a callable (shape, dtype) -> array such "
-                f"as np.zeros, got {padding_fn!r}."
+                f"padding_fn must be None or a callable (shape, dtype) -> array such as np.zeros, got {padding_fn!r}."
             )
         super().__init__(
             client,

@@ -129,11 +129,7 @@ class SequenceAdder(writer.StepwiseReverbAdder):
             return
         final_row = self._rows - 1
         length = self._sequence_length
-        pending = [
-            start
-            for start in range(0, final_row, self._period)
-            if start + length > final_row + 1
-        ]
+        pending = [start for start in range(0, final_row, self._period) if start + length > final_row + 1]
         if not pending:
             return
         padding = writer.zeros_like(self._final_step)

@@ -89,13 +89,9 @@ class NStepTransitionAdder(writer.ReverbAdder):
         try:
             gamma = float(discount)
         except (TypeError, ValueError):
-            raise ValueError(
-                f"discount must be a number in [0, 1] (the agent's gamma), got {discount!r}."
-            ) from None
+            raise ValueError(f"discount must be a number in [0, 1] (the agent's gamma), got {discount!r}.") from None
         if not math.isfinite(gamma) or not 0.0 <= gamma <= 1.0:
-            raise ValueError(
-                f"discount must be a number in [0, 1] (the agent's gamma), got {discount!r}."
-            )
+            raise ValueError(f"discount must be a number in [0, 1] (the agent's gamma), got {discount!r}.")
         super().__init__(
             client,
             priority_fns=priority_fns,
@@ -203,16 +199,10 @@ class NStepTransitionAdder(writer.ReverbAdder):
         factor = tree.map_structure(lambda d: np.ones(np.shape(d), np.float64), first_discount)
         for reward, env_discount in pairs:
             if self._discount_broadcasts:
-                total = tree.map_structure(
-                    lambda acc, r: acc + factor * np.asarray(r, np.float64), total, reward
-                )
+                total = tree.map_structure(lambda acc, r: acc + factor * np.asarray(r, np.float64), total, reward)
             else:
-                total = tree.map_structure(
-                    lambda acc, f, r: acc + f * np.asarray(r, np.float64), total, factor, reward
-                )
-            factor = tree.map_structure(
-                lambda f, d: f * self._gamma * np.asarray(d, np.float64), factor, env_discount
-            )
+                total = tree.map_structure(lambda acc, f, r: acc + f * np.asarray(r, np.float64), total, factor, reward)
+            factor = tree.map_structure(lambda f, d: f * self._gamma * np.asarray(d, np.float64), factor, env_discount)
         reward_out = tree.map_structure(
             lambda acc, r: acc.astype(_n_step_dtype(np.asarray(r).dtype)), total, first_reward
         )

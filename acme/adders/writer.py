@@ -52,12 +52,12 @@ class ReverbAdder(Adder):
         validate_items: bool = True,
     ):
         if client is None:
-            raise ValueError("client must be a reverb.Client connected to the replay server or a LocalReplay, got None.")
+            raise ValueError(
+                "client must be a reverb.Client connected to the replay server or a LocalReplay, got None."
+            )
         self._client = client
         self._priority_fns = check_priority_fns(priority_fns)
-        self._max_in_flight_items = check_positive_int(
-            "max_in_flight_items", max_in_flight_items
-        )
+        self._max_in_flight_items = check_positive_int("max_in_flight_items", max_in_flight_items)
         self._num_keep_alive_refs = check_positive_int("num_keep_alive_refs", num_keep_alive_refs)
         self._validate_items = bool(validate_items)
         self._writer = None
@@ -202,13 +202,11 @@ class ReverbAdder(Adder):
                 priority = float(np.asarray(value))
             except (TypeError, ValueError) as e:
                 raise ValueError(
-                    f"The priority function of table {table!r} must return a single "
-                    f"number, got {value!r}."
+                    f"The priority function of table {table!r} must return a single number, got {value!r}."
                 ) from e
             if not math.isfinite(priority) or priority < 0:
                 raise ValueError(
-                    f"The priority function of table {table!r} returned {priority}; "
-                    "priorities must be finite and >= 0."
+                    f"The priority function of table {table!r} returned {priority}; priorities must be finite and >= 0."
                 )
             priorities[table] = priority
         return priorities
@@ -242,13 +240,10 @@ class _DtypeLock:
         if isinstance(self._dtypes, np.dtype) and not tree.is_nested(nest):
             return np.asarray(nest, dtype=self._dtypes)  # fast path: a single array
         try:
-            return tree.map_structure(
-                lambda x, dtype: np.asarray(x, dtype=dtype), nest, self._dtypes
-            )
+            return tree.map_structure(lambda x, dtype: np.asarray(x, dtype=dtype), nest, self._dtypes)
         except (ValueError, TypeError) as e:
             raise ValueError(
-                f"The timestep's {what} changed structure: first seen as "
-                f"{self._dtypes!r}, now {nest!r}."
+                f"The timestep's {what} changed structure: first seen as {self._dtypes!r}, now {nest!r}."
             ) from e
 
 

@@ -112,12 +112,9 @@ class NStepTransitionBuilder(builders.AgentBuilder):
         adder: Any = None,
     ) -> core.Actor:
         if variable_source is None:
-            raise ValueError(
-                f"A {type(self).__name__} actor needs a variable_source (the learner or a handle to it)."
-            )
+            raise ValueError(f"A {type(self).__name__} actor needs a variable_source (the learner or a handle to it).")
         client = VariableClient(variable_source, "policy", update_period=self.config.variable_update_period)
         return GenericActor(policy, random_key, client, adder)
-
 
     def make_vector_actor(
         self,
@@ -128,9 +125,7 @@ class NStepTransitionBuilder(builders.AgentBuilder):
         adders: Sequence[Any] | None = None,
     ) -> VectorActor:
         if variable_source is None:
-            raise ValueError(
-                f"A {type(self).__name__} actor needs a variable_source (the learner or a handle to it)."
-            )
+            raise ValueError(f"A {type(self).__name__} actor needs a variable_source (the learner or a handle to it).")
         client = VariableClient(variable_source, "policy", update_period=self.config.variable_update_period)
         return VectorActor(policy, random_keys, client, adders)
 
@@ -169,8 +164,9 @@ class ActorCriticBuilder(NStepTransitionBuilder):
         return self.learner.make_learner(networks, self.config, random_key, dataset, counter, logger)
 
     @abc.abstractmethod
-    def select_actions(self, networks: Any, policy_params: Any, key: jax.Array, observations: Any,
-                       evaluation: bool) -> jax.Array:
+    def select_actions(
+        self, networks: Any, policy_params: Any, key: jax.Array, observations: Any, evaluation: bool
+    ) -> jax.Array:
         """Actions in [-1, 1] for a batch of (normalised) observations; deterministic if ``evaluation``."""
 
     def make_policy(self, networks: Any, environment_spec: specs.EnvironmentSpec, evaluation: bool = False):

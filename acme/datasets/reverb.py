@@ -44,9 +44,7 @@ def make_reverb_dataset(
     return dataset.prefetch(prefetch_size)
 
 
-def make_reverb_iterator(
-    server_address: str, table: str, batch_size: int, **kwargs
-) -> Iterator[ReplaySample]:
+def make_reverb_iterator(server_address: str, table: str, batch_size: int, **kwargs) -> Iterator[ReplaySample]:
     """Batches of ``ReplaySample`` as numpy arrays, sampled from ``table``."""
     return make_reverb_dataset(server_address, table, batch_size, **kwargs).as_numpy_iterator()
 

@@ -97,9 +97,7 @@ def _make_dm_control(name: str, seed: int | None) -> dm_env.Environment:
             "which has no Python 3.13 build)."
         ) from error
     if "/" not in name:
-        raise UnknownEnvironmentError(
-            f"dm_control ids are '<domain>/<task>', e.g. 'cartpole/swingup'; got {name!r}."
-        )
+        raise UnknownEnvironmentError(f"dm_control ids are '<domain>/<task>', e.g. 'cartpole/swingup'; got {name!r}.")
     domain, task = name.split("/", 1)
     if (domain, task) not in suite.ALL_TASKS:
         raise UnknownEnvironmentError(_unknown_dm_control_task(domain, task, suite.ALL_TASKS))

@@ -65,12 +65,14 @@ class CheckpointingConfig:
         if self.every_minutes is None and self.every_learner_steps is None:
             raise ValueError("Give every_minutes, every_learner_steps or both: when should checkpoints be written?")
         if self.every_minutes is not None and (
-            isinstance(self.every_minutes, bool) or not isinstance(self.every_minutes, (int, float))
+            isinstance(self.every_minutes, bool)
+            or not isinstance(self.every_minutes, (int, float))
             or not self.every_minutes > 0
         ):
             raise ValueError(f"every_minutes must be a positive number of minutes or None, got {self.every_minutes!r}.")
         if self.every_learner_steps is not None and (
-            isinstance(self.every_learner_steps, bool) or not isinstance(self.every_learner_steps, int)
+            isinstance(self.every_learner_steps, bool)
+            or not isinstance(self.every_learner_steps, int)
             or self.every_learner_steps < 1
         ):
             raise ValueError(
@@ -98,7 +100,7 @@ class Restored:
 
     @property
     def replay_backend(self) -> str | None:
-        """"local" or "reverb": the backend whose tables were checkpointed (None if replay was not)."""
+        """ "local" or "reverb": the backend whose tables were checkpointed (None if replay was not)."""
         if self.replay_state is not None:
             return "local"
         return "reverb" if self.replay_path is not None else None
@@ -113,10 +115,13 @@ class Restored:
         """One line for the terminal: what is being resumed."""
         actor_steps = self.loop.get("actor_steps", self.counts.get("actor_steps", 0))
         after = self.metadata.get("replay_items_after") or self.replay_items
-        items = ", ".join(
-            f"{name} {size}" if after.get(name, size) == size else f"{name} {size}-{after[name]}"
-            for name, size in sorted(self.replay_items.items())
-        ) or "not checkpointed"
+        items = (
+            ", ".join(
+                f"{name} {size}" if after.get(name, size) == size else f"{name} {size}-{after[name]}"
+                for name, size in sorted(self.replay_items.items())
+            )
+            or "not checkpointed"
+        )
         return (
             f"Resuming from checkpoint {self.path}: actor steps {int(actor_steps)}, learner steps "
             f"{self.learner_steps}, replay items: {items}."
@@ -220,7 +225,9 @@ class ExperimentCheckpointer:
         low = restored.replay_items
         high = restored.metadata.get("replay_items_after") or low
         wrong = {
-            name: int(sizes.get(name, -1)) for name in low if not low[name] <= sizes.get(name, -1) <= high.get(name, low[name])
+            name: int(sizes.get(name, -1))
+            for name in low
+            if not low[name] <= sizes.get(name, -1) <= high.get(name, low[name])
         }
         if wrong:
             raise CheckpointError(
@@ -232,8 +239,9 @@ class ExperimentCheckpointer:
         """Raises ``CheckpointMismatchError`` if ``restored``'s replay was saved by another backend than ``backend``."""
         if self._config.replay and restored.replay_backend not in (None, backend):
             raise CheckpointMismatchError(
-                f"{restored.path} holds replay tables saved by the {restored.replay_backend!r} backend, but this run "
-                f"uses {backend!r}; resume with --replay {restored.replay_backend} (replay={restored.replay_backend!r})."
+                f"{restored.path} holds replay tables saved by the {restored.replay_backend!r} backend, but this "
+                f"run uses {backend!r}; resume with --replay {restored.replay_backend} "
+                f"(replay={restored.replay_backend!r})."
             )
 
     def due(self, learner_steps: int) -> bool:

@@ -49,19 +49,21 @@ class ExperimentConfig:
 
     def __post_init__(self):
         if not isinstance(self.builder, builders.AgentBuilder):
-            raise TypeError(
-                f"builder must be an acme.agents.builders.AgentBuilder, got {type(self.builder).__name__}."
-            )
+            raise TypeError(f"builder must be an acme.agents.builders.AgentBuilder, got {type(self.builder).__name__}.")
         if not callable(self.environment_factory) or not callable(self.network_factory):
-            raise TypeError("environment_factory and network_factory must be callables (seed -> env, spec -> networks).")
+            raise TypeError(
+                "environment_factory and network_factory must be callables (seed -> env, spec -> networks)."
+            )
         if self.max_num_actor_steps < 1:
             raise ValueError(f"max_num_actor_steps must be >= 1, got {self.max_num_actor_steps}.")
         if self.eval_every < 0:
             raise ValueError(f"eval_every must be >= 0 (0 turns evaluation off), got {self.eval_every}.")
         if self.num_eval_episodes < 1:
             raise ValueError(f"num_eval_episodes must be >= 1, got {self.num_eval_episodes}.")
-        if isinstance(self.num_envs_per_actor, bool) or not isinstance(self.num_envs_per_actor, int) or (
-            self.num_envs_per_actor < 1
+        if (
+            isinstance(self.num_envs_per_actor, bool)
+            or not isinstance(self.num_envs_per_actor, int)
+            or (self.num_envs_per_actor < 1)
         ):
             raise ValueError(f"num_envs_per_actor must be an integer >= 1, got {self.num_envs_per_actor!r}.")
         if self.checkpointing is not None and not isinstance(self.checkpointing, CheckpointingConfig):

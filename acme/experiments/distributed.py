@@ -26,7 +26,8 @@ REPLAY_BACKENDS = ("reverb", "local")
 LOCAL_REPLAY_NEEDS_THREADS = (
     "its replay is local tables that the learner and actors share inside this process. Use launcher='threads', "
     "or replay='reverb' (a reverb server that Ray's processes reach over the network; it needs the 'reverb' "
-    f"extra: {extras.INSTALL_REVERB}).")
+    f"extra: {extras.INSTALL_REVERB})."
+)
 
 
 def default_replay() -> str:
@@ -71,16 +72,20 @@ class LearnerNode:
     configured interval.
     """
 
-    def __init__(self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec,
-                 replay: Any, counter: Any):
+    def __init__(self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec, replay: Any, counter: Any):
         self._client = replay_client(replay)
         self._counter = counter
         builder = config.builder
         networks = config.network_factory(environment_spec)
         self._iterator = builder.make_dataset_iterator(self._client)
         self._learner = builder.make_learner(
-            ExperimentSeeds(config.seed).learner_key(), networks, self._iterator, config.get_logger_factory(),
-            environment_spec, self._client, counting.Counter(counter, prefix="learner"),
+            ExperimentSeeds(config.seed).learner_key(),
+            networks,
+            self._iterator,
+            config.get_logger_factory(),
+            environment_spec,
+            self._client,
+            counting.Counter(counter, prefix="learner"),
         )
         first_start = counter.increment(learner_node_starts=1).get("learner_node_starts") == 1
         self._save_lock = threading.Lock()
@@ -133,8 +138,10 @@ class LearnerNode:
             state = self._learner.save()
             steps = getattr(state, "steps", None)
             return self._checkpointer.save(
-                state, int(steps) if steps is not None else learner_steps_of(self._learner),
-                _persistent_counts(self._counter.get_counts()), replay_client=self._client,
+                state,
+                int(steps) if steps is not None else learner_steps_of(self._learner),
+                _persistent_counts(self._counter.get_counts()),
+                replay_client=self._client,
             )
 
     def finish(self) -> str:
@@ -155,8 +162,7 @@ class LearnerNode:
 
 def _persistent_counts(counts: dict) -> dict:
     """Counts worth restoring: how often this program's nodes started or finished is not carried into the next run."""
-    return {key: value for key, value in counts.items()
-            if not key.endswith(("_node_starts", "_node_finishes"))}
+    return {key: value for key, value in counts.items() if not key.endswith(("_node_starts", "_node_finishes"))}
 
 
 def make_counter(counts: dict) -> counting.Counter:
@@ -181,17 +187,27 @@ def save_final_checkpoint(learner: Any, counter: Any, num_actors: int) -> None:
         if launch.stop_requested():
             return
         time.sleep(0.2)
-    print(f"Final checkpoint saved: {learner.finish()} (actor steps {counter.get_counts().get('actor_steps', 0)}).",
-          flush=True)
+    print(
+        f"Final checkpoint saved: {learner.finish()} (actor steps {counter.get_counts().get('actor_steps', 0)}).",
+        flush=True,
+    )
 
 
 class ActorNode:
     """Acts in its own environment (or ``config.num_envs_per_actor`` of them), writing to replay, until the
     step budget is spent."""
 
-    def __init__(self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec, actor_id: int,
-                 num_actors: int, replay: Any, learner: Any, counter: Any,
-                 variable_poll_seconds: float = 0.2):
+    def __init__(
+        self,
+        config: ExperimentConfig,
+        environment_spec: specs.EnvironmentSpec,
+        actor_id: int,
+        num_actors: int,
+        replay: Any,
+        learner: Any,
+        counter: Any,
+        variable_poll_seconds: float = 0.2,
+    ):
         self._config = config
         self._builder = config.builder.for_actor(actor_id, num_actors)
         self._spec = environment_spec
@@ -237,8 +253,9 @@ class ActorNode:
             actor = builder.make_actor(keys[0], policy, spec, variable_source=source, adder=self._adders[0])
             if hasattr(actor, "restore"):
                 actor.restore({"num_steps": share})
-            loop = EnvironmentLoop(environments[0], actor, counter=counter, logger=logger,
-                                   label="actor", should_stop=should_stop)
+            loop = EnvironmentLoop(
+                environments[0], actor, counter=counter, logger=logger, label="actor", should_stop=should_stop
+            )
             run = loop.run
         else:
             actor = builder.make_vector_actor(keys, policy, spec, variable_source=source, adders=self._adders)
@@ -248,6 +265,7 @@ class ActorNode:
             def run() -> None:
                 while not should_stop():
                     loop.run(100 * num_envs)
+
         try:
             if not _budget_spent(self._counter, config.max_num_actor_steps):
                 run()
@@ -266,8 +284,7 @@ class ActorNode:
 class EvaluatorNode:
     """Evaluates the learner's greedy policy every ``eval_every`` actor steps, and once at the end."""
 
-    def __init__(self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec, learner: Any,
-                 counter: Any):
+    def __init__(self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec, learner: Any, counter: Any):
         self._config = config
         self._spec = environment_spec
         self._learner = learner
@@ -356,26 +373,40 @@ def make_distributed_experiment(
         return to_reverb_tables(make_tables())
 
     if replay == "reverb":
-        replay = program.add_node(launch.ReverbNode(make_reverb_tables, checkpoint_dir=staging,
-                                                    fallback_checkpoint_path=fallback), label="replay")
+        replay = program.add_node(
+            launch.ReverbNode(make_reverb_tables, checkpoint_dir=staging, fallback_checkpoint_path=fallback),
+            label="replay",
+        )
     else:
-        replay = program.add_node(launch.LocalServiceNode(LOCAL_REPLAY_NEEDS_THREADS, make_local_replay, make_tables,
-                                                          config.seed, replay_state), label="replay")
+        replay = program.add_node(
+            launch.LocalServiceNode(
+                LOCAL_REPLAY_NEEDS_THREADS, make_local_replay, make_tables, config.seed, replay_state
+            ),
+            label="replay",
+        )
     counter = program.add_node(launch.ServiceNode(make_counter, counts), label="counter")
     restarts = learner_restarts if config.checkpointing is not None else 0
-    learner = program.add_node(launch.ServiceNode(LearnerNode, config, spec, replay, counter), label="learner",
-                               restart=launch.RestartPolicy(max_restarts=restarts))
+    learner = program.add_node(
+        launch.ServiceNode(LearnerNode, config, spec, replay, counter),
+        label="learner",
+        restart=launch.RestartPolicy(max_restarts=restarts),
+    )
     with program.group("actor", restart=launch.RestartPolicy(max_restarts=actor_restarts)):
         for actor_id in range(num_actors):
             program.add_node(
-                launch.ServiceNode(ActorNode, config, spec, actor_id, num_actors, replay, learner, counter,
-                                   variable_poll_seconds),
+                launch.ServiceNode(
+                    ActorNode, config, spec, actor_id, num_actors, replay, learner, counter, variable_poll_seconds
+                ),
                 terminal=True,
             )
     if config.eval_every:
-        program.add_node(launch.ServiceNode(EvaluatorNode, config, spec, learner, counter), label="evaluator",
-                         terminal=True)
+        program.add_node(
+            launch.ServiceNode(EvaluatorNode, config, spec, learner, counter), label="evaluator", terminal=True
+        )
     if config.checkpointing is not None:
-        program.add_node(launch.FunctionNode(save_final_checkpoint, learner, counter, num_actors),
-                         label="final_checkpoint", terminal=True)
+        program.add_node(
+            launch.FunctionNode(save_final_checkpoint, learner, counter, num_actors),
+            label="final_checkpoint",
+            terminal=True,
+        )
     return program

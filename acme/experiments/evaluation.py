@@ -31,16 +31,21 @@ class Evaluator:
     newest policy before each evaluation and keeps it for all the episodes.
     """
 
-    def __init__(self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec, networks: Any,
-                 variable_source: Any):
+    def __init__(
+        self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec, networks: Any, variable_source: Any
+    ):
         seeds = ExperimentSeeds(config.seed)
         builder = config.builder
         policy = builder.make_policy(networks, environment_spec, evaluation=True)
-        self._actor = builder.make_actor(seeds.evaluator_key(), policy, environment_spec,
-                                         variable_source=variable_source)
+        self._actor = builder.make_actor(
+            seeds.evaluator_key(), policy, environment_spec, variable_source=variable_source
+        )
         self._loop = EnvironmentLoop(
-            config.environment_factory(seeds.evaluator_environment_seed()), self._actor,
-            counter=counting.Counter(prefix="evaluator"), logger=loggers.NoOpLogger(), label="evaluator",
+            config.environment_factory(seeds.evaluator_environment_seed()),
+            self._actor,
+            counter=counting.Counter(prefix="evaluator"),
+            logger=loggers.NoOpLogger(),
+            label="evaluator",
             should_update=False,
         )
         self._num_episodes = config.num_eval_episodes
@@ -51,13 +56,15 @@ class Evaluator:
         self._actor.update(wait=True)
         returns = self._loop.episode_returns(self._num_episodes)
         result = EvaluationResult(actor_steps, float(np.mean(returns)), float(np.std(returns)), wall_seconds)
-        self._logger.write({
-            **counts,
-            "actor_steps": actor_steps,
-            "evaluation_return": result.mean_return,
-            "evaluation_return_std": result.std_return,
-            "wall_seconds": wall_seconds,
-        })
+        self._logger.write(
+            {
+                **counts,
+                "actor_steps": actor_steps,
+                "evaluation_return": result.mean_return,
+                "evaluation_return_std": result.std_return,
+                "wall_seconds": wall_seconds,
+            }
+        )
         return result
 
     def close(self) -> None:

@@ -57,7 +57,10 @@ class ExperimentResult:
 
 
 def run_experiment(
-    config: ExperimentConfig, progress: bool = True, stop_at_return: float | None = None, replay: str = "local",
+    config: ExperimentConfig,
+    progress: bool = True,
+    stop_at_return: float | None = None,
+    replay: str = "local",
 ) -> ExperimentResult:
     """Trains ``config.builder``'s agent for ``config.max_num_actor_steps`` steps in this process.
 
@@ -96,8 +99,7 @@ class _InProcessRun:
 
         seeds = ExperimentSeeds(config.seed)
         num_envs = config.num_envs_per_actor
-        environments = [config.environment_factory(seed)
-                        for seed in seeds.environment_seeds(0, num_envs, self.resumes)]
+        environments = [config.environment_factory(seed) for seed in seeds.environment_seeds(0, num_envs, self.resumes)]
         spec = specs.make_environment_spec(environments[0])
         networks = config.network_factory(spec)
         builder = config.builder
@@ -114,7 +116,12 @@ class _InProcessRun:
         self.iterator = builder.make_dataset_iterator(self.replay_client)
         logger_factory = config.get_logger_factory()
         self.learner = builder.make_learner(
-            seeds.learner_key(), networks, self.iterator, logger_factory, spec, self.replay_client,
+            seeds.learner_key(),
+            networks,
+            self.iterator,
+            logger_factory,
+            spec,
+            self.replay_client,
             counting.Counter(self.counter, prefix="learner"),
         )
         if restored is not None:
@@ -135,14 +142,22 @@ class _InProcessRun:
             adder = builder.make_adder(self.replay_client, spec, policy)
             self.actor = builder.make_actor(keys[0], policy, spec, variable_source=self.learner, adder=adder)
             self.train_loop = EnvironmentLoop(
-                environments[0], LearningActor(self.actor, self.learner, self.iterator, pressure),
-                counter=actor_counter, logger=self.actor_logger, label="actor")
+                environments[0],
+                LearningActor(self.actor, self.learner, self.iterator, pressure),
+                counter=actor_counter,
+                logger=self.actor_logger,
+                label="actor",
+            )
         else:
             adders = [builder.make_adder(self.replay_client, spec, policy) for _ in range(num_envs)]
             self.actor = builder.make_vector_actor(keys, policy, spec, variable_source=self.learner, adders=adders)
             self.train_loop = VectorEnvironmentLoop(
-                environments, LearningVectorActor(self.actor, LearnerStepper(self.learner, self.iterator, pressure)),
-                counter=actor_counter, logger=self.actor_logger, label="actor")
+                environments,
+                LearningVectorActor(self.actor, LearnerStepper(self.learner, self.iterator, pressure)),
+                counter=actor_counter,
+                logger=self.actor_logger,
+                label="actor",
+            )
         if restored is not None and restored.actor_state is not None and hasattr(self.actor, "restore"):
             self.actor.restore(restored.actor_state)  # exploration schedules go on from the saved step
         self.evaluator = Evaluator(config, spec, networks, self.learner) if config.eval_every else None
@@ -154,8 +169,14 @@ class _InProcessRun:
         if progress:
             from tqdm import tqdm
 
-            bar = tqdm(total=config.max_num_actor_steps, initial=min(self.actor_steps, config.max_num_actor_steps),
-                       unit="step", dynamic_ncols=True, mininterval=1.0, desc=config.environment_id or "train")
+            bar = tqdm(
+                total=config.max_num_actor_steps,
+                initial=min(self.actor_steps, config.max_num_actor_steps),
+                unit="step",
+                dynamic_ncols=True,
+                mininterval=1.0,
+                desc=config.environment_id or "train",
+            )
         say = bar.write if bar is not None else print  # messages that do not break the progress bar
         # With checkpoints, the first Ctrl-C or SIGTERM saves one when the episode ends and then stops the run.
         interrupt = StopAtEpisodeEnd(enabled=self.checkpointer is not None, announce=say)
@@ -163,8 +184,9 @@ class _InProcessRun:
             with interrupt:
                 while self.actor_steps < config.max_num_actor_steps:
                     until_eval = self.next_eval - self.actor_steps if self.evaluator is not None else None
-                    taken, episode_return = _act(self.train_loop, config.max_num_actor_steps - self.actor_steps,
-                                                 until_eval, self.actor_logger)
+                    taken, episode_return = _act(
+                        self.train_loop, config.max_num_actor_steps - self.actor_steps, until_eval, self.actor_logger
+                    )
                     self.actor_steps += taken
                     if bar is not None:
                         bar.update(taken)
@@ -179,7 +201,8 @@ class _InProcessRun:
                     # Between episodes the adder has flushed every item, so replay matches the counts saved with
                     # it (with K environments, others are mid-episode: their unwritten n-step items are not saved).
                     if self.checkpointer is not None and (
-                            finished or interrupt.requested or self.checkpointer.due(learner_steps_of(self.learner))):
+                        finished or interrupt.requested or self.checkpointer.due(learner_steps_of(self.learner))
+                    ):
                         self._save_checkpoint(say)
                     if interrupt.requested and not finished:
                         interrupt.stop(f"at actor step {self.actor_steps}, after a checkpoint")
@@ -190,8 +213,9 @@ class _InProcessRun:
                 bar.close()
 
     def _evaluate(self) -> float:
-        evaluation = self.evaluator.evaluate(self.actor_steps, time.perf_counter() - self.start,
-                                             self.counter.get_counts())
+        evaluation = self.evaluator.evaluate(
+            self.actor_steps, time.perf_counter() - self.start, self.counter.get_counts()
+        )
         self.evaluations.append(evaluation)
         while self.next_eval <= self.actor_steps:
             self.next_eval += self.config.eval_every
@@ -199,10 +223,16 @@ class _InProcessRun:
 
     def _save_checkpoint(self, say: Callable[[str], Any]) -> None:
         path = self.checkpointer.save(
-            self.learner.save(), learner_steps_of(self.learner), self.counter.save(),
-            loop={"actor_steps": self.actor_steps, "next_eval": self.next_eval, "resumes": self.resumes,
-                  "wall_seconds": time.perf_counter() - self.start,
-                  "evaluations": [dataclasses.astuple(e) for e in self.evaluations]},
+            self.learner.save(),
+            learner_steps_of(self.learner),
+            self.counter.save(),
+            loop={
+                "actor_steps": self.actor_steps,
+                "next_eval": self.next_eval,
+                "resumes": self.resumes,
+                "wall_seconds": time.perf_counter() - self.start,
+                "evaluations": [dataclasses.astuple(e) for e in self.evaluations],
+            },
             replay_client=self.replay_client,
             actor_state=self.actor.save() if hasattr(self.actor, "save") else None,
         )
@@ -220,7 +250,10 @@ class _InProcessRun:
 
     def result(self) -> ExperimentResult:
         return ExperimentResult(
-            self.evaluations, self.actor_steps, learner_steps_of(self.learner), time.perf_counter() - self.start,
+            self.evaluations,
+            self.actor_steps,
+            learner_steps_of(self.learner),
+            time.perf_counter() - self.start,
             policy_params=jax.device_get(self.learner.get_variables(["policy"])[0]),
         )
 
@@ -252,8 +285,9 @@ def _interval(checkpointer: ExperimentCheckpointer) -> str:
     return f"every {' or '.join(every)}, between episodes; the newest {config.keep} kept"
 
 
-def _start_reverb(tables: list, checkpointer: ExperimentCheckpointer | None,
-                  restored: Restored | None) -> tuple[Any, Callable[[], None], InsertPressure]:
+def _start_reverb(
+    tables: list, checkpointer: ExperimentCheckpointer | None, restored: Restored | None
+) -> tuple[Any, Callable[[], None], InsertPressure]:
     """An in-process reverb server of ``tables`` (loading ``restored``'s replay): ``(client, stop, pressure)``."""
     extras.require("reverb", "replay='reverb' (--replay reverb)")
     import reverb
@@ -273,8 +307,13 @@ def _start_reverb(tables: list, checkpointer: ExperimentCheckpointer | None,
     return client, server.stop, pressure
 
 
-def _restore(checkpointer: ExperimentCheckpointer, restored: Restored, learner: core.Learner,
-             counter: counting.Counter, replay_client: Any) -> None:
+def _restore(
+    checkpointer: ExperimentCheckpointer,
+    restored: Restored,
+    learner: core.Learner,
+    counter: counting.Counter,
+    replay_client: Any,
+) -> None:
     """Puts a checkpoint's learner state, counts and replay (reverb's is already loaded) in place, checking each."""
     checkpointer.check_learner_state(restored, learner.save())
     learner.restore(restored.learner_state)

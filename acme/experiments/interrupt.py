@@ -45,8 +45,10 @@ class StopAtEpisodeEnd:
         if self.requested:
             self._raise(signum, "")
         self.signum = signum
-        self._announce(f"{_NAMES[signum]}: saving a checkpoint when this episode ends, then stopping "
-                       f"({_NAMES[signum]} again stops now, losing the steps since the last checkpoint).")
+        self._announce(
+            f"{_NAMES[signum]}: saving a checkpoint when this episode ends, then stopping "
+            f"({_NAMES[signum]} again stops now, losing the steps since the last checkpoint)."
+        )
         sys.stdout.flush()
 
     def stop(self, reason: str) -> NoReturn:
@@ -65,8 +67,11 @@ class StopAtEpisodeEnd:
     @staticmethod
     def _stop_unsaved(signum: int, frame: FrameType | None) -> NoReturn:
         del frame
-        print(f"Stopped by {_NAMES[signum]}; nothing was saved (this run has no checkpoint directory).",
-              file=sys.stderr, flush=True)
+        print(
+            f"Stopped by {_NAMES[signum]}; nothing was saved (this run has no checkpoint directory).",
+            file=sys.stderr,
+            flush=True,
+        )
         raise SystemExit(128 + signum)
 
     def _handlers(self) -> dict[int, Callable[[int, FrameType | None], None]]:

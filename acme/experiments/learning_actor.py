@@ -58,7 +58,9 @@ class InsertPressure:
         diffs = {}
         for name, info in self._read_infos().items():
             limiter = info.rate_limiter_info
-            diffs[name] = limiter.insert_stats.completed * float(limiter.samples_per_insert) - limiter.sample_stats.completed
+            diffs[name] = (
+                limiter.insert_stats.completed * float(limiter.samples_per_insert) - limiter.sample_stats.completed
+            )
         return diffs
 
     def too_high(self) -> bool:
@@ -93,8 +95,14 @@ class LearningActor(core.Actor):
     ``InsertPressure``), it steps until it has caught up.
     """
 
-    def __init__(self, actor: core.Actor, learner: core.Learner, iterator: core.PrefetchingIterator,
-                 pressure: InsertPressure | None = None, max_learner_steps_per_update: int = 64):
+    def __init__(
+        self,
+        actor: core.Actor,
+        learner: core.Learner,
+        iterator: core.PrefetchingIterator,
+        pressure: InsertPressure | None = None,
+        max_learner_steps_per_update: int = 64,
+    ):
         self._actor = actor
         self._step_learner = LearnerStepper(learner, iterator, pressure, max_learner_steps_per_update)
 
@@ -115,8 +123,13 @@ class LearningActor(core.Actor):
 class LearnerStepper:
     """Steps the learner as often as replay allows now (see ``LearningActor``); returns the steps taken."""
 
-    def __init__(self, learner: core.Learner, iterator: core.PrefetchingIterator,
-                 pressure: InsertPressure | None = None, max_steps: int = 64):
+    def __init__(
+        self,
+        learner: core.Learner,
+        iterator: core.PrefetchingIterator,
+        pressure: InsertPressure | None = None,
+        max_steps: int = 64,
+    ):
         self._learner = learner
         self._iterator = iterator
         self._pressure = pressure
@@ -135,7 +148,8 @@ class LearnerStepper:
 
 
 class LearningVectorActor:
-    """A ``VectorActor`` whose ``update`` also steps the learner as often as replay allows (``LearningActor``'s rule)."""
+    """A ``VectorActor`` whose ``update`` also steps the learner as often as replay allows (``LearningActor``'s
+    rule)."""
 
     def __init__(self, actor: Any, step_learner: LearnerStepper):
         self._actor = actor

@@ -69,8 +69,15 @@ def learning_rate_hint(config: Any) -> str:
     return f"Lower learning_rate (now {config.learning_rate}) or reward_scale, or check the rewards for NaNs."
 
 
-def advance(state: Any, stats: RunningStatistics, key: jax.Array, tau: float | None = None,
-            policy: OptimizerStep | None = None, critic: OptimizerStep | None = None, **fields: Any) -> Any:
+def advance(
+    state: Any,
+    stats: RunningStatistics,
+    key: jax.Array,
+    tau: float | None = None,
+    policy: OptimizerStep | None = None,
+    critic: OptimizerStep | None = None,
+    **fields: Any,
+) -> Any:
     """``state`` after one update of an actor-critic: the next step count, random key and observation statistics.
 
     ``policy`` and ``critic`` (each an ``OptimizerStep``) give the new
@@ -92,7 +99,12 @@ def advance(state: Any, stats: RunningStatistics, key: jax.Array, tau: float | N
     return state._replace(observation_stats=stats, steps=state.steps + 1, random_key=key, **fields)
 
 
-def actor_critic_learner(name: str, make_update: Any, make_initial_state: Any, variables: Any = actor_critic_variables,
-                         hint: Any = learning_rate_hint) -> LearnerDefinition:
+def actor_critic_learner(
+    name: str,
+    make_update: Any,
+    make_initial_state: Any,
+    variables: Any = actor_critic_variables,
+    hint: Any = learning_rate_hint,
+) -> LearnerDefinition:
     """The ``LearnerDefinition`` of an actor-critic: its critic and policy losses must stay finite."""
     return LearnerDefinition(name, make_update, make_initial_state, variables, ("critic_loss", "policy_loss"), hint)

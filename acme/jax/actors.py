@@ -158,8 +158,10 @@ class VectorActor:
         """Continues from ``save()``'s state (of an actor with as many environments)."""
         steps = np.asarray(state["num_steps"], np.int32)
         if steps.shape != self._steps.shape:
-            raise ValueError(f"The saved actor drove {steps.size} environments; this one drives {self.num_envs} "
-                             "(resume with the same num_envs_per_actor).")
+            raise ValueError(
+                f"The saved actor drove {steps.size} environments; this one drives {self.num_envs} "
+                "(resume with the same num_envs_per_actor)."
+            )
         self._steps = steps.copy()
         if "key" in state:
             self._keys = self._select.place(np.asarray(state["key"]))

@@ -101,8 +101,10 @@ class SGDLearner(core.Learner):
         batch_fn: Callable[[Any], Any] | None = None,
         on_priorities: Callable[[Any, np.ndarray], None] | None = None,
     ):
-        if isinstance(num_updates_per_step, bool) or not isinstance(num_updates_per_step, int) or (
-            num_updates_per_step < 1
+        if (
+            isinstance(num_updates_per_step, bool)
+            or not isinstance(num_updates_per_step, int)
+            or (num_updates_per_step < 1)
         ):
             raise ValueError(f"num_updates_per_step must be a positive integer, got {num_updates_per_step!r}.")
         self._name = name

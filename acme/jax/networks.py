@@ -55,9 +55,14 @@ def observation_features(hidden_sizes: Sequence[int], observation: Any, layer_no
     return mlp_torso(hidden_sizes, layer_norm=layer_norm)(utils.batch_concat(observation).astype(jnp.float32))
 
 
-def twin_critic_networks(networks_class: type, environment_spec: specs.EnvironmentSpec, agent: str,
-                         head: Callable[[int], Callable], policy_hidden_sizes: Sequence[int],
-                         critic_hidden_sizes: Sequence[int]) -> Any:
+def twin_critic_networks(
+    networks_class: type,
+    environment_spec: specs.EnvironmentSpec,
+    agent: str,
+    head: Callable[[int], Callable],
+    policy_hidden_sizes: Sequence[int],
+    critic_hidden_sizes: Sequence[int],
+) -> Any:
     """An MLP policy ending in ``head(action_size)`` and twin MLP critics (SAC's and TD3's shape)."""
 
     def make_policy(action_size: int) -> Callable:
@@ -198,14 +203,24 @@ class ActorCriticNetworks:
     action_size: int
 
     @classmethod
-    def transform(cls, environment_spec: specs.EnvironmentSpec, agent: str, make_policy: Callable[[int], Callable],
-                  critic: Callable, **fields: Any) -> "ActorCriticNetworks":
+    def transform(
+        cls,
+        environment_spec: specs.EnvironmentSpec,
+        agent: str,
+        make_policy: Callable[[int], Callable],
+        critic: Callable,
+        **fields: Any,
+    ) -> "ActorCriticNetworks":
         """``cls`` with ``make_policy(action_size)`` and ``critic`` transformed by haiku (no random key at apply),
         for ``environment_spec``'s canonical continuous actions (``agent`` names the caller in errors)."""
         action_size = specs.continuous_action_size(environment_spec, agent)
-        return cls(policy=hk.without_apply_rng(hk.transform(make_policy(action_size))),
-                   critic=hk.without_apply_rng(hk.transform(critic)), environment_spec=environment_spec,
-                   action_size=action_size, **fields)
+        return cls(
+            policy=hk.without_apply_rng(hk.transform(make_policy(action_size))),
+            critic=hk.without_apply_rng(hk.transform(critic)),
+            environment_spec=environment_spec,
+            action_size=action_size,
+            **fields,
+        )
 
     def dummy_inputs(self) -> tuple[Any, jnp.ndarray]:
         """A batch of one zero observation and one zero action."""

@@ -114,8 +114,13 @@ class LocalTable:
     def info(self) -> dict:
         """``current_size``, ``max_size`` and the numbers of inserts, samples and removals so far."""
         with self._changed:
-            return {"current_size": self._size, "max_size": self._spec.max_size, "num_inserts": self._inserts,
-                    "num_samples": self._samples, "num_deletes": self._deletes}
+            return {
+                "current_size": self._size,
+                "max_size": self._spec.max_size,
+                "num_inserts": self._inserts,
+                "num_samples": self._samples,
+                "num_deletes": self._deletes,
+            }
 
     # -------------------------------------------------------------- the rate limiter
 
@@ -185,8 +190,9 @@ class LocalTable:
                 )
         return self._insert(leaves, item, priority, timeout, wait)
 
-    def insert_checked(self, leaves: list, priority: float = 1.0, timeout: float | None = None,
-                       wait: bool = True) -> int:
+    def insert_checked(
+        self, leaves: list, priority: float = 1.0, timeout: float | None = None, wait: bool = True
+    ) -> int:
         """``insert`` for an item already flattened and checked against the signature's shapes and dtypes.
 
         For writers that validate their items themselves (``LocalTrajectoryWriter``);
@@ -263,8 +269,11 @@ class LocalTable:
             counted, counts = np.unique(slots, return_counts=True)  # a slot may be drawn more than once
             self._times_sampled[counted] += counts.astype(np.int32)
             info = SampleInfo(
-                key=self._keys[slots].copy(), probability=probability, table_size=np.full(batch_size, size, np.int64),
-                priority=self._priorities[slots].copy(), times_sampled=self._times_sampled[slots].copy(),
+                key=self._keys[slots].copy(),
+                probability=probability,
+                table_size=np.full(batch_size, size, np.int64),
+                priority=self._priorities[slots].copy(),
+                times_sampled=self._times_sampled[slots].copy(),
             )
             data = tree.unflatten_as(self._structure, [self._gather(column, slots) for column in self._columns])
             self._samples += batch_size
@@ -315,9 +324,13 @@ class LocalTable:
         if self._columns is None and columns:
             raise ValueError(f"Table {self.name!r} has no signature, so its items' structure cannot be restored.")
         own_columns = self._columns or []
-        if size > self._spec.max_size or len(columns) != len(own_columns) or any(
-            len(c) != size or (not self._ragged and np.shape(c)[1:] != own.shape[1:])
-            for c, own in zip(columns, own_columns)
+        if (
+            size > self._spec.max_size
+            or len(columns) != len(own_columns)
+            or any(
+                len(c) != size or (not self._ragged and np.shape(c)[1:] != own.shape[1:])
+                for c, own in zip(columns, own_columns)
+            )
         ):
             raise ValueError(f"Cannot restore table {self.name!r} from a state of other shapes or a larger size.")
         with self._changed:

@@ -215,7 +215,8 @@ class LocalTrajectoryWriter:
         """The columns, in the structure of the appended rows."""
         if self._history is None:
             self._history = tree.unflatten_as(
-                self._template, [self._columns[path] for path, _ in tree.flatten_with_path(self._template)])
+                self._template, [self._columns[path] for path, _ in tree.flatten_with_path(self._template)]
+            )
         return self._history
 
     def append(self, data: Any) -> None:
@@ -325,8 +326,9 @@ def _check_leaves(table: LocalTable, leaves: list) -> None:
     """Raises ValueError unless the item's ``leaves`` have the signature's shapes and dtypes."""
     specs = table.leaf_specs
     if len(leaves) != len(specs):
-        raise ValueError(f"An item for table {table.name!r} has {len(leaves)} arrays where the signature has "
-                         f"{len(specs)}.")
+        raise ValueError(
+            f"An item for table {table.name!r} has {len(leaves)} arrays where the signature has {len(specs)}."
+        )
     for (shape, dtype), value in zip(specs, leaves):
         if value.dtype != dtype or not fits(value.shape, shape):
             raise ValueError(

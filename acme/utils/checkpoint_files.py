@@ -284,8 +284,7 @@ def read_tree(directory: str) -> tuple[Any, dict]:
 _SCALAR_KINDS = {"bool": bool, "int": int, "float": float}
 
 
-def atomic_write_dir(target: str, write: Callable[[str], None],
-                     on_error: Callable[[str], None] | None = None) -> None:
+def atomic_write_dir(target: str, write: Callable[[str], None], on_error: Callable[[str], None] | None = None) -> None:
     """Calls ``write(tmp_dir)`` on a fresh temporary sibling of ``target``, then renames it to ``target``.
 
     An existing ``target`` is replaced only once the new one is complete. On any
@@ -383,8 +382,7 @@ class Checkpointer:
         """Where the checkpoint of ``step`` is (or would be) written."""
         return self._path(step)
 
-    def save(self, state: Any, step: int, metadata: dict | None = None,
-             attach: Mapping[str, str] | None = None) -> str:
+    def save(self, state: Any, step: int, metadata: dict | None = None, attach: Mapping[str, str] | None = None) -> str:
         """Writes ``state`` as ``ckpt-<step>`` and prunes to the newest ``keep``; returns its path.
 
         ``metadata`` must be JSON-serialisable; ``restore_latest(expect_metadata=...)`` checks it.
@@ -399,7 +397,9 @@ class Checkpointer:
         attach = dict(attach or {})
         for name, source in attach.items():
             if not name or os.sep in name or name in (LEAVES, STRUCTURE, LEGACY_STRUCTURE, MANIFEST):
-                raise ValueError(f"Attachment names must be plain file names other than the checkpoint's own, got {name!r}.")
+                raise ValueError(
+                    f"Attachment names must be plain file names other than the checkpoint's own, got {name!r}."
+                )
             if not os.path.isdir(source):
                 raise CheckpointError(f"Cannot attach {source} to {self._label} {step}: it is not a directory.")
         target = self._path(step)
@@ -458,7 +458,8 @@ class Checkpointer:
                 self._check_metadata(path, metadata, expect_metadata)
             return state, int(manifest.get("step", step)), metadata
         raise CheckpointError(
-            f"Every {self._label} in {self._directory} is unreadable: " + "; ".join(corrupt)
+            f"Every {self._label} in {self._directory} is unreadable: "
+            + "; ".join(corrupt)
             + ". Delete them to start afresh, or point to another directory."
         )
 

@@ -59,15 +59,18 @@ class _TreeDefUnpickler(pickle.Unpickler):
 
 
 def _read_legacy(directory: str, manifest: dict) -> tuple[object, list]:
-    contents = {name: checkpoint_files.read_verified(directory, name, manifest)
-                for name in (checkpoint_files.LEAVES, checkpoint_files.LEGACY_STRUCTURE)}
+    contents = {
+        name: checkpoint_files.read_verified(directory, name, manifest)
+        for name in (checkpoint_files.LEAVES, checkpoint_files.LEGACY_STRUCTURE)
+    }
     try:
         treedef = _TreeDefUnpickler(io.BytesIO(contents[checkpoint_files.LEGACY_STRUCTURE])).load()
     except Exception as error:  # noqa: BLE001 - whatever the pickle holds, it is refused the same way
         raise CheckpointError(f"{directory}/{checkpoint_files.LEGACY_STRUCTURE} was not converted: {error}.") from error
     if type(treedef).__name__ != "PyTreeDef":
-        raise CheckpointError(f"{directory}/{checkpoint_files.LEGACY_STRUCTURE} holds a {type(treedef).__name__}, "
-                              "not a tree structure.")
+        raise CheckpointError(
+            f"{directory}/{checkpoint_files.LEGACY_STRUCTURE} holds a {type(treedef).__name__}, not a tree structure."
+        )
     with np.load(io.BytesIO(contents[checkpoint_files.LEAVES]), allow_pickle=False) as npz:
         leaves = [npz[f"leaf_{i:05d}"] for i in range(manifest["num_leaves"])]
     return treedef, leaves
@@ -85,11 +88,15 @@ def convert(directory: str) -> bool:
     if manifest.get("version") == checkpoint_files.VERSION:
         return False
     if manifest.get("version") != checkpoint_files.LEGACY_VERSION:
-        raise CheckpointError(f"{directory} has format version {manifest.get('version')!r}; only version "
-                              f"{checkpoint_files.LEGACY_VERSION} is converted.")
+        raise CheckpointError(
+            f"{directory} has format version {manifest.get('version')!r}; only version "
+            f"{checkpoint_files.LEGACY_VERSION} is converted."
+        )
     treedef, leaves = _read_legacy(directory, manifest)
     if treedef.num_leaves != len(leaves):
-        raise CheckpointError(f"{directory}: the structure has {treedef.num_leaves} leaves but {len(leaves)} are stored.")
+        raise CheckpointError(
+            f"{directory}: the structure has {treedef.num_leaves} leaves but {len(leaves)} are stored."
+        )
     # Leaves keep their order: encode() visits containers as jax flattens them (dicts by sorted key).
     tree = jax.tree_util.tree_unflatten(treedef, list(range(len(leaves))))
     structure, order = tree_structure.encode(tree)
@@ -114,12 +121,15 @@ def _targets(path: str) -> list[str]:
     if os.path.isfile(os.path.join(path, checkpoint_files.MANIFEST)):
         return [path]
     found = sorted(
-        os.path.join(path, name) for name in os.listdir(path)
+        os.path.join(path, name)
+        for name in os.listdir(path)
         if name.startswith("ckpt-") and os.path.isfile(os.path.join(path, name, checkpoint_files.MANIFEST))
     )
     if not found:
-        raise CheckpointError(f"{path} is neither a checkpoint or snapshot (no {checkpoint_files.MANIFEST}) nor a "
-                              "directory of ckpt-* checkpoints.")
+        raise CheckpointError(
+            f"{path} is neither a checkpoint or snapshot (no {checkpoint_files.MANIFEST}) nor a "
+            "directory of ckpt-* checkpoints."
+        )
     return found
 
 

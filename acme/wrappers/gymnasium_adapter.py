@@ -27,8 +27,7 @@ def space_to_spec(space: gymnasium.Space, name: str) -> Any:
     if isinstance(space, gymnasium.spaces.Tuple):
         return tuple(space_to_spec(sub, f"{name}/{i}") for i, sub in enumerate(space.spaces))
     raise ValueError(
-        f"{name}: gymnasium space {space!r} is not supported; accepted: Box, Discrete, "
-        "MultiBinary, Dict, Tuple."
+        f"{name}: gymnasium space {space!r} is not supported; accepted: Box, Discrete, MultiBinary, Dict, Tuple."
     )
 
 

@@ -60,5 +60,6 @@ def make_networks(
         critics = networks_lib.Critic(critic_hidden_sizes, num_critics=1, num_outputs=num_atoms, layer_norm=True)
         return critics(observation, action)[0]
 
-    return D4PGNetworks.transform(environment_spec, "D4PG", make_policy, critic, num_atoms=num_atoms,
-                                  vmin=float(vmin), vmax=float(vmax))
+    return D4PGNetworks.transform(
+        environment_spec, "D4PG", make_policy, critic, num_atoms=num_atoms, vmin=float(vmin), vmax=float(vmax)
+    )

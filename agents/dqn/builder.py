@@ -64,7 +64,12 @@ class DQNBuilder(NStepTransitionBuilder):
                 )
 
         return DQN_LEARNER.make_learner(
-            networks, config, random_key, dataset, counter, logger_factory("learner", "learner_steps"),
+            networks,
+            config,
+            random_key,
+            dataset,
+            counter,
+            logger_factory("learner", "learner_steps"),
             on_priorities=write_priorities,
         )
 

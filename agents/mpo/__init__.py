@@ -15,7 +15,11 @@ AGENT = AgentDefinition(
     make_config=MPOConfig,
     make_builder=MPOBuilder,
     make_networks=lambda spec, config: make_networks(
-        spec, config.policy_hidden_sizes, config.critic_hidden_sizes, config.num_critics, config.init_std,
+        spec,
+        config.policy_hidden_sizes,
+        config.critic_hidden_sizes,
+        config.num_critics,
+        config.init_std,
         config.min_std,
     ),
     action_space="continuous",

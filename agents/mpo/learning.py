@@ -164,8 +164,11 @@ def make_initial_state(networks: MPONetworks, config: MPOConfig, key: jax.Array)
         alpha_stddev=jnp.full(alpha_shape, inverse_softplus(config.initial_alpha_stddev), jnp.float32),
     )
     network_optimizer, dual_optimizer = _optimizers(config)
-    return TrainingState(**actor_critic_fields(networks, network_optimizer, key), dual_params=duals,
-                         dual_opt_state=dual_optimizer.init(duals))
+    return TrainingState(
+        **actor_critic_fields(networks, network_optimizer, key),
+        dual_params=duals,
+        dual_opt_state=dual_optimizer.init(duals),
+    )
 
 
 def _repeat(nest: Any, num: int) -> Any:
@@ -228,8 +231,14 @@ def make_update(networks: MPONetworks, config: MPOConfig):
         )
         q_values = jnp.min(q_values, axis=0).reshape((num_samples, batch_size))  # [N, B]
 
-        critic = gradient_step(critic_loss_fn, network_optimizer, state.critic_params, state.critic_opt_state, t,
-                               jnp.mean(q_values, axis=0))
+        critic = gradient_step(
+            critic_loss_fn,
+            network_optimizer,
+            state.critic_params,
+            state.critic_opt_state,
+            t,
+            jnp.mean(q_values, axis=0),
+        )
         critic_loss, mean_q = critic.value
 
         (_, aux), (policy_grads, dual_grads) = jax.value_and_grad(policy_loss_fn, argnums=(0, 1), has_aux=True)(
@@ -245,8 +254,17 @@ def make_update(networks: MPONetworks, config: MPOConfig):
         )
         duals, dual_opt_state = apply_gradients(dual_optimizer, dual_grads, state.dual_params, state.dual_opt_state)
 
-        new_state = advance(state, stats, key, config.tau, critic=critic, policy_params=policy_params,
-                            policy_opt_state=policy_opt_state, dual_params=duals, dual_opt_state=dual_opt_state)
+        new_state = advance(
+            state,
+            stats,
+            key,
+            config.tau,
+            critic=critic,
+            policy_params=policy_params,
+            policy_opt_state=policy_opt_state,
+            dual_params=duals,
+            dual_opt_state=dual_opt_state,
+        )
         metrics = {
             "critic_loss": critic_loss,
             "mean_q": mean_q,

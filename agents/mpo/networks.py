@@ -36,6 +36,7 @@ def make_networks(
     Both torsos are layer-normalised MLPs (``LayerNormMLP``), which keeps the
     first layer well scaled whatever the observation magnitudes.
     """
+
     def make_policy(action_size: int):
         def policy(observation, return_pre_tanh: bool = False):
             features = networks_lib.observation_features(policy_hidden_sizes, observation, layer_norm=True)

@@ -35,8 +35,9 @@ def make_initial_state(networks: SACNetworks, config: SACConfig, key: jax.Array)
     fields = actor_critic_fields(networks, optimizer, key)
     del fields["target_policy_params"]  # SAC's policy has no target
     log_temperature = jnp.asarray(jnp.log(config.initial_temperature), jnp.float32)
-    return TrainingState(**fields, log_temperature=log_temperature,
-                         temperature_opt_state=optimizer.init(log_temperature))
+    return TrainingState(
+        **fields, log_temperature=log_temperature, temperature_opt_state=optimizer.init(log_temperature)
+    )
 
 
 def make_update(networks: SACNetworks, config: SACConfig):
@@ -69,17 +70,38 @@ def make_update(networks: SACNetworks, config: SACConfig):
     def update(state: TrainingState, transitions: types.Transition):
         key, critic_key, policy_key = jax.random.split(state.random_key, 3)
         stats, t = normalizer.normalize_transitions(state.observation_stats, transitions)
-        critic = gradient_step(critic_loss_fn, optimizer, state.critic_params, state.critic_opt_state, state, t,
-                               critic_key)
-        policy = gradient_step(policy_loss_fn, optimizer, state.policy_params, state.policy_opt_state, critic.params,
-                               state.log_temperature, t, policy_key)
+        critic = gradient_step(
+            critic_loss_fn, optimizer, state.critic_params, state.critic_opt_state, state, t, critic_key
+        )
+        policy = gradient_step(
+            policy_loss_fn,
+            optimizer,
+            state.policy_params,
+            state.policy_opt_state,
+            critic.params,
+            state.log_temperature,
+            t,
+            policy_key,
+        )
         (critic_loss, mean_q), (policy_loss, log_prob) = critic.value, policy.value
         temperature_loss, _, log_temperature, temperature_opt_state = gradient_step(
-            temperature_loss_fn, optimizer, state.log_temperature, state.temperature_opt_state, log_prob,
+            temperature_loss_fn,
+            optimizer,
+            state.log_temperature,
+            state.temperature_opt_state,
+            log_prob,
             has_aux=False,
         )
-        new_state = advance(state, stats, key, config.tau, policy=policy, critic=critic,
-                            log_temperature=log_temperature, temperature_opt_state=temperature_opt_state)
+        new_state = advance(
+            state,
+            stats,
+            key,
+            config.tau,
+            policy=policy,
+            critic=critic,
+            log_temperature=log_temperature,
+            temperature_opt_state=temperature_opt_state,
+        )
         metrics = {
             "critic_loss": critic_loss,
             "policy_loss": policy_loss,

@@ -85,9 +85,15 @@ def make_update(networks: TD3Networks, config: TD3Config):
         )
 
         new_state = advance(
-            state, stats, key, policy_params=policy_params, policy_opt_state=policy_opt_state,
-            critic_params=critic_params, critic_opt_state=critic_opt_state,
-            target_policy_params=target_policy_params, target_critic_params=target_critic_params,
+            state,
+            stats,
+            key,
+            policy_params=policy_params,
+            policy_opt_state=policy_opt_state,
+            critic_params=critic_params,
+            critic_opt_state=critic_opt_state,
+            target_policy_params=target_policy_params,
+            target_critic_params=target_critic_params,
         )
         metrics = {
             "critic_loss": critic_loss,

@@ -57,8 +57,13 @@ def test_four_updates_give_the_state_the_code_before_the_refactor_gave(agent):
     same_version = path.endswith(f"-jax{_jax_version()}.npz")
     rtol, atol = (1e-6, 1e-7) if same_version else (1e-3, 1e-5)
     for name in sorted(expected):
-        np.testing.assert_allclose(actual[name], expected[name], rtol=rtol, atol=atol,
-                                   err_msg=f"{agent} {name} against {os.path.basename(path)}")
+        np.testing.assert_allclose(
+            actual[name],
+            expected[name],
+            rtol=rtol,
+            atol=atol,
+            err_msg=f"{agent} {name} against {os.path.basename(path)}",
+        )
 
 
 if __name__ == "__main__":  # writes the golden files for this jax version from the code on sys.path

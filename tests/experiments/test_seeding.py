@@ -11,8 +11,14 @@ from acme.experiments.seeding import ExperimentSeeds
 
 
 def _raw(keys) -> list[tuple]:
-    return [tuple(np.asarray(jax.random.key_data(k) if jax.dtypes.issubdtype(k.dtype, jax.dtypes.prng_key)
-                             else k).ravel().tolist()) for k in keys]
+    return [
+        tuple(
+            np.asarray(jax.random.key_data(k) if jax.dtypes.issubdtype(k.dtype, jax.dtypes.prng_key) else k)
+            .ravel()
+            .tolist()
+        )
+        for k in keys
+    ]
 
 
 def test_the_keys_are_the_in_process_runners_split_of_the_seed():

@@ -64,8 +64,9 @@ def test_heads_bound_their_outputs():
 def test_critics_are_independent_and_shaped(layer_norm):
     observation = {"position": jnp.ones((5, 3)), "velocity": jnp.zeros((5, 2))}
     action = jnp.ones((5, 1))
-    q, params = _apply(lambda o, a: networks.Critic((16, 16), num_critics=2, layer_norm=layer_norm)(o, a),
-                       observation, action)
+    q, params = _apply(
+        lambda o, a: networks.Critic((16, 16), num_critics=2, layer_norm=layer_norm)(o, a), observation, action
+    )
     assert q.shape == (2, 5)
     assert not np.allclose(q[0], q[1])  # separately initialised critics
     assert any("critic_0" in name for name in params) and any("critic_1" in name for name in params)
@@ -88,9 +89,7 @@ def test_running_statistics_match_numpy_over_many_batches():
     assert float(stats.count) == 140
     for key in ("a", "b"):
         np.testing.assert_allclose(stats.mean[key], everything[key].mean(0), rtol=1e-4, atol=1e-4)
-        np.testing.assert_allclose(
-            running_statistics.standard_deviation(stats)[key], everything[key].std(0), rtol=1e-3
-        )
+        np.testing.assert_allclose(running_statistics.standard_deviation(stats)[key], everything[key].std(0), rtol=1e-3)
     normalized = running_statistics.normalize(stats, everything)
     np.testing.assert_allclose(np.mean(normalized["a"], 0), 0.0, atol=1e-3)
     far = running_statistics.normalize(stats, {"a": np.full(3, 1e6, np.float32), "b": np.float32(-1e6)}, max_abs=5.0)

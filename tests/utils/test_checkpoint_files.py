@@ -38,7 +38,9 @@ def _make_learner(seed: int, hidden_sizes=(16,)):
     )
     config = dqn.DQNConfig(hidden_sizes=hidden_sizes, num_sgd_steps_per_step=1)  # one [B] batch per step
     networks = dqn.make_networks(fakes.discrete_spec(), config.hidden_sizes)
-    return dqn.DQN_LEARNER.make_learner(networks, config, jax.random.PRNGKey(seed), iterator=itertools.repeat(_Sample(None, data)))
+    return dqn.DQN_LEARNER.make_learner(
+        networks, config, jax.random.PRNGKey(seed), iterator=itertools.repeat(_Sample(None, data))
+    )
 
 
 def _state(value: float):

@@ -51,9 +51,7 @@ def make_logger_factory(
     """A factory of default loggers writing under one run directory."""
 
     def factory(label: str, steps_key: str | None = None) -> Logger:
-        return make_default_logger(
-            label, directory, steps_key, time_delta, print_fn=print_fn, terminal=terminal
-        )
+        return make_default_logger(label, directory, steps_key, time_delta, print_fn=print_fn, terminal=terminal)
 
     return factory
 
