@@ -301,7 +301,7 @@ class EvaluatorNode:
                 steps = counts.get("actor_steps", 0)
                 finished = steps >= config.max_num_actor_steps
                 if steps >= next_eval or finished:
-                    evaluator.evaluate(steps, time.perf_counter() - start, self._counter.get_counts())
+                    evaluator.evaluate(steps, self._counter.get_counts, lambda: time.perf_counter() - start)
                     while next_eval <= steps:
                         next_eval += config.eval_every
                 if finished:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -51,14 +51,19 @@ class Evaluator:
         self._num_episodes = config.num_eval_episodes
         self._logger = config.get_logger_factory()("evaluator", "actor_steps")
 
-    def evaluate(self, actor_steps: int, wall_seconds: float, counts: Mapping[str, Any]) -> EvaluationResult:
-        """Runs ``num_eval_episodes`` with the newest policy and logs them (with ``counts``) under ``evaluator``."""
+    def evaluate(
+        self, actor_steps: int, read_counts: Callable[[], Mapping[str, Any]], elapsed: Callable[[], float]
+    ) -> EvaluationResult:
+        """Runs ``num_eval_episodes`` with the newest policy and logs them under ``evaluator``, with the counts
+        and the run's wall-clock seconds as they are once the episodes are over (``read_counts()``, ``elapsed()``).
+        """
         self._actor.update(wait=True)
         returns = self._loop.episode_returns(self._num_episodes)
+        wall_seconds = elapsed()
         result = EvaluationResult(actor_steps, float(np.mean(returns)), float(np.std(returns)), wall_seconds)
         self._logger.write(
             {
-                **counts,
+                **read_counts(),
                 "actor_steps": actor_steps,
                 "evaluation_return": result.mean_return,
                 "evaluation_return_std": result.std_return,

@@ -214,7 +214,7 @@ class _InProcessRun:
 
     def _evaluate(self) -> float:
         evaluation = self.evaluator.evaluate(
-            self.actor_steps, time.perf_counter() - self.start, self.counter.get_counts()
+            self.actor_steps, self.counter.get_counts, lambda: time.perf_counter() - self.start
         )
         self.evaluations.append(evaluation)
         while self.next_eval <= self.actor_steps:

@@ -149,10 +149,15 @@ class SGDLearner(core.Learner):
         now = time.monotonic()
         if now - self._last_log >= self._log_every:
             self.check_finite()
-            counts = self._counter.increment(steps=self._num_steps - self._num_counted_steps)
-            self._num_counted_steps = self._num_steps
+            counts = self._count_steps()
             self._last_log = now
             self._logger.write({**jax_utils.to_numpy(metrics), **counts})
+
+    def _count_steps(self) -> Mapping[str, Any]:
+        """Adds the steps taken since the last call to the counter; returns its counts."""
+        counts = self._counter.increment(steps=self._num_steps - self._num_counted_steps)
+        self._num_counted_steps = self._num_steps
+        return counts
 
     def check_finite(self) -> None:
         """Raises FloatingPointError naming the first step at which a watched metric became NaN or infinite."""
@@ -171,6 +176,7 @@ class SGDLearner(core.Learner):
 
     def save(self) -> Any:
         self.check_finite()  # a checkpoint never holds a state that went non-finite
+        self._count_steps()  # the counts saved beside a checkpoint hold every step it holds
         return jax.device_get(self._state)
 
     def restore(self, state: Any) -> None:
