@@ -13,7 +13,7 @@ STAMP_CURRENT := $(VENV_CURRENT)/.installed
 VENV_PEERS ?= .venv-peers
 STAMP_PEERS := $(VENV_PEERS)/.installed
 
-.PHONY: install install-current install-peers run test test-current test-fast bench bench-peers clean
+.PHONY: install install-current install-peers run test test-current test-fast lint format bench bench-peers clean
 
 install: $(STAMP)
 
@@ -54,6 +54,15 @@ test: install
 # Every test that does not need reverb or TensorFlow, on the core stack (those that do are skipped, with the reason).
 test-current: install-current
 	$(VENV_CURRENT)/bin/python -m pytest tests
+
+# House style (pyproject.toml): ruff lint and format check; `make format` rewrites the files.
+lint: install-current
+	$(VENV_CURRENT)/bin/python -m ruff check .
+	$(VENV_CURRENT)/bin/python -m ruff format --check .
+
+format: install-current
+	$(VENV_CURRENT)/bin/python -m ruff check --fix .
+	$(VENV_CURRENT)/bin/python -m ruff format .
 
 test-fast: install
 	$(BIN)/python -m pytest tests -m "not slow"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import abc
 import itertools
-from typing import Any, Generic, Iterator, Optional, Sequence, TypeVar
+from typing import Any, Generic, Iterator, Sequence, TypeVar
 
 import dm_env
 
@@ -71,7 +71,7 @@ class Learner(VariableSource, Worker, Saveable):
     def step(self) -> None:
         """Performs one update."""
 
-    def run(self, num_steps: Optional[int] = None) -> None:
+    def run(self, num_steps: int | None = None) -> None:
         iterator = range(num_steps) if num_steps is not None else itertools.count()
         for _ in iterator:
             self.step()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Callable, Optional, Sequence
+from typing import Callable, Sequence
 
 import dm_env
 import numpy as np
@@ -31,13 +31,13 @@ class EnvironmentLoop(core.Worker):
         self,
         environment: dm_env.Environment,
         actor: core.Actor,
-        counter: Optional[counting.Counter] = None,
-        logger: Optional[loggers.Logger] = None,
+        counter: counting.Counter | None = None,
+        logger: loggers.Logger | None = None,
         label: str = "environment_loop",
         observers: Sequence[EnvLoopObserver] = (),
         should_update: bool = True,
-        should_stop: Optional[Callable[[], bool]] = None,
-        on_step: Optional[Callable[[int], None]] = None,
+        should_stop: Callable[[], bool] | None = None,
+        on_step: Callable[[int], None] | None = None,
     ):
         self._environment = environment
         self._actor = actor
@@ -50,7 +50,7 @@ class EnvironmentLoop(core.Worker):
         self._reward_spec = environment.reward_spec()
         self._steps_key = self._counter.get_steps_key()
 
-    def run_episode(self, max_steps: Optional[int] = None) -> dict:
+    def run_episode(self, max_steps: int | None = None) -> dict:
         """Runs one episode (or ``max_steps`` of it) and returns its log row."""
         start = time.perf_counter()
         episode_steps = 0
@@ -91,7 +91,7 @@ class EnvironmentLoop(core.Worker):
         """Runs ``num_episodes`` whole episodes (nothing logged) and returns their summed returns."""
         return [float(np.sum(self.run_episode()["episode_return"])) for _ in range(num_episodes)]
 
-    def run(self, num_episodes: Optional[int] = None, num_steps: Optional[int] = None) -> int:
+    def run(self, num_episodes: int | None = None, num_steps: int | None = None) -> int:
         """Runs until a budget is spent; returns the number of steps taken."""
         for name, value in (("num_episodes", num_episodes), ("num_steps", num_steps)):
             if value is not None and value < 0:

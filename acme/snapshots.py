@@ -1,10 +1,10 @@
 """Policy snapshots: a policy's parameters plus what is needed to rebuild it, in one directory.
 
-A snapshot uses the checkpoint format of ``acme.utils.checkpointing`` (leaves
+A snapshot uses the checkpoint format of ``acme.utils.checkpoint_files`` (leaves
 in ``leaves.npz``, structure, and a checksummed ``manifest.json`` whose
 ``metadata`` says which agent, environment and config the parameters belong
 to), written atomically. Nothing here knows an algorithm: rebuilding the policy
-from the metadata is the caller's job (see ``baselines.snapshots``).
+from the metadata is the caller's job (see ``baselines.policy_export``).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from acme.utils import checkpointing
-from acme.utils.checkpointing import CheckpointError
+from acme.utils import checkpoint_files
+from acme.utils.checkpoint_files import CheckpointError
 
 SNAPSHOT_KIND = "policy_snapshot"
 
@@ -27,11 +27,11 @@ def save_policy_snapshot(directory: str, params: Any, metadata: dict) -> str:
     if not isinstance(metadata, dict):
         raise TypeError(f"metadata must be a dict (agent, environment id, config, ...), got {type(metadata).__name__}.")
     path = os.path.abspath(directory)
-    checkpointing.ensure_writable_dir(os.path.dirname(path), "policy snapshot's parent directory")
-    metadata = checkpointing.json_normalise(metadata)
+    checkpoint_files.ensure_writable_dir(os.path.dirname(path), "policy snapshot's parent directory")
+    metadata = checkpoint_files.json_normalise(metadata)
     try:
-        checkpointing.atomic_write_dir(
-            path, lambda tmp: checkpointing.write_tree(tmp, params, {"kind": SNAPSHOT_KIND, "metadata": metadata})
+        checkpoint_files.atomic_write_dir(
+            path, lambda tmp: checkpoint_files.write_tree(tmp, params, {"kind": SNAPSHOT_KIND, "metadata": metadata})
         )
     except OSError as error:
         raise CheckpointError(f"Could not write the policy snapshot {path}: {error.strerror or error}.") from error
@@ -47,9 +47,9 @@ def load_policy_snapshot(directory: str) -> tuple[Any, dict]:
     if not os.path.isdir(path):
         raise CheckpointError(
             f"No policy snapshot at {path}: it is not a directory. Give a directory written by "
-            "save_policy_snapshot (e.g. baselines.snapshots.export_policy)."
+            "save_policy_snapshot (e.g. baselines.policy_export.export_policy)."
         )
-    params, manifest = checkpointing.read_tree(path)
+    params, manifest = checkpoint_files.read_tree(path)
     if manifest.get("kind") != SNAPSHOT_KIND:
         raise CheckpointError(
             f"{path} holds a {manifest.get('kind') or 'training checkpoint'}, not a policy snapshot; "

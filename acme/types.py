@@ -10,7 +10,7 @@ import numpy as np
 NestedArray = Any
 NestedSpec = Any
 NestedTensor = Any
-Nest = Union[NestedArray, Iterable["Nest"], Mapping[Any, "Nest"]]
+Nest = Union[NestedArray, Iterable["Nest"], Mapping[Any, "Nest"]]  # noqa: UP007 (recursive: needs typing.Union)
 
 # Network parameters and learner outputs.
 Params = Any

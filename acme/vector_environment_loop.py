@@ -9,7 +9,7 @@ progress carry on at the next call.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Sequence
 
 import dm_env
 import numpy as np
@@ -36,11 +36,11 @@ class VectorEnvironmentLoop(core.Worker):
         self,
         environments: Sequence[dm_env.Environment],
         actor: VectorActor,
-        counter: Optional[counting.Counter] = None,
-        logger: Optional[loggers.Logger] = None,
+        counter: counting.Counter | None = None,
+        logger: loggers.Logger | None = None,
         label: str = "environment_loop",
         should_update: bool = True,
-        on_episode: Optional[Callable[[dict], None]] = None,
+        on_episode: Callable[[dict], None] | None = None,
     ):
         self._environments = list(environments)
         if len(self._environments) != actor.num_envs:
@@ -52,7 +52,7 @@ class VectorEnvironmentLoop(core.Worker):
         self._logger = logger if logger is not None else loggers.make_default_logger(label)
         self._should_update = should_update
         self._on_episode = on_episode
-        self._timesteps: Optional[list[dm_env.TimeStep]] = None
+        self._timesteps: list[dm_env.TimeStep] | None = None
         self._returns: list[Any] = []
         self._lengths = [0] * len(self._environments)
         self._starts = [0.0] * len(self._environments)
@@ -65,7 +65,8 @@ class VectorEnvironmentLoop(core.Worker):
         timestep = self._environments[index].reset()
         self._actor.observe_first(index, timestep)
         self._returns[index] = tree.map_structure(
-            lambda s: np.zeros(s.shape, s.dtype), self._environments[index].reward_spec())
+            lambda s: np.zeros(s.shape, s.dtype), self._environments[index].reward_spec()
+        )
         self._lengths[index] = 0
         self._starts[index] = time.perf_counter()
         return timestep

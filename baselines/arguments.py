@@ -9,20 +9,20 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Callable, Optional
+from typing import Callable
 
 # JAX keys distinguish seeds only below 2**32 (PRNGKey(2**32) is PRNGKey(0)); gymnasium refuses negatives.
 MAX_SEED = 2**32 - 1
 
 
-def _describe_range(kind: str, minimum: float, maximum: Optional[float], strict: bool) -> str:
+def _describe_range(kind: str, minimum: float, maximum: float | None, strict: bool) -> str:
     """'an integer >= 1', 'a number > 0', 'an integer in 0..9'."""
     if maximum is not None:
         return f"{kind} in {minimum}..{maximum}"
     return f"{kind} {'>' if strict else '>='} {minimum}"
 
 
-def integer(minimum: int, maximum: Optional[int] = None, note: str = "") -> Callable[[str], int]:
+def integer(minimum: int, maximum: int | None = None, note: str = "") -> Callable[[str], int]:
     """A flag type reading an integer in ``[minimum, maximum]``; ``note`` (e.g. "0: none") follows the range."""
     expected = _describe_range("an integer", minimum, maximum, strict=False) + (f" ({note})" if note else "")
 

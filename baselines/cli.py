@@ -10,7 +10,7 @@ import os
 import shutil
 import sys
 import time
-from typing import Iterator, Optional, Sequence
+from typing import Iterator, Sequence
 
 from baselines import arguments, registry
 
@@ -40,8 +40,13 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        if (not action.option_strings or "default" in text
-                or action.default is None or action.default is False or action.default is argparse.SUPPRESS):
+        if (
+            not action.option_strings
+            or "default" in text
+            or action.default is None
+            or action.default is False
+            or action.default is argparse.SUPPRESS
+        ):
             return text
         return text + " (default: %(default)s)"
 
@@ -55,80 +60,147 @@ def make_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="{run,list,evaluate,reproduce}")
     run = commands.add_parser(
-        "run", help="train an agent on an environment", epilog=_describe(), formatter_class=_HelpFormatter,
+        "run",
+        help="train an agent on an environment",
+        epilog=_describe(),
+        formatter_class=_HelpFormatter,
     )
     run.add_argument("agent", choices=registry.agent_names(), help="the agent to train")
     run.add_argument("--env", default="gymnasium:CartPole-v1", help="environment id, '<prefix>:<name>'")
     run.add_argument("--seed", type=arguments.seed, default=0, help="random seed")
-    run.add_argument("--max-steps", type=arguments.positive_integer, default=None,
-                     help="training budget in environment steps (default: the tuned baseline's budget, "
-                          f"else {registry.DEFAULT_MAX_STEPS})")
-    run.add_argument("--eval-every", type=arguments.integer(0, note="0: no evaluation"), default=None,
-                     help="actor steps between evaluations, 0 for none (default: the tuned baseline's, "
-                          f"else {registry.DEFAULT_EVAL_EVERY})")
-    run.add_argument("--eval-episodes", type=arguments.positive_integer, default=None,
-                     help="episodes per evaluation (default: the tuned baseline's, "
-                          f"else {registry.DEFAULT_EVAL_EPISODES})")
+    run.add_argument(
+        "--max-steps",
+        type=arguments.positive_integer,
+        default=None,
+        help="training budget in environment steps (default: the tuned baseline's budget, "
+        f"else {registry.DEFAULT_MAX_STEPS})",
+    )
+    run.add_argument(
+        "--eval-every",
+        type=arguments.integer(0, note="0: no evaluation"),
+        default=None,
+        help="actor steps between evaluations, 0 for none (default: the tuned baseline's, "
+        f"else {registry.DEFAULT_EVAL_EVERY})",
+    )
+    run.add_argument(
+        "--eval-episodes",
+        type=arguments.positive_integer,
+        default=None,
+        help=f"episodes per evaluation (default: the tuned baseline's, else {registry.DEFAULT_EVAL_EPISODES})",
+    )
     run.add_argument("--run-dir", default=None, help="where logs go (default: runs/<agent>-<env>-seed<seed>-<time>)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
-    run.add_argument("--log-every", type=arguments.number(0, strict=False, note="0: every row"), default=5.0,
-                     help="seconds between terminal log lines, 0 for every row")
-    run.add_argument("--launcher", choices=("local", "threads", "ray"), default="local",
-                     help="local: one process, actor and learner interleaved (default); threads: the distributed "
-                          "program with every node a thread; ray: every node a Ray actor")
-    run.add_argument("--replay", choices=("local", "reverb"), default=None,
-                     help="replay backend: local tables in this process (the default with --launcher local, and "
-                          "with --launcher threads where reverb is not installed) or a reverb server (the 'reverb' "
-                          "extra; the default for distributed runs where it is installed, and the only choice for "
-                          "--launcher ray)")
-    run.add_argument("--num-envs", type=arguments.positive_integer, default=1,
-                     help="environments each actor drives, with one batched policy call per step")
-    run.add_argument("--num-actors", type=arguments.positive_integer, default=2,
-                     help="actors of a distributed run (threads/ray)")
-    run.add_argument("--ray-address", default=None,
-                     help="with --launcher ray: join the running Ray cluster whose head node is at host:port "
-                          "(default: start a local Ray instance that listens on loopback only); the cluster's "
-                          "machines then reach this run's nodes and replay server")
-    run.add_argument("--bind-address", default=None, metavar="HOST",
-                     help="with --launcher ray: open the local Ray instance to other machines, with HOST (an IP "
-                          "address of this machine) as its node address; Ray's gRPC servers and the replay server "
-                          "then listen on every interface (default: loopback only; see the README)")
-    run.add_argument("--dashboard", action="store_true",
-                     help="with --launcher ray: also start Ray's dashboard, on 127.0.0.1 (or on --bind-address)")
-    run.add_argument("--checkpoint-dir", default=None,
-                     help="checkpoint the run here (learner, counts, replay); a directory with checkpoints is "
-                          "resumed from (default: no checkpoints)")
-    run.add_argument("--checkpoint-every-minutes", type=arguments.number(0, strict=True), default=10.0,
-                     help="minutes between checkpoints")
-    run.add_argument("--checkpoint-every-steps", type=arguments.positive_integer, default=None,
-                     help="learner steps between checkpoints (default: by time only)")
+    run.add_argument(
+        "--log-every",
+        type=arguments.number(0, strict=False, note="0: every row"),
+        default=5.0,
+        help="seconds between terminal log lines, 0 for every row",
+    )
+    run.add_argument(
+        "--launcher",
+        choices=("local", "threads", "ray"),
+        default="local",
+        help="local: one process, actor and learner interleaved (default); threads: the distributed "
+        "program with every node a thread; ray: every node a Ray actor",
+    )
+    run.add_argument(
+        "--replay",
+        choices=("local", "reverb"),
+        default=None,
+        help="replay backend: local tables in this process (the default with --launcher local, and "
+        "with --launcher threads where reverb is not installed) or a reverb server (the 'reverb' "
+        "extra; the default for distributed runs where it is installed, and the only choice for "
+        "--launcher ray)",
+    )
+    run.add_argument(
+        "--num-envs",
+        type=arguments.positive_integer,
+        default=1,
+        help="environments each actor drives, with one batched policy call per step",
+    )
+    run.add_argument(
+        "--num-actors", type=arguments.positive_integer, default=2, help="actors of a distributed run (threads/ray)"
+    )
+    run.add_argument(
+        "--ray-address",
+        default=None,
+        help="with --launcher ray: join the running Ray cluster whose head node is at host:port "
+        "(default: start a local Ray instance that listens on loopback only); the cluster's "
+        "machines then reach this run's nodes and replay server",
+    )
+    run.add_argument(
+        "--bind-address",
+        default=None,
+        metavar="HOST",
+        help="with --launcher ray: open the local Ray instance to other machines, with HOST (an IP "
+        "address of this machine) as its node address; Ray's gRPC servers and the replay server "
+        "then listen on every interface (default: loopback only; see the README)",
+    )
+    run.add_argument(
+        "--dashboard",
+        action="store_true",
+        help="with --launcher ray: also start Ray's dashboard, on 127.0.0.1 (or on --bind-address)",
+    )
+    run.add_argument(
+        "--checkpoint-dir",
+        default=None,
+        help="checkpoint the run here (learner, counts, replay); a directory with checkpoints is "
+        "resumed from (default: no checkpoints)",
+    )
+    run.add_argument(
+        "--checkpoint-every-minutes",
+        type=arguments.number(0, strict=True),
+        default=10.0,
+        help="minutes between checkpoints",
+    )
+    run.add_argument(
+        "--checkpoint-every-steps",
+        type=arguments.positive_integer,
+        default=None,
+        help="learner steps between checkpoints (default: by time only)",
+    )
     run.add_argument("--keep-checkpoints", type=arguments.positive_integer, default=3, help="checkpoints to keep")
     commands.add_parser("list", help="list agents, environments and baselines")
-    evaluate = commands.add_parser("evaluate", help="run greedy episodes of an exported policy snapshot",
-                                   formatter_class=_HelpFormatter)
-    evaluate.add_argument("--snapshot", required=True,
-                          help="a directory written by baselines.snapshots.export_policy, or a run directory "
-                               "(its policy/ snapshot is used)")
+    evaluate = commands.add_parser(
+        "evaluate", help="run greedy episodes of an exported policy snapshot", formatter_class=_HelpFormatter
+    )
+    evaluate.add_argument(
+        "--snapshot",
+        required=True,
+        help="a directory written by baselines.policy_export.export_policy, or a run directory "
+        "(its policy/ snapshot is used)",
+    )
     evaluate.add_argument("--episodes", type=arguments.positive_integer, default=10, help="episodes to run")
     evaluate.add_argument("--seed", type=arguments.seed, default=0, help="seed of the environment and policy")
     reproduce = commands.add_parser(
-        "reproduce", help="run a registered baseline over seeds and record the results",
+        "reproduce",
+        help="run a registered baseline over seeds and record the results",
         description="Runs the registered baseline for each seed, writes one record per run under "
-                    "baselines/results/runs/ and the summary over seeds to --output.",
+        "baselines/results/runs/ and the summary over seeds to --output.",
         formatter_class=_HelpFormatter,
     )
     reproduce.add_argument("agent", choices=registry.agent_names())
     reproduce.add_argument("--env", required=True, help="an environment with a registered baseline for this agent")
-    reproduce.add_argument("--seeds", type=arguments.seed, nargs="+", default=[0, 1, 2],
-                           help="seeds to run (default: 0 1 2)")
-    reproduce.add_argument("--max-steps", type=arguments.positive_integer, default=None,
-                           help="override the baseline's step budget (default: the baseline's)")
-    reproduce.add_argument("--log-dir", default=os.path.join("runs", "reproduce"),
-                           help="where each seed's evaluator.csv and learner.csv go, a new folder per seed and "
-                                "start time")
-    reproduce.add_argument("--output", default=None,
-                           help="summary file (default: baselines/results/continuous_control.json for continuous "
-                                "agents, baselines/results/discrete_control.json otherwise)")
+    reproduce.add_argument(
+        "--seeds", type=arguments.seed, nargs="+", default=[0, 1, 2], help="seeds to run (default: 0 1 2)"
+    )
+    reproduce.add_argument(
+        "--max-steps",
+        type=arguments.positive_integer,
+        default=None,
+        help="override the baseline's step budget (default: the baseline's)",
+    )
+    reproduce.add_argument(
+        "--log-dir",
+        default=os.path.join("runs", "reproduce"),
+        help="where each seed's evaluator.csv and learner.csv go, a new folder per seed and start time",
+    )
+    reproduce.add_argument(
+        "--output",
+        default=None,
+        help="summary file (default: baselines/results/continuous_control.json for continuous "
+        "agents, baselines/results/discrete_control.json otherwise)",
+    )
     return parser
 
 
@@ -148,7 +220,11 @@ def reproduce_command(args: argparse.Namespace) -> int:
         print(f"Logs: {log_dir}", flush=True)
         record = results.reproduce(args.agent, args.env, seed, max_steps=args.max_steps, log_dir=log_dir)
         print(json.dumps({k: v for k, v in record.items() if k not in ("curve", "machine")}), flush=True)
-    same_group = [a for a in registry.agent_names() if registry.get_agent(a).action_space == registry.get_agent(args.agent).action_space]
+    same_group = [
+        a
+        for a in registry.agent_names()
+        if registry.get_agent(a).action_space == registry.get_agent(args.agent).action_space
+    ]
     summary = results.summarize(output=output, agents=same_group)
     print(results.summary_table(summary), flush=True)
     print(f"Summary written to {output}", flush=True)
@@ -157,7 +233,7 @@ def reproduce_command(args: argparse.Namespace) -> int:
 
 def evaluate_command(args: argparse.Namespace) -> int:
     """Prints each greedy episode's return of a policy snapshot, then their mean."""
-    from baselines.snapshots import evaluate_snapshot
+    from baselines.policy_export import evaluate_snapshot
 
     returns = evaluate_snapshot(_snapshot_directory(args.snapshot), episodes=args.episodes, seed=args.seed)
     for i, value in enumerate(returns):
@@ -175,7 +251,7 @@ def _snapshot_directory(path: str) -> str:
     return policy
 
 
-def _topmost_missing(path: str) -> Optional[str]:
+def _topmost_missing(path: str) -> str | None:
     """The outermost directory of ``path`` that does not exist yet (None if ``path`` exists)."""
     missing = None
     path = os.path.abspath(path)
@@ -214,22 +290,35 @@ def check_launcher_flags(args: argparse.Namespace) -> None:
     from launch import network
     from launch.ray_launcher import check_ray_cluster
 
-    ray_flags = [flag for flag, given in (("--ray-address", args.ray_address is not None),
-                                          ("--bind-address", args.bind_address is not None),
-                                          ("--dashboard", args.dashboard)) if given]
+    ray_flags = [
+        flag
+        for flag, given in (
+            ("--ray-address", args.ray_address is not None),
+            ("--bind-address", args.bind_address is not None),
+            ("--dashboard", args.dashboard),
+        )
+        if given
+    ]
     if args.replay == "local" and args.launcher == "ray":
-        raise ValueError("--replay local keeps the tables inside one process; Ray runs the learner and actors in "
-                         "processes of their own, so its replay node is a reverb server. Leave --replay out, or use "
-                         "--launcher threads or local.")
+        raise ValueError(
+            "--replay local keeps the tables inside one process; Ray runs the learner and actors in "
+            "processes of their own, so its replay node is a reverb server. Leave --replay out, or use "
+            "--launcher threads or local."
+        )
     if ray_flags and args.launcher != "ray":
-        where = ("runs in this one process" if args.launcher == "local"
-                 else "runs every node as a thread of this process")
-        raise ValueError(f"{ray_flags[0]} is for Ray, which only --launcher ray uses; the {args.launcher} launcher "
-                         f"{where}. Add --launcher ray, or leave {ray_flags[0]} out.")
+        where = (
+            "runs in this one process" if args.launcher == "local" else "runs every node as a thread of this process"
+        )
+        raise ValueError(
+            f"{ray_flags[0]} is for Ray, which only --launcher ray uses; the {args.launcher} launcher "
+            f"{where}. Add --launcher ray, or leave {ray_flags[0]} out."
+        )
     if args.ray_address is not None and len(ray_flags) > 1:
-        raise ValueError(f"{ray_flags[1]} applies to the Ray instance this command starts; a cluster joined with "
-                         "--ray-address keeps the addresses and dashboard it was started with (ray start "
-                         "--node-ip-address, --include-dashboard).")
+        raise ValueError(
+            f"{ray_flags[1]} applies to the Ray instance this command starts; a cluster joined with "
+            "--ray-address keeps the addresses and dashboard it was started with (ray start "
+            "--node-ip-address, --include-dashboard)."
+        )
     if args.bind_address is not None:
         try:
             network.check_bind_address(args.bind_address)
@@ -238,7 +327,9 @@ def check_launcher_flags(args: argparse.Namespace) -> None:
     if args.ray_address is not None:
         check_ray_cluster(args.ray_address)  # before anything is built or written
     if args.replay == "reverb" or (args.launcher == "ray" and args.replay is None):
-        feature = "--replay reverb" if args.replay == "reverb" else "--launcher ray (its replay node is a reverb server)"
+        feature = (
+            "--replay reverb" if args.replay == "reverb" else "--launcher ray (its replay node is a reverb server)"
+        )
         extras.require("reverb", feature)
 
 
@@ -251,8 +342,10 @@ def run_command(args: argparse.Namespace) -> int:
     checkpointing = None
     if args.checkpoint_dir:
         checkpointing = CheckpointingConfig(
-            args.checkpoint_dir, every_minutes=args.checkpoint_every_minutes,
-            every_learner_steps=args.checkpoint_every_steps, keep=args.keep_checkpoints,
+            args.checkpoint_dir,
+            every_minutes=args.checkpoint_every_minutes,
+            every_learner_steps=args.checkpoint_every_steps,
+            keep=args.keep_checkpoints,
         )
     print_fn = None
     if not args.no_progress:
@@ -277,15 +370,18 @@ def run_command(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace, config, run_dir: str) -> int:
     """Trains ``config`` with the chosen launcher, then writes the result, policy snapshot and curve."""
     from acme.experiments import run_experiment
-    from baselines.snapshots import export_policy
     from baselines.plotting import plot_learning_curve
+    from baselines.policy_export import export_policy
 
     if args.launcher != "local":
         return run_distributed(args, config, run_dir)
     replay = args.replay or "local"
     envs = f", {args.num_envs} environments" if args.num_envs > 1 else ""
-    print(f"Running {args.agent} on {args.env} (seed {args.seed}) for {config.max_num_actor_steps} steps "
-          f"({replay} replay{envs}); logs in {run_dir}", flush=True)
+    print(
+        f"Running {args.agent} on {args.env} (seed {args.seed}) for {config.max_num_actor_steps} steps "
+        f"({replay} replay{envs}); logs in {run_dir}",
+        flush=True,
+    )
     result = run_experiment(config, progress=not args.no_progress, replay=replay)
     summary = {
         "agent": args.agent,
@@ -298,10 +394,14 @@ def _train(args: argparse.Namespace, config, run_dir: str) -> int:
     }
     with open(os.path.join(run_dir, "result.json"), "w") as f:
         json.dump(summary, f, indent=2)
-    snapshot = export_policy(os.path.join(run_dir, "policy"), args.agent, args.env, config.builder.config,
-                             result.policy_params)
-    print(f"Policy snapshot in {snapshot}; evaluate it with: python -m baselines evaluate --snapshot {snapshot} "
-          "--episodes 10", flush=True)
+    snapshot = export_policy(
+        os.path.join(run_dir, "policy"), args.agent, args.env, config.builder.config, result.policy_params
+    )
+    print(
+        f"Policy snapshot in {snapshot}; evaluate it with: python -m baselines evaluate --snapshot {snapshot} "
+        "--episodes 10",
+        flush=True,
+    )
     if result.evaluations:
         baseline = registry.BASELINES.get((args.agent, args.env))
         plot_learning_curve(
@@ -313,11 +413,17 @@ def _train(args: argparse.Namespace, config, run_dir: str) -> int:
             target=baseline.target_return if baseline else None,
         )
         best = result.best
-        print(f"Best evaluation return {best.mean_return:.1f} at step {best.actor_steps} "
-              f"({result.actor_steps} actor steps, {result.wall_seconds:.0f} s; logs in {run_dir})", flush=True)
+        print(
+            f"Best evaluation return {best.mean_return:.1f} at step {best.actor_steps} "
+            f"({result.actor_steps} actor steps, {result.wall_seconds:.0f} s; logs in {run_dir})",
+            flush=True,
+        )
     else:
-        print(f"Finished {result.actor_steps} actor steps in {result.wall_seconds:.0f} s with no evaluation "
-              f"(logs in {run_dir}).", flush=True)
+        print(
+            f"Finished {result.actor_steps} actor steps in {result.wall_seconds:.0f} s with no evaluation "
+            f"(logs in {run_dir}).",
+            flush=True,
+        )
     return 0
 
 
@@ -335,11 +441,19 @@ def run_distributed(args: argparse.Namespace, config, run_dir: str) -> int:
     replay = args.replay or default_replay()
     program = make_distributed_experiment(config, num_actors=args.num_actors, replay=replay)
     where = f"Ray cluster {args.ray_address}" if args.ray_address else f"{args.launcher} launcher"
-    print(f"Running {args.agent} on {args.env} (seed {args.seed}) with {args.num_actors} actors on the {where} "
-          f"for {config.max_num_actor_steps} steps ({replay} replay); logs in {run_dir}", flush=True)
+    print(
+        f"Running {args.agent} on {args.env} (seed {args.seed}) with {args.num_actors} actors on the {where} "
+        f"for {config.max_num_actor_steps} steps ({replay} replay); logs in {run_dir}",
+        flush=True,
+    )
     start = time.perf_counter()
-    launch.launch(program, launcher=args.launcher, address=args.ray_address, bind_address=args.bind_address,
-                  dashboard=args.dashboard)
+    launch.launch(
+        program,
+        launcher=args.launcher,
+        address=args.ray_address,
+        bind_address=args.bind_address,
+        dashboard=args.dashboard,
+    )
     elapsed = time.perf_counter() - start
     evaluations = []
     path = os.path.join(run_dir, "evaluator.csv")
@@ -354,14 +468,14 @@ def run_distributed(args: argparse.Namespace, config, run_dir: str) -> int:
     return 0
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = make_parser()
     args = parser.parse_args(argv)
     if args.command == "list":
         print(_describe())
         return 0
     if args.command == "evaluate":
-        from acme.utils.checkpointing import CheckpointError
+        from acme.utils.checkpoint_files import CheckpointError
 
         try:
             return evaluate_command(args)
@@ -372,7 +486,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return reproduce_command(args)
         except (ValueError, TypeError) as error:
             parser.exit(2, f"error: {error}\n")
-    from acme.utils.checkpointing import CheckpointError
+    from acme.utils.checkpoint_files import CheckpointError
     from acme.utils.extras import MissingExtraError
     from launch import ClusterConnectionError
     from launch.network import ExposureError
@@ -386,8 +500,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt as interrupt:
         # str(interrupt) is set when the run saved a checkpoint first; a second Ctrl-C leaves it empty.
         reason = str(interrupt) or "stopped by Ctrl-C"
-        resume = (f" The same command resumes from the newest checkpoint in {args.checkpoint_dir}."
-                  if args.checkpoint_dir else "")
+        resume = (
+            f" The same command resumes from the newest checkpoint in {args.checkpoint_dir}."
+            if args.checkpoint_dir
+            else ""
+        )
         print(f"{reason[0].upper()}{reason[1:]}.{resume}", file=sys.stderr, flush=True)
         return 130
     return 1

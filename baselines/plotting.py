@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import os
-from typing import Optional, Sequence
+from typing import Sequence
 
 
 def plot_learning_curve(
     path: str,
     steps: Sequence[int],
     returns: Sequence[float],
-    stds: Optional[Sequence[float]] = None,
+    stds: Sequence[float] | None = None,
     title: str = "",
-    target: Optional[float] = None,
+    target: float | None = None,
 ) -> str:
     """Writes a PNG of evaluation return against actor steps and returns its path."""
     import matplotlib

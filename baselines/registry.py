@@ -3,24 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Mapping, Optional
+import importlib
+from typing import Any, Callable, Mapping
 
-from acme import builders, specs
+from acme.agents.definition import AgentDefinition
 from acme.environments import make_environment
 from acme.experiments import CheckpointingConfig, ExperimentConfig
 from acme.utils import loggers
 
-
-@dataclasses.dataclass(frozen=True)
-class AgentEntry:
-    """How to build one agent: its config class, builder and networks."""
-
-    name: str
-    description: str
-    make_config: Callable[..., Any]
-    make_builder: Callable[[Any], builders.AgentBuilder]
-    make_networks: Callable[[specs.EnvironmentSpec, Any], Any]
-    action_space: str  # "discrete" or "continuous"
+AgentEntry = AgentDefinition  # each agent package's ``AGENT``
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,93 +25,16 @@ class Baseline:
     config_overrides: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     eval_every: int = 2_500
     num_eval_episodes: int = 10
-    step_limit: Optional[int] = None
+    step_limit: int | None = None
 
 
-def _dqn_entry() -> AgentEntry:
-    from agents import dqn
-
-    return AgentEntry(
-        name="dqn",
-        description="Double DQN, n-step returns, optional prioritized replay (discrete actions).",
-        make_config=dqn.DQNConfig,
-        make_builder=dqn.DQNBuilder,
-        make_networks=lambda spec, config: dqn.make_networks(spec, config.hidden_sizes),
-        action_space="discrete",
-    )
+def _loader(name: str) -> Callable[[], AgentEntry]:
+    return lambda: importlib.import_module(f"agents.{name}").AGENT
 
 
-def _sac_entry() -> AgentEntry:
-    from agents import sac
-
-    return AgentEntry(
-        name="sac",
-        description="Soft actor-critic: twin critics, automatic entropy tuning, tanh-Gaussian policy (continuous).",
-        make_config=sac.SACConfig,
-        make_builder=sac.SACBuilder,
-        make_networks=lambda spec, config: sac.make_networks(
-            spec, config.policy_hidden_sizes, config.critic_hidden_sizes
-        ),
-        action_space="continuous",
-    )
-
-
-def _td3_entry() -> AgentEntry:
-    from agents import td3
-
-    return AgentEntry(
-        name="td3",
-        description="TD3: twin critics, target-policy smoothing, delayed deterministic policy updates (continuous).",
-        make_config=td3.TD3Config,
-        make_builder=td3.TD3Builder,
-        make_networks=lambda spec, config: td3.make_networks(
-            spec, config.policy_hidden_sizes, config.critic_hidden_sizes
-        ),
-        action_space="continuous",
-    )
-
-
-def _d4pg_entry() -> AgentEntry:
-    from agents import d4pg
-
-    return AgentEntry(
-        name="d4pg",
-        description="D4PG: categorical distributional critic, n-step returns, deterministic policy (continuous).",
-        make_config=d4pg.D4PGConfig,
-        make_builder=d4pg.D4PGBuilder,
-        make_networks=lambda spec, config: d4pg.make_networks(
-            spec, config.policy_hidden_sizes, config.critic_hidden_sizes, config.num_atoms, config.vmin, config.vmax
-        ),
-        action_space="continuous",
-    )
-
-
-def _mpo_entry() -> AgentEntry:
-    from agents import mpo
-
-    return AgentEntry(
-        name="mpo",
-        description="MPO: E-step over sampled actions, decoupled KL-constrained Gaussian policy, Q critic (continuous).",
-        make_config=mpo.MPOConfig,
-        make_builder=mpo.MPOBuilder,
-        make_networks=lambda spec, config: mpo.make_networks(
-            spec,
-            config.policy_hidden_sizes,
-            config.critic_hidden_sizes,
-            config.num_critics,
-            config.init_std,
-            config.min_std,
-        ),
-        action_space="continuous",
-    )
-
-
+# Each agent is imported on first use, so listing agents loads none of them.
 AGENT_LOADERS: dict[str, Callable[[], AgentEntry]] = {
-    "dqn": _dqn_entry,
-    "sac": _sac_entry,
-    "td3": _td3_entry,
-    "d4pg": _d4pg_entry,
-    "mpo": _mpo_entry,
+    name: _loader(name) for name in ("dqn", "sac", "td3", "d4pg", "mpo")
 }
 
 CONTINUOUS_AGENTS = ("sac", "td3", "d4pg", "mpo")
@@ -152,7 +66,11 @@ BASELINES: dict[tuple[str, str], Baseline] = {
     },
     **{
         (agent, "dm_control:cartpole/swingup"): Baseline(
-            agent, "dm_control:cartpole/swingup", max_steps=100_000, target_return=700.0, eval_every=10_000,
+            agent,
+            "dm_control:cartpole/swingup",
+            max_steps=100_000,
+            target_return=700.0,
+            eval_every=10_000,
             num_eval_episodes=5,
             # Half an update per step: on 2 CPU cores a 100k-step run with one update per step takes ~30 min.
             config_overrides={"samples_per_insert": 128.0, **_SWINGUP_OVERRIDES.get(agent, {})},
@@ -162,7 +80,11 @@ BASELINES: dict[tuple[str, str], Baseline] = {
     # Pendulum's rewards lie in [-16.3, 0], so its returns (discount 0.99) lie in [-1630, 0], not in the
     # default [0, 100] support; near -1000 only while the pendulum hangs down, the best policies score ~-150.
     ("d4pg", "gymnasium:Pendulum-v1"): Baseline(
-        "d4pg", "gymnasium:Pendulum-v1", max_steps=20_000, target_return=-200.0, eval_every=2_000,
+        "d4pg",
+        "gymnasium:Pendulum-v1",
+        max_steps=20_000,
+        target_return=-200.0,
+        eval_every=2_000,
         config_overrides=dict(vmin=-1500.0, vmax=0.0),
     ),
 }
@@ -193,12 +115,14 @@ def make_agent_environment(agent: str, environment_id: str, seed: int = 0):
     actions in [-1, 1] that the environment rescales to its own bounds."""
     baseline = BASELINES.get((agent, environment_id))
     return make_environment(
-        environment_id, seed=seed, step_limit=baseline.step_limit if baseline else None,
+        environment_id,
+        seed=seed,
+        step_limit=baseline.step_limit if baseline else None,
         canonical_actions=get_agent(agent).action_space == "continuous",
     )
 
 
-def _given_or(value: Optional[int], default: int) -> int:
+def _given_or(value: int | None, default: int) -> int:
     """``value`` unless it is None: a given 0 stays 0, for ExperimentConfig to accept or refuse."""
     return default if value is None else value
 
@@ -207,12 +131,12 @@ def make_experiment_config(
     agent: str,
     environment_id: str,
     seed: int = 0,
-    max_steps: Optional[int] = None,
-    eval_every: Optional[int] = None,
-    num_eval_episodes: Optional[int] = None,
-    logger_factory: Optional[loggers.LoggerFactory] = None,
-    config_overrides: Optional[Mapping[str, Any]] = None,
-    checkpointing: Optional[CheckpointingConfig] = None,
+    max_steps: int | None = None,
+    eval_every: int | None = None,
+    num_eval_episodes: int | None = None,
+    logger_factory: loggers.LoggerFactory | None = None,
+    config_overrides: Mapping[str, Any] | None = None,
+    checkpointing: CheckpointingConfig | None = None,
 ) -> ExperimentConfig:
     """The experiment for (agent, environment): the tuned baseline if one exists, else defaults."""
     entry = get_agent(agent)
@@ -234,7 +158,8 @@ def make_experiment_config(
         max_num_actor_steps=_given_or(max_steps, baseline.max_steps if baseline else DEFAULT_MAX_STEPS),
         eval_every=_given_or(eval_every, baseline.eval_every if baseline else DEFAULT_EVAL_EVERY),
         num_eval_episodes=_given_or(
-            num_eval_episodes, baseline.num_eval_episodes if baseline else DEFAULT_EVAL_EPISODES),
+            num_eval_episodes, baseline.num_eval_episodes if baseline else DEFAULT_EVAL_EPISODES
+        ),
         logger_factory=logger_factory,
         environment_id=environment_id,
         checkpointing=checkpointing,

@@ -14,7 +14,7 @@ import glob
 import json
 import os
 import platform
-from typing import Iterable, Optional
+from typing import Iterable
 
 import numpy as np
 
@@ -38,10 +38,10 @@ def reproduce(
     agent: str,
     environment_id: str,
     seed: int,
-    max_steps: Optional[int] = None,
+    max_steps: int | None = None,
     runs_dir: str = RUNS_DIR,
     progress: bool = False,
-    log_dir: Optional[str] = None,
+    log_dir: str | None = None,
 ) -> dict:
     """Runs the registered baseline for one seed and writes its record; returns the record.
 
@@ -56,7 +56,7 @@ def reproduce(
         known = ", ".join(f"{a} on {e}" for a, e in sorted(registry.BASELINES))
         raise ValueError(f"No registered baseline for {agent} on {environment_id}; known baselines: {known}.")
 
-    def reproduction_loggers(label: str, steps_key: Optional[str] = None) -> loggers.Logger:
+    def reproduction_loggers(label: str, steps_key: str | None = None) -> loggers.Logger:
         # A reproduction takes minutes to an hour: the terminal shows each evaluation as it comes, nothing
         # else; with log_dir the evaluations and the learner's metrics also go to CSV files.
         if label == "evaluator":
@@ -67,18 +67,39 @@ def reproduce(
         return loggers.NoOpLogger()
 
     config = registry.make_experiment_config(
-        agent, environment_id, seed=seed, max_steps=max_steps, logger_factory=reproduction_loggers,
+        agent,
+        environment_id,
+        seed=seed,
+        max_steps=max_steps,
+        logger_factory=reproduction_loggers,
     )
     result = run_experiment(config, progress=progress)
     evaluations = [(e.actor_steps, e.mean_return, e.wall_seconds) for e in result.evaluations]
-    record = make_record(agent, environment_id, seed, config.max_num_actor_steps, evaluations,
-                         result.actor_steps, result.learner_steps, result.wall_seconds)
+    record = make_record(
+        agent,
+        environment_id,
+        seed,
+        config.max_num_actor_steps,
+        evaluations,
+        result.actor_steps,
+        result.learner_steps,
+        result.wall_seconds,
+    )
     write_record(record, runs_dir)
     return record
 
 
-def make_record(agent: str, environment_id: str, seed: int, max_steps: int, evaluations: list,
-                actor_steps: int, learner_steps: int, wall_seconds: float, source: str = "baselines reproduce") -> dict:
+def make_record(
+    agent: str,
+    environment_id: str,
+    seed: int,
+    max_steps: int,
+    evaluations: list,
+    actor_steps: int,
+    learner_steps: int,
+    wall_seconds: float,
+    source: str = "baselines reproduce",
+) -> dict:
     """One run's record from its evaluations ``[(actor_steps, mean_return, wall_seconds), ...]``."""
     baseline = registry.BASELINES[(agent, environment_id)]
     first = next((e for e in evaluations if e[1] >= baseline.target_return), None)
@@ -111,8 +132,15 @@ def record_from_run_dir(run_dir: str, runs_dir: str = RUNS_DIR) -> dict:
         result = json.load(f)
     evaluations = [(e["actor_steps"], e["mean_return"], e["wall_seconds"]) for e in result["evaluations"]]
     record = make_record(
-        result["agent"], result["environment"], result["seed"], result["actor_steps"], evaluations,
-        result["actor_steps"], result["learner_steps"], result["wall_seconds"], source="baselines run",
+        result["agent"],
+        result["environment"],
+        result["seed"],
+        result["actor_steps"],
+        evaluations,
+        result["actor_steps"],
+        result["learner_steps"],
+        result["wall_seconds"],
+        source="baselines run",
     )
     write_record(record, runs_dir)
     return record
@@ -128,14 +156,14 @@ def write_record(record: dict, runs_dir: str = RUNS_DIR) -> str:
     return path
 
 
-def _mean_std(values: Iterable[float]) -> Optional[dict]:
+def _mean_std(values: Iterable[float]) -> dict | None:
     values = [v for v in values if v is not None]
     if not values:
         return None
     return {"mean": round(float(np.mean(values)), 2), "std": round(float(np.std(values)), 2)}
 
 
-def summarize(runs_dir: str = RUNS_DIR, output: Optional[str] = None, agents: Optional[Iterable[str]] = None) -> dict:
+def summarize(runs_dir: str = RUNS_DIR, output: str | None = None, agents: Iterable[str] | None = None) -> dict:
     """Groups run records by (agent, environment) with mean and spread over seeds; writes ``output``.
 
     ``agents`` keeps only those agents' runs (default: every run found).
@@ -151,22 +179,28 @@ def summarize(runs_dir: str = RUNS_DIR, output: Optional[str] = None, agents: Op
     summary = {"results": []}
     for (agent, environment_id), records in sorted(groups.items()):
         records.sort(key=lambda r: r["seed"])
-        summary["results"].append({
-            "agent": agent,
-            "environment": environment_id,
-            "target_return": records[0]["target_return"],
-            "max_steps": records[0]["max_steps"],
-            "seeds": [r["seed"] for r in records],
-            "seeds_reaching_target": f"{sum(r['reached_target'] for r in records)}/{len(records)}",
-            "final_return": _mean_std(r["final_return"] for r in records),
-            "best_return": _mean_std(r["best_return"] for r in records),
-            "steps_to_target": [r["steps_to_target"] for r in records],
-            "wall_seconds": [r["wall_seconds"] for r in records],
-            "per_seed": {
-                str(r["seed"]): {"final": r["final_return"], "best": r["best_return"], "wall_seconds": r["wall_seconds"]}
-                for r in records
-            },
-        })
+        summary["results"].append(
+            {
+                "agent": agent,
+                "environment": environment_id,
+                "target_return": records[0]["target_return"],
+                "max_steps": records[0]["max_steps"],
+                "seeds": [r["seed"] for r in records],
+                "seeds_reaching_target": f"{sum(r['reached_target'] for r in records)}/{len(records)}",
+                "final_return": _mean_std(r["final_return"] for r in records),
+                "best_return": _mean_std(r["best_return"] for r in records),
+                "steps_to_target": [r["steps_to_target"] for r in records],
+                "wall_seconds": [r["wall_seconds"] for r in records],
+                "per_seed": {
+                    str(r["seed"]): {
+                        "final": r["final_return"],
+                        "best": r["best_return"],
+                        "wall_seconds": r["wall_seconds"],
+                    }
+                    for r in records
+                },
+            }
+        )
     if output:
         with open(output + ".tmp", "w") as f:
             json.dump(summary, f, indent=2)
@@ -177,7 +211,8 @@ def summarize(runs_dir: str = RUNS_DIR, output: Optional[str] = None, agents: Op
 def summary_table(summary: dict) -> str:
     """A markdown table of a summary: one row per (agent, environment)."""
     lines = [
-        "| agent | environment | seeds at target | final return (mean ± std) | best return (mean ± std) | steps to target | wall s per run |",
+        "| agent | environment | seeds at target | final return (mean ± std) | best return (mean ± std) "
+        "| steps to target | wall s per run |",
         "|---|---|---|---|---|---|---|",
     ]
     for row in summary["results"]:

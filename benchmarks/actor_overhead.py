@@ -36,8 +36,10 @@ from acme.environment_loop import EnvironmentLoop  # noqa: E402
 from acme.replay import tables as replay_tables  # noqa: E402
 from acme.replay.reverb_tables import to_reverb_tables  # noqa: E402
 from acme.utils import counting, loggers  # noqa: E402
-from baselines import registry  # noqa: E402
-from baselines import arguments  # noqa: E402
+from baselines import (
+    arguments,  # noqa: E402
+    registry,  # noqa: E402
+)
 from benchmarks.common import machine, random_actions, steps_per_second, write_report  # noqa: E402
 from launch.reverb_server import start_reverb_server  # noqa: E402
 
@@ -70,15 +72,24 @@ def measure(agent: str, environment_id: str, steps: int) -> dict:
     policy = builder.make_policy(networks, spec, evaluation=False)
     # The agent's tables, without their samples-per-insert limiter: nothing samples here, so it would
     # block the adder once the table holds min_replay_size items.
-    tables = to_reverb_tables([dataclasses.replace(table, rate_limiter=replay_tables.MinSize(1)) for table in
-                               builder.make_replay_tables(spec, policy)])
+    tables = to_reverb_tables(
+        [
+            dataclasses.replace(table, rate_limiter=replay_tables.MinSize(1))
+            for table in builder.make_replay_tables(spec, policy)
+        ]
+    )
     server = start_reverb_server(tables)  # no checkpointer, so no temporary directory left behind
     try:
         client = reverb.Client(f"localhost:{server.port}")
         learner_key, actor_key = jax.random.split(jax.random.PRNGKey(0))
         learner = builder.make_learner(
-            learner_key, networks, builder.make_dataset_iterator(client), lambda *_: loggers.NoOpLogger(),
-            spec, client, counting.Counter(),
+            learner_key,
+            networks,
+            builder.make_dataset_iterator(client),
+            lambda *_: loggers.NoOpLogger(),
+            spec,
+            client,
+            counting.Counter(),
         )
         raw = steps_per_second(environment, random_actions(spec.actions, steps))
         acting = _loop_steps_per_second(
@@ -107,7 +118,9 @@ def measure(agent: str, environment_id: str, steps: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=arguments.positive_integer, default=5_000, help="timed steps per configuration (default 5000)")
+    parser.add_argument(
+        "--steps", type=arguments.positive_integer, default=5_000, help="timed steps per configuration (default 5000)"
+    )
     parser.add_argument("--output", default=os.path.join(os.path.dirname(__file__), "results", "actor_overhead.json"))
     args = parser.parse_args()
     if args.steps < 1:
@@ -121,7 +134,7 @@ def main() -> None:
         "benchmark": "actor_overhead",
         "machine": machine(jax_backend=jax.default_backend()),
         "note": "Ratios are to raw environment stepping with random actions in the same process and run; "
-                "one warm-up episode keeps jit compilation out of the timed steps.",
+        "one warm-up episode keeps jit compilation out of the timed steps.",
         "results": rows,
     }
     write_report(args.output, report)

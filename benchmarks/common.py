@@ -6,7 +6,6 @@ import json
 import os
 import platform
 import time
-from typing import Optional
 
 import numpy as np
 
@@ -49,7 +48,7 @@ def machine(**extra) -> dict:
     return {"cpus": os.cpu_count(), "python": platform.python_version(), "packages": versions, **extra}
 
 
-def write_report(path: str, report: dict, summary: Optional[dict] = None) -> None:
+def write_report(path: str, report: dict, summary: dict | None = None) -> None:
     """Writes ``report`` as JSON atomically, then prints ``summary`` (or where it went)."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path + ".tmp", "w") as f:

@@ -35,15 +35,13 @@ if __name__ == "__main__":  # before jax loads; imported by tests, the module le
     os.environ.update({k: v for k, v in SINGLE_THREAD_ENV.items() if k not in os.environ})
 
 import jax  # noqa: E402
-import numpy as np  # noqa: E402
 
 from acme import specs  # noqa: E402
 from acme.replay import tables  # noqa: E402
 from acme.replay.local_client import LocalReplay  # noqa: E402
 from acme.utils import counting, loggers  # noqa: E402
 from acme.vector_environment_loop import VectorEnvironmentLoop  # noqa: E402
-from baselines import registry  # noqa: E402
-from baselines import arguments  # noqa: E402
+from baselines import arguments, registry  # noqa: E402
 from benchmarks.common import machine, random_actions, steps_per_second, write_report  # noqa: E402
 
 AGENT, ENV_ID = "dqn", "gymnasium:CartPole-v1"
@@ -72,8 +70,9 @@ def actor_steps_per_second(num_envs: int, steps: int) -> float:
     replay = LocalReplay(_open_tables(builder, spec, policy))
     learner = builder.make_learner(jax.random.PRNGKey(0), networks, iter(()), QUIET, spec)
     adders = [builder.make_adder(replay, spec, policy) for _ in range(num_envs)]
-    actor = builder.make_vector_actor(list(jax.random.split(jax.random.PRNGKey(1), num_envs)), policy, spec,
-                                      variable_source=learner, adders=adders)
+    actor = builder.make_vector_actor(
+        list(jax.random.split(jax.random.PRNGKey(1), num_envs)), policy, spec, variable_source=learner, adders=adders
+    )
     environments = [registry.make_agent_environment(AGENT, ENV_ID, seed=i) for i in range(num_envs)]
     loop = VectorEnvironmentLoop(environments, actor, counter=counting.Counter(), logger=loggers.NoOpLogger())
     loop.run(200 * num_envs)  # compiles the policy for this K
@@ -133,7 +132,9 @@ def learner_updates_per_second(feed: str, num_updates: int, updates: int) -> flo
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=arguments.positive_integer, default=5_000, help="timed acting steps per K")
-    parser.add_argument("--updates", type=arguments.positive_integer, default=1_000, help="timed updates per configuration")
+    parser.add_argument(
+        "--updates", type=arguments.positive_integer, default=1_000, help="timed updates per configuration"
+    )
     parser.add_argument("--core", type=arguments.integer(0), default=max(os.sched_getaffinity(0)))
     parser.add_argument("--output", default=os.path.join(ROOT, "benchmarks", "results", "components.json"))
     args = parser.parse_args(argv)
@@ -156,13 +157,15 @@ def main(argv=None) -> None:
         }
         if with_reverb:
             remote = learner_updates_per_second("reverb", num_updates, args.updates)
-            learning[f"U={num_updates}"].update(reverb_updates_per_second=round(remote, 1),
-                                                reverb_to_fixed=round(remote / fixed, 3))
+            learning[f"U={num_updates}"].update(
+                reverb_updates_per_second=round(remote, 1), reverb_to_fixed=round(remote / fixed, 3)
+            )
         else:
             learning[f"U={num_updates}"]["reverb_updates_per_second"] = "not measured: reverb is not installed"
     report = {
         "benchmark": "components",
-        "agent": AGENT, "environment": ENV_ID,
+        "agent": AGENT,
+        "environment": ENV_ID,
         "machine": machine(pinned_core=args.core, threads=SINGLE_THREAD_ENV, jax_backend=jax.default_backend()),
         "actor": {
             "raw_steps_per_second": round(raw, 1),

@@ -22,8 +22,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import launch  # noqa: E402
 from acme.experiments import make_distributed_experiment, run_experiment  # noqa: E402
 from acme.utils import loggers  # noqa: E402
-from baselines.registry import make_experiment_config  # noqa: E402
 from baselines import arguments  # noqa: E402
+from baselines.registry import make_experiment_config  # noqa: E402
 from benchmarks.common import machine, write_report  # noqa: E402
 
 ENV_ID = "gymnasium:CartPole-v1"
@@ -31,7 +31,11 @@ ENV_ID = "gymnasium:CartPole-v1"
 
 def _config(steps: int, run_dir: str):
     return make_experiment_config(
-        "dqn", ENV_ID, seed=0, max_steps=steps, eval_every=0,
+        "dqn",
+        ENV_ID,
+        seed=0,
+        max_steps=steps,
+        eval_every=0,
         logger_factory=loggers.make_logger_factory(run_dir, time_delta=1.0, terminal=False),
     )
 
@@ -45,9 +49,12 @@ def _learner_steps(run_dir: str) -> int:
 def in_process(steps: int) -> dict:
     run_dir = tempfile.mkdtemp(prefix="bench-local-")
     result = run_experiment(_config(steps, run_dir), progress=False)
-    return {"actor_steps": result.actor_steps, "learner_steps": result.learner_steps,
-            "wall_seconds": round(result.wall_seconds, 2),
-            "actor_steps_per_second": round(result.actor_steps / result.wall_seconds, 1)}
+    return {
+        "actor_steps": result.actor_steps,
+        "learner_steps": result.learner_steps,
+        "wall_seconds": round(result.wall_seconds, 2),
+        "actor_steps_per_second": round(result.actor_steps / result.wall_seconds, 1),
+    }
 
 
 def distributed(steps: int, num_actors: int, launcher: str) -> dict:
@@ -61,15 +68,20 @@ def distributed(steps: int, num_actors: int, launcher: str) -> dict:
         with open(os.path.join(run_dir, f"actor_{actor_id}.csv")) as f:
             rows = list(csv.DictReader(f))
         actor_steps = max(actor_steps, int(float(rows[-1]["actor_steps"])))
-    return {"actor_steps": actor_steps, "learner_steps": _learner_steps(run_dir), "wall_seconds": round(wall, 2),
-            "actor_steps_per_second": round(actor_steps / wall, 1)}
+    return {
+        "actor_steps": actor_steps,
+        "learner_steps": _learner_steps(run_dir),
+        "wall_seconds": round(wall, 2),
+        "actor_steps_per_second": round(actor_steps / wall, 1),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=arguments.positive_integer, default=20_000)
-    parser.add_argument("--output", default=os.path.join(os.path.dirname(__file__), "results",
-                                                         "distributed_dqn_throughput.json"))
+    parser.add_argument(
+        "--output", default=os.path.join(os.path.dirname(__file__), "results", "distributed_dqn_throughput.json")
+    )
     args = parser.parse_args()
     results = {"in_process": in_process(args.steps)}
     print("in_process", results["in_process"], flush=True)

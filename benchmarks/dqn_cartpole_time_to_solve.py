@@ -24,8 +24,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from acme.environments import make_environment  # noqa: E402
 from acme.experiments import run_experiment  # noqa: E402
 from acme.utils import loggers  # noqa: E402
-from baselines.registry import make_experiment_config  # noqa: E402
 from baselines import arguments  # noqa: E402
+from baselines.registry import make_experiment_config  # noqa: E402
 from benchmarks.common import machine, write_report  # noqa: E402
 
 ENV_ID = "gymnasium:CartPole-v1"
@@ -50,14 +50,20 @@ def main() -> None:
     parser.add_argument("--max-steps", type=arguments.positive_integer, default=100_000)
     parser.add_argument("--eval-every", type=arguments.positive_integer, default=2_500)
     parser.add_argument("--stop-at-target", action="store_true", help="end each run when it first reaches 475")
-    parser.add_argument("--output", default=os.path.join(os.path.dirname(__file__), "results", "dqn_cartpole_time_to_solve.json"))
+    parser.add_argument(
+        "--output", default=os.path.join(os.path.dirname(__file__), "results", "dqn_cartpole_time_to_solve.json")
+    )
     args = parser.parse_args()
 
     reference = raw_environment_steps_per_second()
     runs = []
     for seed in args.seeds:
         config = make_experiment_config(
-            "dqn", ENV_ID, seed=seed, max_steps=args.max_steps, eval_every=args.eval_every,
+            "dqn",
+            ENV_ID,
+            seed=seed,
+            max_steps=args.max_steps,
+            eval_every=args.eval_every,
             logger_factory=lambda label, steps_key=None: loggers.NoOpLogger(),
         )
         result = run_experiment(config, progress=False, stop_at_return=TARGET if args.stop_at_target else None)

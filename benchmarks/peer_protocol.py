@@ -28,7 +28,6 @@ import json
 import os
 import subprocess
 import sys
-from typing import Optional
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
@@ -46,12 +45,15 @@ PEERS = {  # issue #14, measured on the host of that day pinned to one core (tra
 }
 SINGLE_THREAD_ENV = {
     "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
-    "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-    "TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "TF_NUM_INTRAOP_THREADS": "1",
+    "TF_NUM_INTEROP_THREADS": "1",
 }
 
 
-def run_one(agent: str, seed: int, replay: str, max_steps: Optional[int], core: int) -> dict:
+def run_one(agent: str, seed: int, replay: str, max_steps: int | None, core: int) -> dict:
     """One run in this process, pinned to ``core``; returns its figures."""
     os.sched_setaffinity(0, {core})
     from acme.experiments import run_experiment
@@ -60,32 +62,53 @@ def run_one(agent: str, seed: int, replay: str, max_steps: Optional[int], core: 
 
     protocol = PROTOCOL[agent]
     config = make_experiment_config(
-        agent, protocol["environment"], seed=seed,
+        agent,
+        protocol["environment"],
+        seed=seed,
         max_steps=protocol["max_steps"] if max_steps is None else max_steps,
-        eval_every=protocol["eval_every"], num_eval_episodes=10,
+        eval_every=protocol["eval_every"],
+        num_eval_episodes=10,
         logger_factory=lambda label, steps_key=None: loggers.NoOpLogger(),
     )
     result = run_experiment(config, progress=False, replay=replay)
     first = result.first_reaching(protocol["target"])
     return {
-        "agent": agent, "seed": seed, "replay": replay,
-        "actor_steps": result.actor_steps, "learner_steps": result.learner_steps,
+        "agent": agent,
+        "seed": seed,
+        "replay": replay,
+        "actor_steps": result.actor_steps,
+        "learner_steps": result.learner_steps,
         "wall_seconds": round(result.wall_seconds, 2),
         "training_steps_per_second": round(result.actor_steps / result.wall_seconds, 1),
-        "first_at_target": None if first is None else {"step": first.actor_steps,
-                                                       "wall_seconds": round(first.wall_seconds, 2)},
+        "first_at_target": None
+        if first is None
+        else {"step": first.actor_steps, "wall_seconds": round(first.wall_seconds, 2)},
         "final_return": round(result.evaluations[-1].mean_return, 1) if result.evaluations else None,
         "curve": [[e.actor_steps, round(e.mean_return, 1)] for e in result.evaluations],
     }
 
 
 def _child(args: argparse.Namespace) -> dict:
-    command = [sys.executable, os.path.abspath(__file__), "--child", args.agents[0], str(args.seeds[0]),
-               "--replay", args.replay, "--core", str(args.core)]
+    command = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--child",
+        args.agents[0],
+        str(args.seeds[0]),
+        "--replay",
+        args.replay,
+        "--core",
+        str(args.core),
+    ]
     if args.max_steps is not None:
         command += ["--max-steps", str(args.max_steps)]
-    completed = subprocess.run(command, env={**os.environ, **SINGLE_THREAD_ENV, "PYTHONPATH": ROOT},
-                               capture_output=True, text=True, check=False)
+    completed = subprocess.run(
+        command,
+        env={**os.environ, **SINGLE_THREAD_ENV, "PYTHONPATH": ROOT},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
     if completed.returncode != 0 or not lines:
         raise RuntimeError(f"run {args.agents[0]} seed {args.seeds[0]} failed:\n{completed.stderr[-3000:]}")
@@ -96,10 +119,18 @@ def _peer(args: argparse.Namespace, agent: str, seed: int) -> dict:
     """SBX's run of the protocol for (agent, seed), in ``args.peer_python``, pinned to the same core."""
     protocol = PROTOCOL[agent]
     steps = protocol["max_steps"] if args.max_steps is None else args.max_steps
-    command = [args.peer_python, os.path.join(ROOT, "benchmarks", "sbx_peer.py"), agent, str(seed), str(steps),
-               str(protocol["eval_every"]), str(args.core)]
-    completed = subprocess.run(command, env={**os.environ, **SINGLE_THREAD_ENV}, capture_output=True, text=True,
-                               check=False)
+    command = [
+        args.peer_python,
+        os.path.join(ROOT, "benchmarks", "sbx_peer.py"),
+        agent,
+        str(seed),
+        str(steps),
+        str(protocol["eval_every"]),
+        str(args.core),
+    ]
+    completed = subprocess.run(
+        command, env={**os.environ, **SINGLE_THREAD_ENV}, capture_output=True, text=True, check=False
+    )
     lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
     if completed.returncode != 0 or not lines:
         raise RuntimeError(f"SBX run {agent} seed {seed} failed:\n{completed.stderr[-3000:]}")
@@ -119,44 +150,55 @@ def _figures(mine: list[dict], target: float) -> dict:
     }
 
 
-def summarise(runs: list[dict], peer_runs: Optional[list[dict]] = None) -> dict:
+def summarise(runs: list[dict], peer_runs: list[dict] | None = None) -> dict:
     """Per agent: median steps/s, median seconds to the target, finals, how many seeds reached it, and
     (with ``peer_runs``) SBX's figures from the same run and our steps/s as a ratio to SBX's."""
     summary = {}
     for agent in sorted({r["agent"] for r in runs}):
         mine = [r for r in runs if r["agent"] == agent]
-        summary[agent] = {**_figures(mine, PROTOCOL[agent]["target"]),
-                          "peers_training_steps_per_second": PEERS.get(agent, {})}
+        summary[agent] = {
+            **_figures(mine, PROTOCOL[agent]["target"]),
+            "peers_training_steps_per_second": PEERS.get(agent, {}),
+        }
         theirs = [r for r in peer_runs or [] if r["agent"] == agent]
         if theirs:
             peer = _figures(theirs, PROTOCOL[agent]["target"])
             summary[agent]["sbx_this_run"] = {"library": theirs[0]["library"], **peer}
             summary[agent]["steps_per_second_ratio_to_sbx"] = round(
-                summary[agent]["median_training_steps_per_second"] / peer["median_training_steps_per_second"], 3)
+                summary[agent]["median_training_steps_per_second"] / peer["median_training_steps_per_second"], 3
+            )
     return summary
 
 
-def main(argv: Optional[list[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--agents", nargs="+", choices=sorted(PROTOCOL), default=sorted(PROTOCOL))
     parser.add_argument("--seeds", type=arguments.seed, nargs="+", default=[0, 1, 2])
     parser.add_argument("--replay", choices=("local", "reverb"), default="local")
-    parser.add_argument("--max-steps", type=arguments.positive_integer, default=None,
-                        help="shorten every run (smoke tests only)")
-    parser.add_argument("--core", type=arguments.integer(0), default=max(os.sched_getaffinity(0)),
-                        help="the core to pin runs to")
-    parser.add_argument("--peer-python", default=None,
-                        help="an interpreter with SBX (make install-peers): run SBX's protocol too, for ratios")
+    parser.add_argument(
+        "--max-steps", type=arguments.positive_integer, default=None, help="shorten every run (smoke tests only)"
+    )
+    parser.add_argument(
+        "--core", type=arguments.integer(0), default=max(os.sched_getaffinity(0)), help="the core to pin runs to"
+    )
+    parser.add_argument(
+        "--peer-python",
+        default=None,
+        help="an interpreter with SBX (make install-peers): run SBX's protocol too, for ratios",
+    )
     parser.add_argument("--output", default=os.path.join(ROOT, "benchmarks", "results", "peer_protocol.json"))
     parser.add_argument("--child", nargs=2, metavar=("AGENT", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(run_one(args.child[0], int(args.child[1]), args.replay, args.max_steps, args.core)),
-              flush=True)
+        print(
+            json.dumps(run_one(args.child[0], int(args.child[1]), args.replay, args.max_steps, args.core)), flush=True
+        )
         return
     if args.peer_python is not None and not os.access(args.peer_python, os.X_OK):
-        parser.error(f"--peer-python {args.peer_python!r} is not an executable (make install-peers creates "
-                     ".venv-peers/bin/python).")
+        parser.error(
+            f"--peer-python {args.peer_python!r} is not an executable (make install-peers creates "
+            ".venv-peers/bin/python)."
+        )
     runs, peer_runs = [], []
     for agent in args.agents:
         for seed in args.seeds:

@@ -23,9 +23,19 @@ import time
 
 ENVIRONMENTS = {"dqn": "CartPole-v1", "sac": "Pendulum-v1"}
 HYPER_PARAMETERS = {
-    "dqn": dict(learning_rate=2.3e-3, batch_size=64, buffer_size=100_000, learning_starts=1_000, gamma=0.99,
-                target_update_interval=10, train_freq=256, gradient_steps=128, exploration_fraction=0.16,
-                exploration_final_eps=0.04, policy_kwargs=dict(net_arch=[256, 256])),
+    "dqn": dict(
+        learning_rate=2.3e-3,
+        batch_size=64,
+        buffer_size=100_000,
+        learning_starts=1_000,
+        gamma=0.99,
+        target_update_interval=10,
+        train_freq=256,
+        gradient_steps=128,
+        exploration_fraction=0.16,
+        exploration_final_eps=0.04,
+        policy_kwargs=dict(net_arch=[256, 256]),
+    ),
     "sac": dict(learning_rate=1e-3),
 }
 
@@ -52,19 +62,32 @@ def run(agent: str, seed: int, max_steps: int, eval_every: int, core: int) -> di
 
     environment = ENVIRONMENTS[agent]
     start = time.perf_counter()
-    model = getattr(sbx, agent.upper())("MlpPolicy", gym.make(environment), seed=seed, verbose=0,
-                                        **HYPER_PARAMETERS[agent])
+    model = getattr(sbx, agent.upper())(
+        "MlpPolicy", gym.make(environment), seed=seed, verbose=0, **HYPER_PARAMETERS[agent]
+    )
     from stable_baselines3.common.monitor import Monitor
-    callback = TimedEval(Monitor(gym.make(environment)), n_eval_episodes=10, eval_freq=eval_every, deterministic=True,
-                         verbose=0, start=start)
+
+    callback = TimedEval(
+        Monitor(gym.make(environment)),
+        n_eval_episodes=10,
+        eval_freq=eval_every,
+        deterministic=True,
+        verbose=0,
+        start=start,
+    )
     model.learn(total_timesteps=max_steps, callback=callback)
     wall = time.perf_counter() - start
     target = {"dqn": 475.0, "sac": -200.0}[agent]
     first = next(((steps, seconds) for steps, value, seconds in callback.curve if value >= target), None)
     from importlib import metadata
+
     return {
-        "agent": agent, "seed": seed, "library": f"SBX {metadata.version('sbx-rl')}",
-        "jax": metadata.version("jax"), "actor_steps": max_steps, "wall_seconds": round(wall, 2),
+        "agent": agent,
+        "seed": seed,
+        "library": f"SBX {metadata.version('sbx-rl')}",
+        "jax": metadata.version("jax"),
+        "actor_steps": max_steps,
+        "wall_seconds": round(wall, 2),
         "training_steps_per_second": round(max_steps / wall, 1),
         "first_at_target": None if first is None else {"step": first[0], "wall_seconds": round(first[1], 2)},
         "final_return": round(callback.curve[-1][1], 1) if callback.curve else None,

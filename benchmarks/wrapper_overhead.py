@@ -52,7 +52,9 @@ def measure(gym_id: str, steps: int, repeats: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=arguments.positive_integer, default=20_000, help="steps per round (default 20000)")
+    parser.add_argument(
+        "--steps", type=arguments.positive_integer, default=20_000, help="steps per round (default 20000)"
+    )
     parser.add_argument("--repeats", type=arguments.positive_integer, default=4, help="alternating rounds (default 4)")
     parser.add_argument("--output", default=os.path.join(os.path.dirname(__file__), "results", "wrapper_overhead.json"))
     args = parser.parse_args()

@@ -1,7 +1,9 @@
 """Train DQN on CartPole in this process, in about twenty lines.
 
-    python examples/quickstart.py
+python examples/quickstart.py [MAX_STEPS]
 """
+
+import sys
 
 from acme.environments import make_environment
 from acme.experiments import ExperimentConfig, run_experiment
@@ -13,7 +15,7 @@ experiment = ExperimentConfig(
     environment_factory=lambda seed: make_environment("gymnasium:CartPole-v1", seed=seed),
     network_factory=lambda spec: dqn.make_networks(spec, config.hidden_sizes),
     seed=0,
-    max_num_actor_steps=50_000,
+    max_num_actor_steps=int(sys.argv[1]) if len(sys.argv) > 1 else 50_000,
     eval_every=5_000,
 )
 result = run_experiment(experiment)

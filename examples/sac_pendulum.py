@@ -1,7 +1,9 @@
 """Train SAC on Pendulum in this process; swap in td3, d4pg or mpo the same way.
 
-    python examples/sac_pendulum.py
+python examples/sac_pendulum.py [MAX_STEPS]
 """
+
+import sys
 
 from acme.environments import make_environment
 from acme.experiments import ExperimentConfig, run_experiment
@@ -14,7 +16,7 @@ experiment = ExperimentConfig(
     environment_factory=lambda seed: make_environment("gymnasium:Pendulum-v1", seed=seed, canonical_actions=True),
     network_factory=lambda spec: sac.make_networks(spec, config.policy_hidden_sizes, config.critic_hidden_sizes),
     seed=0,
-    max_num_actor_steps=20_000,
+    max_num_actor_steps=int(sys.argv[1]) if len(sys.argv) > 1 else 20_000,
     eval_every=2_000,
 )
 result = run_experiment(experiment)

@@ -23,8 +23,7 @@ Long-running node code should poll ``launch.stop_requested()``.
 
 from launch.config import Resources, RestartPolicy
 from launch.context import stop_requested, wait_for_stop
-from launch.errors import (ClusterConnectionError, GraphError, LaunchError, LaunchTimeout,
-                           NodeError)
+from launch.errors import ClusterConnectionError, GraphError, LaunchError, LaunchTimeout, NodeError
 from launch.handles import Handle
 from launch.launcher import LAUNCHERS, launch
 from launch.nodes import FunctionNode, LocalServiceNode, Node, ReverbNode, ServiceNode

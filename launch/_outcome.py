@@ -41,8 +41,9 @@ class Deadline:
         return left if cap is None else min(left, cap)
 
 
-def run_recorded(outcome: "Outcome", guard: Any, body: Callable[[], set], shutdown: Callable[[], None],
-                 raise_in_handler: bool = True) -> None:
+def run_recorded(
+    outcome: "Outcome", guard: Any, body: Callable[[], set], shutdown: Callable[[], None], raise_in_handler: bool = True
+) -> None:
     """Runs ``body`` under the armed signal ``guard`` and records how it ended in ``outcome``.
 
     ``body`` returns the labels of the nodes still unfinished (non-empty means

@@ -19,7 +19,8 @@ class _RemoteMethod:
         ref = self._actor.call.remote(self._name, args, kwargs)
         if not self._blocking:
             return ref
-        import ray  # pylint: disable=g-import-not-at-top
+        import ray
+
         return ray.get(ref)
 
 
@@ -32,11 +33,11 @@ class _Futures:
         self._proxy = proxy
 
     def __getattr__(self, name: str) -> _RemoteMethod:
-        self._proxy._check(name)  # pylint: disable=protected-access
-        return _RemoteMethod(self._proxy._actor, name, blocking=False)  # pylint: disable=protected-access
+        self._proxy._check(name)
+        return _RemoteMethod(self._proxy._actor, name, blocking=False)
 
     def __dir__(self) -> list[str]:
-        return list(self._proxy._methods)  # pylint: disable=protected-access
+        return list(self._proxy._methods)
 
 
 class ServiceProxy:
@@ -59,7 +60,8 @@ class ServiceProxy:
         if name not in self._methods:
             raise AttributeError(
                 f"service node {self._label!r} has no public method {name!r}; "
-                f"available: {', '.join(self._methods) or '(none)'}")
+                f"available: {', '.join(self._methods) or '(none)'}"
+            )
 
     def __getattr__(self, name: str) -> _RemoteMethod:
         if name.startswith("__"):

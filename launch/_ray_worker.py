@@ -22,8 +22,7 @@ class NodeActor:
     and retry the in-flight ``main()``.
     """
 
-    def __init__(self, label: str, node: Node,
-                 dependencies: dict[str, tuple[str, Any, Any]]) -> None:
+    def __init__(self, label: str, node: Node, dependencies: dict[str, tuple[str, Any, Any]]) -> None:
         """Builds the node.
 
         Args:
@@ -36,18 +35,19 @@ class NodeActor:
         """
         self._label = label
         self._stop = threading.Event()
-        context._activate(self._stop)  # pylint: disable=protected-access
+        context._activate(self._stop)
         self._instance: NodeInstance | None = None
         self._init_error: str | None = None
         self._dependency_failed: str | None = None
         self._methods: tuple[str, ...] = ()
-        import ray  # pylint: disable=g-import-not-at-top
+        import ray
+
         values: dict[str, Any] = {}
         for dep, (kind, actor, ready_ref) in dependencies.items():
             try:
                 info = ray.get(ready_ref)
                 failed = info["error"] is not None
-            except Exception:  # pylint: disable=broad-except
+            except Exception:
                 failed = True
             if failed:
                 self._dependency_failed = dep
@@ -62,7 +62,7 @@ class NodeActor:
             host = ray.util.get_node_ip_address()
             self._instance = node.instantiate(args, kwargs, host=host)
             self._methods = tuple(self._instance.public_methods())
-        except Exception:  # pylint: disable=broad-except
+        except Exception:
             self._init_error = traceback.format_exc()
 
     def ready(self) -> dict[str, Any]:
@@ -86,7 +86,7 @@ class NodeActor:
             return ("idle", None)
         try:
             self._instance.main()
-        except BaseException:  # pylint: disable=broad-except
+        except BaseException:
             return ("error", traceback.format_exc())
         return ("done", None)
 
@@ -94,12 +94,12 @@ class NodeActor:
         """Calls a public method of the service object."""
         instance = self._instance
         if instance is None or instance.target is None:
-            raise RuntimeError(f"node {self._label!r} has no service object to call "
-                               f"{method!r} on")
+            raise RuntimeError(f"node {self._label!r} has no service object to call {method!r} on")
         if method not in self._methods:
             raise AttributeError(
                 f"service node {self._label!r} has no public method {method!r}; "
-                f"available: {', '.join(self._methods) or '(none)'}")
+                f"available: {', '.join(self._methods) or '(none)'}"
+            )
         return getattr(instance.target, method)(*args, **kwargs)
 
     def stop(self) -> str | None:
@@ -109,6 +109,6 @@ class NodeActor:
             return None
         try:
             self._instance.stop()
-        except Exception:  # pylint: disable=broad-except
+        except Exception:
             return traceback.format_exc()
         return None

@@ -42,8 +42,7 @@ class Resources:
             raise TypeError(f"Resources.custom must be a mapping, got {self.custom!r}")
         for name, amount in self.custom.items():
             if not isinstance(name, str) or not name:
-                raise ValueError(
-                    f"Resources.custom keys must be non-empty strings, got {name!r}")
+                raise ValueError(f"Resources.custom keys must be non-empty strings, got {name!r}")
             _check_amount(f"Resources.custom[{name!r}]", amount)
         # Freeze the mapping so the dataclass is really immutable.
         object.__setattr__(self, "custom", types.MappingProxyType(dict(self.custom)))
@@ -54,8 +53,7 @@ class Resources:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Resources):
             return NotImplemented
-        return (self.num_cpus, self.num_gpus, dict(self.custom)) == (
-            other.num_cpus, other.num_gpus, dict(other.custom))
+        return (self.num_cpus, self.num_gpus, dict(self.custom)) == (other.num_cpus, other.num_gpus, dict(other.custom))
 
     def __reduce__(self):
         return (Resources, (self.num_cpus, self.num_gpus, dict(self.custom)))
@@ -75,10 +73,7 @@ class RestartPolicy:
     max_restarts: int = 0
 
     def __post_init__(self) -> None:
-        if isinstance(self.max_restarts, bool) or not isinstance(
-                self.max_restarts, numbers.Integral):
-            raise TypeError(
-                f"RestartPolicy.max_restarts must be an int, got {self.max_restarts!r}")
+        if isinstance(self.max_restarts, bool) or not isinstance(self.max_restarts, numbers.Integral):
+            raise TypeError(f"RestartPolicy.max_restarts must be an int, got {self.max_restarts!r}")
         if self.max_restarts < 0:
-            raise ValueError(
-                f"RestartPolicy.max_restarts must be >= 0, got {self.max_restarts!r}")
+            raise ValueError(f"RestartPolicy.max_restarts must be >= 0, got {self.max_restarts!r}")

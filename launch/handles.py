@@ -53,7 +53,8 @@ class Handle:
         raise AttributeError(
             f"{self!r} is a placeholder for node {self._label!r}: it has no "
             f"attribute {name!r}. Pass the handle to another node; it is "
-            f"replaced by the node's service/address when the program is launched.")
+            f"replaced by the node's service/address when the program is launched."
+        )
 
 
 def _is_namedtuple(value: Any) -> bool:

@@ -11,9 +11,16 @@ from launch.program import Program
 LAUNCHERS = ("threads", "ray")
 
 
-def launch(program: Program, launcher: str = "threads", address: str | None = None,
-           timeout: float | None = None, *, grace_period: float = 5.0,
-           bind_address: str | None = None, dashboard: bool = False) -> None:
+def launch(
+    program: Program,
+    launcher: str = "threads",
+    address: str | None = None,
+    timeout: float | None = None,
+    *,
+    grace_period: float = 5.0,
+    bind_address: str | None = None,
+    dashboard: bool = False,
+) -> None:
     """Runs ``program`` and blocks until it ends.
 
     The program ends when every terminal node has finished (or, with no
@@ -55,8 +62,9 @@ def launch(program: Program, launcher: str = "threads", address: str | None = No
         clean shutdown; the previous signal handlers are restored).
     """
     if launcher not in LAUNCHERS:
-        raise ValueError(f"unknown launcher {launcher!r}; accepted launchers: "
-                         + ", ".join(repr(name) for name in LAUNCHERS))
+        raise ValueError(
+            f"unknown launcher {launcher!r}; accepted launchers: " + ", ".join(repr(name) for name in LAUNCHERS)
+        )
     if not isinstance(program, Program):
         raise TypeError(f"launch() expects a launch.Program, got {program!r}")
     if address is not None and launcher != "ray":
@@ -69,21 +77,30 @@ def launch(program: Program, launcher: str = "threads", address: str | None = No
     program.construction_order()  # Validate the graph before anything starts.
     for spec in program.nodes:
         if spec.node.launchers is not None and launcher not in spec.node.launchers:
-            raise ValueError(f"Node {spec.label!r} runs only with the {' or '.join(map(repr, spec.node.launchers))} "
-                             f"launcher, not {launcher!r}: {spec.node.why}")
+            raise ValueError(
+                f"Node {spec.label!r} runs only with the {' or '.join(map(repr, spec.node.launchers))} "
+                f"launcher, not {launcher!r}: {spec.node.why}"
+            )
 
     deadline = Deadline(timeout)
     guard = SignalGuard()
     try:
         if launcher == "threads":
-            from launch.threads_launcher import run_threads  # pylint: disable=g-import-not-at-top
-            outcome = run_threads(program, deadline=deadline, guard=guard,
-                                  grace_period=grace_period)
+            from launch.threads_launcher import run_threads
+
+            outcome = run_threads(program, deadline=deadline, guard=guard, grace_period=grace_period)
         else:
-            from launch.ray_launcher import run_ray  # pylint: disable=g-import-not-at-top
-            outcome = run_ray(program, address=address, deadline=deadline, guard=guard,
-                              grace_period=grace_period, bind_address=bind_address,
-                              dashboard=dashboard)
+            from launch.ray_launcher import run_ray
+
+            outcome = run_ray(
+                program,
+                address=address,
+                deadline=deadline,
+                guard=guard,
+                grace_period=grace_period,
+                bind_address=bind_address,
+                dashboard=dashboard,
+            )
     finally:
         guard.restore()
 
@@ -93,18 +110,22 @@ def launch(program: Program, launcher: str = "threads", address: str | None = No
     if outcome.timed_out:
         raise LaunchTimeout(
             f"program {program.name!r} did not finish within {timeout} s "
-            f"(unfinished: {', '.join(outcome.unfinished) or 'none'})")
+            f"(unfinished: {', '.join(outcome.unfinished) or 'none'})"
+        )
 
 
-def _check_local_ray_options(launcher: str, address: str | None, bind_address: str | None,
-                             dashboard: bool) -> None:
+def _check_local_ray_options(launcher: str, address: str | None, bind_address: str | None, dashboard: bool) -> None:
     """Refuses ``bind_address``/``dashboard`` where they would not apply."""
     for name, given in (("bind_address", bind_address is not None), ("dashboard", dashboard)):
         if given and launcher != "ray":
-            raise ValueError(f"{name} is only used by the 'ray' launcher (which starts Ray's servers), "
-                             f"not {launcher!r}, whose nodes share this process")
+            raise ValueError(
+                f"{name} is only used by the 'ray' launcher (which starts Ray's servers), "
+                f"not {launcher!r}, whose nodes share this process"
+            )
         if given and address is not None:
-            raise ValueError(f"{name} applies to a Ray instance that launch() starts; a cluster joined at "
-                             f"{address!r} keeps the addresses and dashboard it was started with")
+            raise ValueError(
+                f"{name} applies to a Ray instance that launch() starts; a cluster joined at "
+                f"{address!r} keeps the addresses and dashboard it was started with"
+            )
     if bind_address is not None:
         network.check_bind_address(bind_address)

@@ -64,7 +64,7 @@ def _own_socket_fds() -> dict[int, int]:
         except OSError:
             continue  # Closed since listing.
         if target.startswith("socket:["):
-            fds[int(target[len("socket:["):-1])] = int(name)
+            fds[int(target[len("socket:[") : -1])] = int(name)
     return fds
 
 
@@ -77,8 +77,9 @@ def restrict_to_loopback(port: int) -> int:
     returns 0.
     """
     if not sys.platform.startswith("linux"):
-        logger.warning("cannot confine the server on port %d to loopback on %s: it listens on every "
-                       "interface", port, sys.platform)
+        logger.warning(
+            "cannot confine the server on port %d to loopback on %s: it listens on every interface", port, sys.platform
+        )
         return 0
     fds = _own_socket_fds()
     listening = [fds[inode] for inode in _listening_inodes(port) if inode in fds]
@@ -92,7 +93,8 @@ def restrict_to_loopback(port: int) -> int:
             except OSError as e:
                 raise ExposureError(
                     f"could not confine the server on port {port} to loopback (SO_BINDTODEVICE lo: {e}); "
-                    "Linux 5.7 or later allows it without privileges") from None
+                    "Linux 5.7 or later allows it without privileges"
+                ) from None
     return len(listening)
 
 
@@ -110,16 +112,21 @@ def check_bind_address(bind_address: str) -> None:
     try:
         ip = ipaddress.ip_address(bind_address.strip("[]"))
     except ValueError:
-        raise ValueError(f"bind address must be an IP address of this machine (e.g. 10.0.0.5 or 127.0.0.1), "
-                         f"got {bind_address!r}") from None
+        raise ValueError(
+            f"bind address must be an IP address of this machine (e.g. 10.0.0.5 or 127.0.0.1), got {bind_address!r}"
+        ) from None
     if ip.is_unspecified:
-        raise ValueError(f"bind address {bind_address!r} means every interface, which Ray cannot give other "
-                         "machines as its address; give this machine's address on the network they share "
-                         "(e.g. 10.0.0.5)")
+        raise ValueError(
+            f"bind address {bind_address!r} means every interface, which Ray cannot give other "
+            "machines as its address; give this machine's address on the network they share "
+            "(e.g. 10.0.0.5)"
+        )
     family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as sock:
         try:
             sock.bind((str(ip), 0))
         except OSError as e:
-            raise ValueError(f"bind address {bind_address!r} is not an address of this machine "
-                             f"({e.strerror or e}); give one of its own IP addresses") from None
+            raise ValueError(
+                f"bind address {bind_address!r} is not an address of this machine "
+                f"({e.strerror or e}); give one of its own IP addresses"
+            ) from None

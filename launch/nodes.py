@@ -163,7 +163,6 @@ class LocalServiceNode(ServiceNode):
 
 
 class _ServiceInstance(NodeInstance):
-
     def __init__(self, obj: Any) -> None:
         self.target = obj
         self.has_main = callable(getattr(obj, "run", None))
@@ -197,12 +196,15 @@ class ReverbNode(Node):
 
     handle_kind = "address"
 
-    def __init__(self, table_factory: Callable[[], Sequence[Any]],
-                 checkpoint_dir: str | None = None, port: int | None = None,
-                 fallback_checkpoint_path: str | None = None) -> None:
+    def __init__(
+        self,
+        table_factory: Callable[[], Sequence[Any]],
+        checkpoint_dir: str | None = None,
+        port: int | None = None,
+        fallback_checkpoint_path: str | None = None,
+    ) -> None:
         _check_callable("ReverbNode", "table_factory", table_factory)
-        if port is not None and (isinstance(port, bool) or not isinstance(port, int)
-                                 or not 0 < port < 65536):
+        if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536):
             raise ValueError(f"ReverbNode port must be in 1..65535 or None, got {port!r}")
         self.table_factory = table_factory
         if fallback_checkpoint_path is not None and checkpoint_dir is None:
@@ -219,12 +221,13 @@ class ReverbNode(Node):
         return ReverbNode(self.table_factory, self.checkpoint_dir, port, self.fallback_checkpoint_path)
 
     def instantiate(self, args: tuple, kwargs: dict, *, host: str) -> NodeInstance:
-        import reverb  # pylint: disable=g-import-not-at-top  (heavy: imports TF)
+        import reverb  # heavy: imports TF
 
         checkpointer = None
         if self.checkpoint_dir is not None:
             checkpointer = reverb.checkpointers.DefaultCheckpointer(
-                path=str(self.checkpoint_dir), fallback_checkpoint_path=self.fallback_checkpoint_path)
+                path=str(self.checkpoint_dir), fallback_checkpoint_path=self.fallback_checkpoint_path
+            )
         server = start_reverb_server(self.table_factory(), self.port, checkpointer)
         if network.is_loopback(host):  # Only this machine's nodes use it: close it to others.
             network.confine_server(server)
@@ -235,7 +238,6 @@ class ReverbNode(Node):
 
 
 class _ReverbInstance(NodeInstance):
-
     def __init__(self, server: Any, host: str) -> None:
         self._server = server
         self.address = f"{host}:{server.port}"

@@ -49,9 +49,15 @@ class Program:
 
     # ----------------------------------------------------------------- building
 
-    def add_node(self, node: Node, label: str | None = None, terminal: bool = False, *,
-                 resources: Resources | None = None,
-                 restart: RestartPolicy | None = None) -> Handle:
+    def add_node(
+        self,
+        node: Node,
+        label: str | None = None,
+        terminal: bool = False,
+        *,
+        resources: Resources | None = None,
+        restart: RestartPolicy | None = None,
+    ) -> Handle:
         """Adds ``node`` and returns its handle.
 
         Args:
@@ -81,16 +87,23 @@ class Program:
         resources = resources or self._inherited("resources") or Resources()
         restart = restart or self._inherited("restart") or RestartPolicy()
         handle = Handle(label, self._id, self.name)
-        spec = NodeSpec(label=label, node=node, handle=handle,
-                        group=group.name if group else None, terminal=bool(terminal),
-                        resources=resources, restart=restart)
+        spec = NodeSpec(
+            label=label,
+            node=node,
+            handle=handle,
+            group=group.name if group else None,
+            terminal=bool(terminal),
+            resources=resources,
+            restart=restart,
+        )
         self._check_references(spec)  # Early check; repeated at launch.
         self._specs[label] = spec
         return handle
 
     @contextlib.contextmanager
-    def group(self, name: str, *, resources: Resources | None = None,
-              restart: RestartPolicy | None = None) -> Iterator[None]:
+    def group(
+        self, name: str, *, resources: Resources | None = None, restart: RestartPolicy | None = None
+    ) -> Iterator[None]:
         """Context manager: nodes added inside are labelled and configured as a group.
 
         Groups nest (``"outer/inner"``); ``resources``/``restart`` become the
@@ -187,7 +200,7 @@ class Program:
 
     def _label_of(self, item: str | Handle) -> str:
         if isinstance(item, Handle):
-            if item._program_id != self._id or item.label not in self._specs:  # pylint: disable=protected-access
+            if item._program_id != self._id or item.label not in self._specs:
                 raise GraphError(f"{item!r} is not a node of program {self.name!r}")
             return item.label
         if isinstance(item, str):
@@ -202,12 +215,11 @@ class Program:
         """Labels ``spec`` depends on; raises GraphError for bad handles."""
         deps: list[str] = []
         for handle in find_handles(spec.node.arguments):
-            known = (handle._program_id == self._id  # pylint: disable=protected-access
-                     and (handle.label in self._specs or handle.label == spec.label))
+            known = handle._program_id == self._id and (handle.label in self._specs or handle.label == spec.label)
             if not known:
                 raise GraphError(
-                    f"node {spec.label!r} refers to {handle!r}, which is not a node of "
-                    f"program {self.name!r}")
+                    f"node {spec.label!r} refers to {handle!r}, which is not a node of program {self.name!r}"
+                )
             if handle.label == spec.label:
                 target = spec
             else:
@@ -215,7 +227,8 @@ class Program:
             if target.node.handle_kind is None:
                 raise GraphError(
                     f"node {spec.label!r} refers to {handle!r}, but {target.node!r} "
-                    "cannot be referenced (only service and reverb nodes can)")
+                    "cannot be referenced (only service and reverb nodes can)"
+                )
             if handle.label not in deps:
                 deps.append(handle.label)
         return deps
@@ -240,10 +253,10 @@ class Program:
             if state.get(label) == 2:
                 return
             if state.get(label) == 1:
-                cycle = path[path.index(label):] + [label]
+                cycle = path[path.index(label) :] + [label]
                 raise GraphError(
-                    f"construction dependency cycle in program {self.name!r}: "
-                    + " -> ".join(repr(x) for x in cycle))
+                    f"construction dependency cycle in program {self.name!r}: " + " -> ".join(repr(x) for x in cycle)
+                )
             state[label] = 1
             path.append(label)
             for dep in deps[label]:
@@ -267,6 +280,5 @@ class Program:
             return {label for label, busy in has_main.items() if busy}
         idle = [label for label in terminal if not has_main.get(label, False)]
         if idle:
-            raise GraphError(
-                f"terminal nodes {idle} have no run() method, so they never finish")
+            raise GraphError(f"terminal nodes {idle} have no run() method, so they never finish")
         return set(terminal)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import socket
@@ -10,7 +9,7 @@ import sys
 import time
 from typing import Any, Iterator
 
-from launch import network
+from launch import network, ray_internals
 from launch._outcome import Deadline, Outcome, run_recorded
 from launch._ray_worker import NodeActor
 from launch._signals import SignalGuard
@@ -23,8 +22,7 @@ logger = logging.getLogger("launch")
 _POLL_S = 0.2
 _MAX_CONCURRENCY = 64  # Threads per actor: run(), calls from other nodes, stop().
 _CONNECT_TIMEOUT_S = 3.0
-_QUIET_INIT = dict(logging_level=logging.WARNING, log_to_driver=True,
-                   configure_logging=True)
+_QUIET_INIT = dict(logging_level=logging.WARNING, log_to_driver=True, configure_logging=True)
 
 
 class _Expired(Exception):
@@ -33,17 +31,16 @@ class _Expired(Exception):
 
 # ------------------------------------------------------------------ connecting
 
+
 def worker_pythonpath() -> str:
     """PYTHONPATH for workers: this package's root and the driver's own paths.
 
     Interpreter paths (stdlib, site-packages) are left out: workers have them.
     """
-    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix,
-                                              sys.exec_prefix, sys.base_exec_prefix)}
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
     prefixes.discard(os.path.realpath(os.sep))
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    candidates = [package_root, *sys.path,
-                  *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+    candidates = [package_root, *sys.path, *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
     entries: list[str] = []
     for entry in candidates:
         path = os.path.realpath(entry or os.getcwd())
@@ -70,13 +67,14 @@ def _host_port(address: str) -> tuple[str, int] | None:
     try:
         return host, int(port)
     except ValueError:
-        raise ClusterConnectionError(
-            f"invalid Ray cluster address {address!r}: expected 'host:port'") from None
+        raise ClusterConnectionError(f"invalid Ray cluster address {address!r}: expected 'host:port'") from None
 
 
-_ADDRESS_HELP = ("give the address of a running Ray cluster's head node as host:port (its GCS port, 6379 "
-                 "unless `ray start --head --port` chose another), or leave the address out to start a "
-                 "local Ray instance")
+_ADDRESS_HELP = (
+    "give the address of a running Ray cluster's head node as host:port (its GCS port, 6379 "
+    "unless `ray start --head --port` chose another), or leave the address out to start a "
+    "local Ray instance"
+)
 
 
 def check_reachable(address: str, timeout: float = _CONNECT_TIMEOUT_S) -> None:
@@ -90,7 +88,8 @@ def check_reachable(address: str, timeout: float = _CONNECT_TIMEOUT_S) -> None:
     except OSError as e:
         reason = e.strerror or str(e) or type(e).__name__
         raise ClusterConnectionError(
-            f"cannot reach the Ray cluster at {address!r} ({reason}); {_ADDRESS_HELP}.") from None
+            f"cannot reach the Ray cluster at {address!r} ({reason}); {_ADDRESS_HELP}."
+        ) from None
 
 
 def _gcs_answer(host_port: tuple[str, int], timeout: float) -> str | None:
@@ -100,7 +99,7 @@ def _gcs_answer(host_port: tuple[str, int], timeout: float) -> str | None:
     answers it (or refuses it for want of an auth token); any other server
     fails it (not gRPC at all, or a gRPC server without that service).
     """
-    import grpc  # pylint: disable=g-import-not-at-top  (a dependency of Ray)
+    import grpc  # a dependency of Ray
 
     host, port = host_port
     target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
@@ -136,34 +135,11 @@ def check_ray_cluster(address: str, timeout: float = _CONNECT_TIMEOUT_S) -> None
     problem = _gcs_answer(host_port, timeout)
     if problem is not None:
         raise ClusterConnectionError(
-            f"{address!r} accepts connections but is not a Ray cluster: {problem}; {_ADDRESS_HELP}.")
+            f"{address!r} accepts connections but is not a Ray cluster: {problem}; {_ADDRESS_HELP}."
+        )
 
 
-@contextlib.contextmanager
-def _node_address_on_loopback(ray: Any) -> Iterator[None]:
-    """Makes a local Ray instance take 127.0.0.1 as its node address.
-
-    Ray turns a loopback ``_node_ip_address`` into the machine's routable
-    address unless clusters are disabled, which is how it runs on macOS and
-    Windows (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER``). That switch is read from
-    ``ray._private.ray_constants`` when Ray picks its node address; it is set
-    for the duration of ``ray.init()`` only. ``_start_local_ray`` checks the
-    outcome, so a Ray without this switch fails closed.
-    """
-    constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
-    if constants is None or not hasattr(constants, "ENABLE_RAY_CLUSTER"):
-        yield
-        return
-    before = constants.ENABLE_RAY_CLUSTER
-    constants.ENABLE_RAY_CLUSTER = False
-    try:
-        yield
-    finally:
-        constants.ENABLE_RAY_CLUSTER = before
-
-
-def _start_local_ray(ray: Any, runtime_env: dict[str, Any], bind_address: str | None,
-                     dashboard: bool) -> None:
+def _start_local_ray(ray: Any, runtime_env: dict[str, Any], bind_address: str | None, dashboard: bool) -> None:
     """Starts a local Ray instance that listens on loopback only, unless ``bind_address`` opens it.
 
     With a loopback node address Ray (2.60) binds all its servers (GCS,
@@ -172,8 +148,9 @@ def _start_local_ray(ray: Any, runtime_env: dict[str, Any], bind_address: str | 
     its HTTP servers on that address. The dashboard is started only if
     ``dashboard``; it listens on 127.0.0.1, or on ``bind_address``.
     """
-    options: dict[str, Any] = dict(address="local", num_cpus=os.cpu_count(), include_dashboard=dashboard,
-                                   runtime_env=runtime_env, **_QUIET_INIT)
+    options: dict[str, Any] = dict(
+        address="local", num_cpus=os.cpu_count(), include_dashboard=dashboard, runtime_env=runtime_env, **_QUIET_INIT
+    )
     opened = bind_address is not None and not network.is_loopback(bind_address)
     if opened:
         options["_node_ip_address"] = bind_address
@@ -182,14 +159,15 @@ def _start_local_ray(ray: Any, runtime_env: dict[str, Any], bind_address: str | 
     if opened:
         ray.init(**options)
         return
-    with _node_address_on_loopback(ray):
+    with ray_internals.node_address_on_loopback(ray):
         ray.init(**options)
     node_address = ray.util.get_node_ip_address()
     if not network.is_loopback(node_address):
         raise network.ExposureError(
             f"the local Ray instance took {node_address} as its node address instead of 127.0.0.1, so its "
             "servers would be reachable from other machines; it was shut down. Pass a bind address to "
-            "open it up knowingly.")
+            "open it up knowingly."
+        )
 
 
 class _Session:
@@ -201,25 +179,28 @@ class _Session:
     * Ray already initialized by the caller: reuses it and leaves it running.
     """
 
-    def __init__(self, address: str | None, bind_address: str | None = None,
-                 dashboard: bool = False) -> None:
-        import ray  # pylint: disable=g-import-not-at-top
+    def __init__(self, address: str | None, bind_address: str | None = None, dashboard: bool = False) -> None:
+        import ray
+
         self._ray = ray
         self.connected_here = False
         self._children_before: set[int] | None = None
-        runtime_env = {"env_vars": {
-            "PYTHONPATH": worker_pythonpath(),
-            # Nodes are the program's own workload: run them at normal priority
-            # rather than Ray's default nice 15, which starves them (e.g. a
-            # TensorFlow import) whenever anything else keeps the CPUs busy.
-            "RAY_worker_niceness": "0",
-        }}
+        runtime_env = {
+            "env_vars": {
+                "PYTHONPATH": worker_pythonpath(),
+                # Nodes are the program's own workload: run them at normal priority
+                # rather than Ray's default nice 15, which starves them (e.g. a
+                # TensorFlow import) whenever anything else keeps the CPUs busy.
+                "RAY_worker_niceness": "0",
+            }
+        }
         self.actor_runtime_env: dict[str, Any] | None = None
         if ray.is_initialized():
             logger.info("launch: reusing the already initialized Ray connection")
             if bind_address is not None or dashboard:
-                logger.warning("launch: Ray was already initialized in this process, so bind_address and "
-                               "dashboard are not applied")
+                logger.warning(
+                    "launch: Ray was already initialized in this process, so bind_address and dashboard are not applied"
+                )
             self.actor_runtime_env = runtime_env
             return
         # ray.init() sets RAY_* variables in this process (e.g. RAY_AUTH_MODE=token for a
@@ -237,11 +218,10 @@ class _Session:
             check_ray_cluster(address)
             try:
                 ray.init(address=address, runtime_env=runtime_env, **_QUIET_INIT)
-            except Exception as e:  # pylint: disable=broad-except
+            except Exception as e:
                 self._disconnect()
                 first_line = (str(e).strip().splitlines() or [type(e).__name__])[0]
-                raise ClusterConnectionError(
-                    f"could not join the Ray cluster at {address!r}: {first_line}") from e
+                raise ClusterConnectionError(f"could not join the Ray cluster at {address!r}: {first_line}") from e
             except BaseException:
                 self._disconnect()
                 raise
@@ -264,14 +244,7 @@ class _Session:
             del os.environ[key]
         os.environ.update(before)
         if changed:
-            # Ray caches its config (the auth mode among it) per process; re-read it.
-            try:
-                from ray._raylet import AuthenticationTokenLoader, Config  # pylint: disable=g-import-not-at-top
-
-                Config.initialize("")
-                AuthenticationTokenLoader.instance().reset_cache()
-            except Exception as e:  # pylint: disable=broad-except  (private API of Ray)
-                logger.debug("launch: could not refresh Ray's cached config: %s", e)
+            ray_internals.refresh_cached_config()
 
     def close(self) -> None:
         """Shuts Ray down (local instance) or disconnects (joined cluster)."""
@@ -281,7 +254,7 @@ class _Session:
 
 def _child_pids() -> set[int]:
     try:
-        import psutil  # pylint: disable=g-import-not-at-top  (ray vendors it)
+        import psutil  # ray vendors it
     except ImportError:
         return set()
     return {child.pid for child in psutil.Process().children()}
@@ -294,7 +267,7 @@ def _ray_descendants(children_before: set[int]) -> list[Any]:
     so they must be collected before ``ray.shutdown()``.
     """
     try:
-        import psutil  # pylint: disable=g-import-not-at-top
+        import psutil
     except ImportError:
         return []
     me = psutil.Process()
@@ -315,7 +288,7 @@ def _reap(processes: list[Any], timeout: float = 10.0) -> None:
     """Waits for ``processes`` to exit; SIGKILLs those still running after ``timeout``."""
     if not processes:
         return
-    import psutil  # pylint: disable=g-import-not-at-top
+    import psutil
 
     def running(proc: Any) -> bool:
         try:
@@ -329,8 +302,7 @@ def _reap(processes: list[Any], timeout: float = 10.0) -> None:
         time.sleep(0.1)
         alive = [p for p in alive if running(p)]
     for proc in alive:
-        logger.warning("launch: Ray process %d still running after ray.shutdown(); killing it",
-                       proc.pid)
+        logger.warning("launch: Ray process %d still running after ray.shutdown(); killing it", proc.pid)
         try:
             proc.kill()
         except psutil.Error:
@@ -338,6 +310,7 @@ def _reap(processes: list[Any], timeout: float = 10.0) -> None:
 
 
 # ------------------------------------------------------------------- running
+
 
 def actor_options(spec: NodeSpec, runtime_env: dict[str, Any] | None = None) -> dict[str, Any]:
     """Ray actor options for a node: resources, restarts, concurrency."""
@@ -368,9 +341,9 @@ def _free_port() -> int:
 class _Run:
     """State of one program run on Ray."""
 
-    def __init__(self, program: Program, session: _Session, deadline: Deadline,
-                 guard: SignalGuard) -> None:
-        import ray  # pylint: disable=g-import-not-at-top
+    def __init__(self, program: Program, session: _Session, deadline: Deadline, guard: SignalGuard) -> None:
+        import ray
+
         self._ray = ray
         self.guard = guard
         self.program = program
@@ -396,8 +369,7 @@ class _Run:
             self.guard.check()
             if self.deadline.expired():
                 raise _Expired()
-            ready, _ = self._ray.wait(list(refs), num_returns=1,
-                                      timeout=self.deadline.remaining(_POLL_S))
+            ready, _ = self._ray.wait(list(refs), num_returns=1, timeout=self.deadline.remaining(_POLL_S))
             for ref in ready:
                 label = refs.pop(ref)
                 yield label, self._result(ref, label)
@@ -414,10 +386,11 @@ class _Run:
                 node = node.with_port(_free_port())
             dependencies = {
                 dep: (self.program.get(dep).node.handle_kind, *created[dep])
-                for dep in self.program.dependencies(spec.label)}
-            actor = actor_cls.options(
-                **actor_options(spec, self.session.actor_runtime_env)
-            ).remote(spec.label, node, dependencies)
+                for dep in self.program.dependencies(spec.label)
+            }
+            actor = actor_cls.options(**actor_options(spec, self.session.actor_runtime_env)).remote(
+                spec.label, node, dependencies
+            )
             ready_ref = actor.ready.remote()
             created[spec.label] = (actor, ready_ref)
             self.ready[spec.label] = ready_ref
@@ -439,8 +412,7 @@ class _Run:
             infos = self.build()
         except _Expired:
             return set(self.program.labels)
-        remaining = self.program.completion_labels(
-            {label: info["has_main"] for label, info in infos.items()})
+        remaining = self.program.completion_labels({label: info["has_main"] for label, info in infos.items()})
         for label, actor in self.actors:
             self.mains[actor.main.remote()] = label
         if not remaining:
@@ -494,19 +466,26 @@ class _Run:
         for label, actor in self.actors:
             try:
                 ray.kill(actor, no_restart=True)
-            except Exception as e:  # pylint: disable=broad-except
+            except Exception as e:
                 logger.debug("node %r: ray.kill failed: %s", label, e)
 
 
 def _report_unstopped(late: list[str], starting: list[str], grace_period: float) -> None:
     """One warning for the nodes whose stop() overran the grace period; starting nodes only at info level."""
     if late:
-        logger.warning("launch: %s did not return from stop() within the %g s grace period (stop() or the work "
-                       "it waits for was still running); killing %s", _labels(late), grace_period,
-                       "it" if len(late) == 1 else "them")
+        logger.warning(
+            "launch: %s did not return from stop() within the %g s grace period (stop() or the work "
+            "it waits for was still running); killing %s",
+            _labels(late),
+            grace_period,
+            "it" if len(late) == 1 else "them",
+        )
     if starting:
-        logger.info("launch: %s had not finished starting (constructor still running); killing %s",
-                    _labels(starting), "it" if len(starting) == 1 else "them")
+        logger.info(
+            "launch: %s had not finished starting (constructor still running); killing %s",
+            _labels(starting),
+            "it" if len(starting) == 1 else "them",
+        )
 
 
 def _labels(labels: list[str]) -> str:
@@ -514,17 +493,23 @@ def _labels(labels: list[str]) -> str:
     return f"node {quoted}" if len(labels) == 1 else f"nodes {quoted}"
 
 
-def run_ray(program: Program, *, address: str | None, deadline: Deadline,
-            guard: SignalGuard, grace_period: float, bind_address: str | None = None,
-            dashboard: bool = False) -> Outcome:
+def run_ray(
+    program: Program,
+    *,
+    address: str | None,
+    deadline: Deadline,
+    guard: SignalGuard,
+    grace_period: float,
+    bind_address: str | None = None,
+    dashboard: bool = False,
+) -> Outcome:
     """Runs ``program`` on Ray (see ``launch.launch``)."""
     program.construction_order()  # Validate before starting anything.
     session = _Session(address, bind_address, dashboard)
     outcome = Outcome()
     try:
         run = _Run(program, session, deadline, guard)
-        run_recorded(outcome, guard, run.run, lambda: run.shutdown(grace_period, outcome),
-                     raise_in_handler=False)
+        run_recorded(outcome, guard, run.run, lambda: run.shutdown(grace_period, outcome), raise_in_handler=False)
     finally:
         session.close()
     if guard.signum is not None and outcome.signum is None:

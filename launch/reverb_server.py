@@ -16,7 +16,7 @@ import contextlib
 import os
 import sys
 import tempfile
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterator, Sequence
 
 _PROGRESS_LINE = b"Still reading compressed trajectory data"
 
@@ -28,13 +28,13 @@ class _NoCheckpointer:
         return None
 
 
-def start_reverb_server(tables: Sequence[Any], port: Optional[int] = None, checkpointer: Any = None) -> Any:
+def start_reverb_server(tables: Sequence[Any], port: int | None = None, checkpointer: Any = None) -> Any:
     """``reverb.Server(tables, port, checkpointer)``, where ``checkpointer=None`` means no checkpointing.
 
     With a checkpointer the server loads its newest checkpoint while it starts;
     reverb's progress lines from that load are dropped (see the module docstring).
     """
-    import reverb  # pylint: disable=g-import-not-at-top  (heavy: imports TF)
+    import reverb  # heavy: imports TF
 
     if checkpointer is None:
         return reverb.Server(tables=list(tables), port=port, checkpointer=_NoCheckpointer())
@@ -73,4 +73,4 @@ def _write_all(fd: int, data: bytes) -> None:
     """``os.write`` until all of ``data`` is written (one call may write less)."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]

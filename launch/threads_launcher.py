@@ -20,19 +20,17 @@ logger = logging.getLogger("launch")
 _POLL_S = 0.1
 
 
-def _thread_body(label: str, instance: NodeInstance, done: queue.Queue,
-                 stop_event: threading.Event) -> None:
-    context._bind_thread(stop_event)  # pylint: disable=protected-access
+def _thread_body(label: str, instance: NodeInstance, done: queue.Queue, stop_event: threading.Event) -> None:
+    context._bind_thread(stop_event)
     try:
         instance.main()
-    except BaseException:  # pylint: disable=broad-except
+    except BaseException:
         done.put((label, traceback.format_exc()))
     else:
         done.put((label, None))
 
 
-def run_threads(program: Program, *, deadline: Deadline, guard: SignalGuard,
-                grace_period: float) -> Outcome:
+def run_threads(program: Program, *, deadline: Deadline, guard: SignalGuard, grace_period: float) -> Outcome:
     """Builds services in dependency order, runs the mains in threads, stops all.
 
     A signal raises straight out of a blocking service constructor (like a
@@ -44,30 +42,37 @@ def run_threads(program: Program, *, deadline: Deadline, guard: SignalGuard,
     stop_event = threading.Event()
     built: list[tuple[NodeSpec, NodeInstance]] = []
     threads: dict[str, threading.Thread] = {}
-    context._activate(stop_event)  # pylint: disable=protected-access
+    context._activate(stop_event)
     try:
         run_recorded(
-            outcome, guard,
+            outcome,
+            guard,
             lambda: _run(order, program, deadline, guard, built, threads, stop_event),
             lambda: _shutdown(built, threads, stop_event, grace_period, outcome),
         )
     finally:
-        context._deactivate(stop_event)  # pylint: disable=protected-access
+        context._deactivate(stop_event)
     if guard.signum is not None and outcome.signum is None:
         outcome.signum = guard.signum
     return outcome
 
 
-def _run(order: list[NodeSpec], program: Program, deadline: Deadline, guard: SignalGuard,
-         built: list[tuple[NodeSpec, NodeInstance]], threads: dict[str, threading.Thread],
-         stop_event: threading.Event) -> set[str]:
+def _run(
+    order: list[NodeSpec],
+    program: Program,
+    deadline: Deadline,
+    guard: SignalGuard,
+    built: list[tuple[NodeSpec, NodeInstance]],
+    threads: dict[str, threading.Thread],
+    stop_event: threading.Event,
+) -> set[str]:
     """Returns the labels still unfinished when the deadline expired (else empty)."""
     values: dict[str, object] = {}
     for spec in order:
         args, kwargs = map_handles(spec.node.arguments, lambda h: values[h.label])
         try:
             instance = spec.node.instantiate(args, kwargs, host="localhost")
-        except Exception:  # pylint: disable=broad-except
+        except Exception:
             raise NodeError(spec.label, traceback.format_exc()) from None
         built.append((spec, instance))
         if spec.node.handle_kind == "service":
@@ -77,14 +82,16 @@ def _run(order: list[NodeSpec], program: Program, deadline: Deadline, guard: Sig
 
     guard.set_raise_in_handler(False)  # From now on: poll guard.check().
     guard.check()
-    remaining = program.completion_labels(
-        {spec.label: instance.has_main for spec, instance in built})
+    remaining = program.completion_labels({spec.label: instance.has_main for spec, instance in built})
     done: queue.Queue = queue.Queue()
     for spec, instance in built:
         if instance.has_main:
-            thread = threading.Thread(target=_thread_body, name=f"launch:{spec.label}",
-                                      args=(spec.label, instance, done, stop_event),
-                                      daemon=True)
+            thread = threading.Thread(
+                target=_thread_body,
+                name=f"launch:{spec.label}",
+                args=(spec.label, instance, done, stop_event),
+                daemon=True,
+            )
             threads[spec.label] = thread
             thread.start()
 
@@ -102,13 +109,18 @@ def _run(order: list[NodeSpec], program: Program, deadline: Deadline, guard: Sig
     return set()
 
 
-def _shutdown(built: list[tuple[NodeSpec, NodeInstance]], threads: dict[str, threading.Thread],
-              stop_event: threading.Event, grace_period: float, outcome: Outcome) -> None:
+def _shutdown(
+    built: list[tuple[NodeSpec, NodeInstance]],
+    threads: dict[str, threading.Thread],
+    stop_event: threading.Event,
+    grace_period: float,
+    outcome: Outcome,
+) -> None:
     stop_event.set()
     for spec, instance in reversed(built):
         try:
             instance.stop()
-        except Exception:  # pylint: disable=broad-except
+        except Exception:
             details = "exception in stop():\n" + traceback.format_exc()
             logger.error("node %r: %s", spec.label, details)
             outcome.fail(NodeError(spec.label, details))
@@ -116,5 +128,4 @@ def _shutdown(built: list[tuple[NodeSpec, NodeInstance]], threads: dict[str, thr
     for label, thread in threads.items():
         thread.join(end.remaining())
         if thread.is_alive():
-            logger.warning("node %r did not stop within %.1f s; abandoning its daemon thread",
-                           label, grace_period)
+            logger.warning("node %r did not stop within %.1f s; abandoning its daemon thread", label, grace_period)

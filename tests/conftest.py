@@ -1,4 +1,5 @@
-"""Tests that need the ``reverb`` extra (dm-reverb, TensorFlow) are marked, and skipped with the reason on the core stack.
+"""Tests that need the ``reverb`` extra (dm-reverb, TensorFlow) are marked, and skipped with the reason on the core
+stack.
 
 ``@pytest.mark.reverb`` needs dm-reverb, ``@pytest.mark.tensorflow`` needs TensorFlow
 (the TensorBoard logger). Both come with ``pip install -e ".[reverb]"`` on Python 3.11
@@ -19,6 +20,9 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         for marker, module in missing.items():
             if item.get_closest_marker(marker) is not None:
-                item.add_marker(pytest.mark.skip(
-                    reason=f"needs {module}, from the 'reverb' extra (Python 3.11: make test); not installed here"))
+                item.add_marker(
+                    pytest.mark.skip(
+                        reason=f"needs {module}, from the 'reverb' extra (Python 3.11: make test); not installed here"
+                    )
+                )
                 break

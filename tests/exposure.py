@@ -82,7 +82,7 @@ def _socket_inodes(pid: int) -> set[int]:
 def _decode(hex_address: str) -> str:
     """An address of /proc/net/tcp* (32-bit words in host byte order, little-endian here)."""
     raw = bytes.fromhex(hex_address)
-    words = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+    words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
     address = ipaddress.ip_address(words)
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         return str(address.ipv4_mapped)
@@ -178,10 +178,12 @@ class Observation:
 
     def problems(self) -> list[str]:
         """One line per exposed listener, and per listener that a network address reached."""
-        lines = [f"{listener} is bound to a non-loopback address" for listener in self.listeners
-                 if listener.exposed]
-        lines += [f"{listener} accepted a connection on {', '.join(addresses)}"
-                  for listener, addresses in self.reached.items() if addresses]
+        lines = [f"{listener} is bound to a non-loopback address" for listener in self.listeners if listener.exposed]
+        lines += [
+            f"{listener} accepted a connection on {', '.join(addresses)}"
+            for listener, addresses in self.reached.items()
+            if addresses
+        ]
         return sorted(lines)
 
 

@@ -43,7 +43,9 @@ def test_launch_does_not_import_reverb_or_ray_eagerly():
 
 
 def test_learner_side_code_does_not_import_reverb():
-    code = ("import sys, agents.dqn.learning, agents.dqn.networks, acme.jax.utils, acme.jax.variable_client; "
-            "print('reverb' in sys.modules)")
+    code = (
+        "import sys, agents.dqn.learning, agents.dqn.networks, acme.jax.utils, acme.jax.variable_client; "
+        "print('reverb' in sys.modules)"
+    )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "False", done.stderr

@@ -37,8 +37,9 @@ def _agent(agent: str, env_id: str):
     spec = specs.make_environment_spec(environment)
     networks = entry.make_networks(spec, config)
     builder = entry.make_builder(config)
-    learner = builder.make_learner(jax.random.PRNGKey(0), networks, iter(()),
-                                   lambda label, steps_key=None: loggers.NoOpLogger(), spec)
+    learner = builder.make_learner(
+        jax.random.PRNGKey(0), networks, iter(()), lambda label, steps_key=None: loggers.NoOpLogger(), spec
+    )
     params = learner.get_variables(["policy"])[0]
     return builder.make_policy(networks, spec, evaluation=False), spec, params
 
@@ -54,10 +55,13 @@ def _items(replay: LocalReplay) -> list:
     return tree.flatten(replay.sample("replay", size).data) if size else []
 
 
-@pytest.mark.parametrize("agent, env_id, exact", [
-    ("dqn", "gymnasium:CartPole-v1", True),  # every transition bitwise equal
-    ("sac", "gymnasium:Pendulum-v1", False),  # batched matmuls may round differently: equal to 1e-5
-])
+@pytest.mark.parametrize(
+    "agent, env_id, exact",
+    [
+        ("dqn", "gymnasium:CartPole-v1", True),  # every transition bitwise equal
+        ("sac", "gymnasium:Pendulum-v1", False),  # batched matmuls may round differently: equal to 1e-5
+    ],
+)
 def test_k_environments_give_the_transitions_of_k_single_actors(agent, env_id, exact):
     policy, spec, params = _agent(agent, env_id)
     keys = list(jax.random.split(jax.random.PRNGKey(7), K))
@@ -68,8 +72,12 @@ def test_k_environments_give_the_transitions_of_k_single_actors(agent, env_id, e
     for key, seed in zip(keys, seeds):
         replay, adder = _replay(spec)
         actor = GenericActor(policy, key, VariableClient(_Static(params), "policy"), adder)
-        loop = EnvironmentLoop(registry.make_agent_environment(agent, env_id, seed=seed), actor,
-                               logger=loggers.NoOpLogger(), should_update=False)
+        loop = EnvironmentLoop(
+            registry.make_agent_environment(agent, env_id, seed=seed),
+            actor,
+            logger=loggers.NoOpLogger(),
+            should_update=False,
+        )
         loop.run(num_steps=steps)
         singles.append(replay)
 
@@ -79,9 +87,14 @@ def test_k_environments_give_the_transitions_of_k_single_actors(agent, env_id, e
     finished = []
     from acme.vector_environment_loop import VectorEnvironmentLoop
 
-    loop = VectorEnvironmentLoop([registry.make_agent_environment(agent, env_id, seed=s) for s in seeds], actor,
-                                 counter=counter, logger=loggers.NoOpLogger(), should_update=False,
-                                 on_episode=finished.append)
+    loop = VectorEnvironmentLoop(
+        [registry.make_agent_environment(agent, env_id, seed=s) for s in seeds],
+        actor,
+        counter=counter,
+        logger=loggers.NoOpLogger(),
+        should_update=False,
+        on_episode=finished.append,
+    )
     loop.run(num_steps=100 * K)  # two calls: episodes carry on across them
     loop.run(num_steps=(steps - 100) * K)
     assert counter.get_counts()["steps"] == steps * K and actor.num_steps == steps * K
@@ -103,10 +116,12 @@ def test_episodes_end_and_reset_per_environment_and_are_logged():
 
     rows = []
     environments = [make_environment("gymnasium:CartPole-v1", seed=s, step_limit=10 + 5 * s) for s in range(K)]
-    actor = VectorActor(policy, list(jax.random.split(jax.random.PRNGKey(0), K)),
-                        VariableClient(_Static(params), "policy"))
-    loop = VectorEnvironmentLoop(environments, actor, logger=loggers.NoOpLogger(), should_update=False,
-                                 on_episode=rows.append)
+    actor = VectorActor(
+        policy, list(jax.random.split(jax.random.PRNGKey(0), K)), VariableClient(_Static(params), "policy")
+    )
+    loop = VectorEnvironmentLoop(
+        environments, actor, logger=loggers.NoOpLogger(), should_update=False, on_episode=rows.append
+    )
     loop.run(num_steps=300)
     by_env = {i: [r["episode_length"] for r in rows if r["environment_index"] == i] for i in range(K)}
     for i, lengths in by_env.items():

@@ -5,16 +5,11 @@
 * ``EpisodeAdder``: one ``Step`` sequence per whole episode.
 """
 
-from acme.adders.base import (
-    Adder,
-    PriorityFn,
-    PriorityFns,
-    ReverbAdder,
-    Step,
-)
+from acme.adders.base import Adder, PriorityFn, PriorityFns, Step
 from acme.adders.episode import EpisodeAdder
 from acme.adders.sequence import SequenceAdder
 from acme.adders.transition import NStepTransitionAdder
+from acme.adders.writer import ReverbAdder
 
 __all__ = [
     "Adder",

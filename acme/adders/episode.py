@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 import dm_env
 import numpy as np
 import tree
 
 from acme import specs
-from acme.adders import base
+from acme.adders import base, writer
 from acme.adders.sequence import step_signature
 
 # padding_fn(shape, dtype) -> array of that shape and dtype, e.g. np.zeros.
 PaddingFn = Callable[[tuple, np.dtype], np.ndarray]
 
 
-class EpisodeAdder(base.StepwiseReverbAdder):
+class EpisodeAdder(writer.StepwiseReverbAdder):
     """Writes each complete episode as one item.
 
     The item is an ``acme.adders.Step`` with a leading time dimension holding
@@ -54,17 +54,14 @@ class EpisodeAdder(base.StepwiseReverbAdder):
         client,
         max_sequence_length: int,
         priority_fns: base.PriorityFns,
-        padding_fn: Optional[PaddingFn] = None,
+        padding_fn: PaddingFn | None = None,
         max_in_flight_items: int = 1,
         validate_items: bool = True,
     ):
-        max_sequence_length = base.check_positive_int(
-            "max_sequence_length", max_sequence_length, minimum=2
-        )
+        max_sequence_length = base.check_positive_int("max_sequence_length", max_sequence_length, minimum=2)
         if padding_fn is not None and not callable(padding_fn):
             raise ValueError(
-                "padding_fn must be None or a callable (shape, dtype) -> array such "
-                f"as np.zeros, got {padding_fn!r}."
+                f"padding_fn must be None or a callable (shape, dtype) -> array such as np.zeros, got {padding_fn!r}."
             )
         super().__init__(
             client,
@@ -85,7 +82,7 @@ class EpisodeAdder(base.StepwiseReverbAdder):
     def signature(
         environment_spec: specs.EnvironmentSpec,
         extras_spec: Any = (),
-        sequence_length: Optional[int] = None,
+        sequence_length: int | None = None,
     ) -> base.Step:
         """The backend-free signature of the items (``Step`` of ``LeafSpec``).
 

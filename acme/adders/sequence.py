@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
 from acme import specs
-from acme.adders import base
+from acme.adders import base, writer
 
 
-class SequenceAdder(base.StepwiseReverbAdder):
+class SequenceAdder(writer.StepwiseReverbAdder):
     """Writes overlapping or adjacent sequences of ``sequence_length`` steps.
 
     Each item is an ``acme.adders.Step`` whose every leaf has a leading time
@@ -103,7 +103,7 @@ class SequenceAdder(base.StepwiseReverbAdder):
     @staticmethod
     def signature(
         environment_spec: specs.EnvironmentSpec,
-        sequence_length: Optional[int] = None,
+        sequence_length: int | None = None,
         extras_spec: Any = (),
     ) -> base.Step:
         """The backend-free signature of the items (``Step`` of ``LeafSpec`` with a leading time dimension).
@@ -129,14 +129,10 @@ class SequenceAdder(base.StepwiseReverbAdder):
             return
         final_row = self._rows - 1
         length = self._sequence_length
-        pending = [
-            start
-            for start in range(0, final_row, self._period)
-            if start + length > final_row + 1
-        ]
+        pending = [start for start in range(0, final_row, self._period) if start + length > final_row + 1]
         if not pending:
             return
-        padding = base.zeros_like(self._final_step)
+        padding = writer.zeros_like(self._final_step)
         for start in pending:
             # Pad just enough for this window, so it is within the last
             # `sequence_length` rows that the writer keeps.
@@ -147,7 +143,7 @@ class SequenceAdder(base.StepwiseReverbAdder):
 
 def step_signature(
     environment_spec: specs.EnvironmentSpec,
-    sequence_length: Optional[int],
+    sequence_length: int | None,
     extras_spec: Any = (),
 ) -> base.Step:
     """``Step`` of ``LeafSpec`` with a leading time dimension ``sequence_length`` (None: any length)."""

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import collections
 import math
-from typing import Any, Optional
+from typing import Any
 
 import dm_env
 import numpy as np
 import tree
 
 from acme import specs, types
-from acme.adders import base
+from acme.adders import base, writer
 
 _REWARD = "n_step_reward"
 _DISCOUNT = "n_step_discount"
@@ -23,7 +23,7 @@ def _n_step_dtype(dtype) -> np.dtype:
     return dtype if np.issubdtype(dtype, np.floating) else np.dtype(np.float32)
 
 
-class NStepTransitionAdder(base.ReverbAdder):
+class NStepTransitionAdder(writer.ReverbAdder):
     r"""Writes one n-step transition per environment step.
 
     Each item is an ``acme.types.Transition`` with no time dimension::
@@ -89,13 +89,9 @@ class NStepTransitionAdder(base.ReverbAdder):
         try:
             gamma = float(discount)
         except (TypeError, ValueError):
-            raise ValueError(
-                f"discount must be a number in [0, 1] (the agent's gamma), got {discount!r}."
-            ) from None
+            raise ValueError(f"discount must be a number in [0, 1] (the agent's gamma), got {discount!r}.") from None
         if not math.isfinite(gamma) or not 0.0 <= gamma <= 1.0:
-            raise ValueError(
-                f"discount must be a number in [0, 1] (the agent's gamma), got {discount!r}."
-            )
+            raise ValueError(f"discount must be a number in [0, 1] (the agent's gamma), got {discount!r}.")
         super().__init__(
             client,
             priority_fns=priority_fns,
@@ -142,8 +138,8 @@ class NStepTransitionAdder(base.ReverbAdder):
         self._rows = 0  # rows appended to the writer in the current episode
         self._next_start = 0  # first step whose transition is not yet written
         self._recent = collections.deque(maxlen=self._n_step)  # (r_k, d_k) pairs
-        self._discount_broadcasts: Optional[bool] = None
-        self._flat_values: Optional[bool] = None
+        self._discount_broadcasts: bool | None = None
+        self._flat_values: bool | None = None
 
     def _on_first(self, timestep: dm_env.TimeStep) -> None:
         self._reset_state()
@@ -203,16 +199,10 @@ class NStepTransitionAdder(base.ReverbAdder):
         factor = tree.map_structure(lambda d: np.ones(np.shape(d), np.float64), first_discount)
         for reward, env_discount in pairs:
             if self._discount_broadcasts:
-                total = tree.map_structure(
-                    lambda acc, r: acc + factor * np.asarray(r, np.float64), total, reward
-                )
+                total = tree.map_structure(lambda acc, r: acc + factor * np.asarray(r, np.float64), total, reward)
             else:
-                total = tree.map_structure(
-                    lambda acc, f, r: acc + f * np.asarray(r, np.float64), total, factor, reward
-                )
-            factor = tree.map_structure(
-                lambda f, d: f * self._gamma * np.asarray(d, np.float64), factor, env_discount
-            )
+                total = tree.map_structure(lambda acc, f, r: acc + f * np.asarray(r, np.float64), total, factor, reward)
+            factor = tree.map_structure(lambda f, d: f * self._gamma * np.asarray(d, np.float64), factor, env_discount)
         reward_out = tree.map_structure(
             lambda acc, r: acc.astype(_n_step_dtype(np.asarray(r).dtype)), total, first_reward
         )

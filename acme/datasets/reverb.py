@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Iterator
 
 import reverb
 
@@ -14,7 +14,7 @@ def make_reverb_dataset(
     table: str,
     batch_size: int,
     num_parallel_calls: int = 1,
-    max_in_flight_samples_per_worker: Optional[int] = None,
+    max_in_flight_samples_per_worker: int | None = None,
     prefetch_size: int = 2,
 ):
     """A ``tf.data.Dataset`` of batched ``ReplaySample(info, data)`` from ``table``.
@@ -44,9 +44,7 @@ def make_reverb_dataset(
     return dataset.prefetch(prefetch_size)
 
 
-def make_reverb_iterator(
-    server_address: str, table: str, batch_size: int, **kwargs
-) -> Iterator[ReplaySample]:
+def make_reverb_iterator(server_address: str, table: str, batch_size: int, **kwargs) -> Iterator[ReplaySample]:
     """Batches of ``ReplaySample`` as numpy arrays, sampled from ``table``."""
     return make_reverb_dataset(server_address, table, batch_size, **kwargs).as_numpy_iterator()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ctypes.util
 import difflib
 import os
-from typing import Callable, Optional, Sequence
+from typing import Callable, Sequence
 
 import dm_env
 
@@ -42,7 +42,7 @@ def _split(environment_id: str) -> tuple[str, str]:
     return prefix, name
 
 
-def _make_gymnasium(name: str, seed: Optional[int]) -> dm_env.Environment:
+def _make_gymnasium(name: str, seed: int | None) -> dm_env.Environment:
     import gymnasium
 
     registered = sorted(gymnasium.envs.registry.keys())
@@ -56,7 +56,7 @@ def _make_gymnasium(name: str, seed: Optional[int]) -> dm_env.Environment:
     return wrappers.GymnasiumToDmEnv(gymnasium.make(name), seed=seed)
 
 
-def _make_bsuite(name: str, seed: Optional[int]) -> dm_env.Environment:
+def _make_bsuite(name: str, seed: int | None) -> dm_env.Environment:
     del seed  # bsuite ids carry their own seed: "catch/0" .. "catch/19".
     try:
         import bsuite
@@ -73,7 +73,7 @@ def _make_bsuite(name: str, seed: Optional[int]) -> dm_env.Environment:
     return bsuite.load_from_id(name)
 
 
-def _headless_mujoco_gl() -> Optional[str]:
+def _headless_mujoco_gl() -> str | None:
     """The MuJoCo rendering backend to use without a display: EGL, else OSMesa, else none (rendering then
     raises, training does not render). None when there is a display or the user chose with MUJOCO_GL."""
     if "MUJOCO_GL" in os.environ or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
@@ -84,7 +84,7 @@ def _headless_mujoco_gl() -> Optional[str]:
     return "disable"
 
 
-def _make_dm_control(name: str, seed: Optional[int]) -> dm_env.Environment:
+def _make_dm_control(name: str, seed: int | None) -> dm_env.Environment:
     backend = _headless_mujoco_gl()
     if backend is not None:  # else dm_control tries GLFW first, which warns that DISPLAY is missing
         os.environ["MUJOCO_GL"] = backend
@@ -97,9 +97,7 @@ def _make_dm_control(name: str, seed: Optional[int]) -> dm_env.Environment:
             "which has no Python 3.13 build)."
         ) from error
     if "/" not in name:
-        raise UnknownEnvironmentError(
-            f"dm_control ids are '<domain>/<task>', e.g. 'cartpole/swingup'; got {name!r}."
-        )
+        raise UnknownEnvironmentError(f"dm_control ids are '<domain>/<task>', e.g. 'cartpole/swingup'; got {name!r}.")
     domain, task = name.split("/", 1)
     if (domain, task) not in suite.ALL_TASKS:
         raise UnknownEnvironmentError(_unknown_dm_control_task(domain, task, suite.ALL_TASKS))
@@ -118,7 +116,7 @@ def _unknown_dm_control_task(domain: str, task: str, known: Sequence[tuple[str, 
     return f"dm_control's {domain} domain has no task {task!r}.{hint} Its tasks: {', '.join(own)}."
 
 
-def _make_atari(name: str, seed: Optional[int]) -> dm_env.Environment:
+def _make_atari(name: str, seed: int | None) -> dm_env.Environment:
     try:
         import ale_py  # noqa: F401
     except ImportError as error:
@@ -132,7 +130,7 @@ def _make_atari(name: str, seed: Optional[int]) -> dm_env.Environment:
     return _make_gymnasium(f"ALE/{name}-v5", seed)
 
 
-_FACTORIES: dict[str, Callable[[str, Optional[int]], dm_env.Environment]] = {
+_FACTORIES: dict[str, Callable[[str, int | None], dm_env.Environment]] = {
     "gymnasium": _make_gymnasium,
     "bsuite": _make_bsuite,
     "dm_control": _make_dm_control,
@@ -142,9 +140,9 @@ _FACTORIES: dict[str, Callable[[str, Optional[int]], dm_env.Environment]] = {
 
 def make_environment(
     environment_id: str,
-    seed: Optional[int] = None,
+    seed: int | None = None,
     single_precision: bool = True,
-    step_limit: Optional[int] = None,
+    step_limit: int | None = None,
     canonical_actions: bool = False,
 ) -> dm_env.Environment:
     """Builds a dm_env environment from an id such as ``"gymnasium:CartPole-v1"``.

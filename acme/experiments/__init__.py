@@ -1,15 +1,27 @@
-"""Experiments: one description, run in-process or distributed."""
+"""Experiments: one description, run in-process or distributed.
+
+The runners are imported on first use, so importing ``ExperimentConfig`` loads
+neither of them (nor the launcher, reverb or TensorFlow).
+"""
+
+from __future__ import annotations
+
+import importlib
 
 from acme.experiments.checkpointing import CheckpointingConfig, ExperimentCheckpointer
 from acme.experiments.config import ExperimentConfig
-from acme.experiments.distributed import make_distributed_experiment
-from acme.experiments.run_experiment import EvaluationResult, ExperimentResult, run_experiment
 
-__all__ = [
-    "CheckpointingConfig",
-    "EvaluationResult",
-    "ExperimentCheckpointer",
-    "ExperimentConfig",     "ExperimentResult",
-    "make_distributed_experiment",
-    "run_experiment",
-]
+_LAZY = {
+    "EvaluationResult": "acme.experiments.evaluation",
+    "ExperimentResult": "acme.experiments.in_process",
+    "run_experiment": "acme.experiments.in_process",
+    "make_distributed_experiment": "acme.experiments.distributed",
+}
+
+__all__ = ["CheckpointingConfig", "ExperimentCheckpointer", "ExperimentConfig", *sorted(_LAZY)]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'acme.experiments' has no attribute {name!r}")

@@ -1,7 +1,7 @@
 """Checkpoints of a whole experiment: learner state, step counts, the training loop's progress and replay.
 
 One checkpoint is a directory ``<directory>/ckpt-<learner step>`` written by
-``acme.utils.checkpointing.Checkpointer`` (atomic, checksummed, the newest
+``acme.utils.checkpoint_files.Checkpointer`` (atomic, checksummed, the newest
 ``keep`` kept). It holds the learner's state as a pytree and, in its metadata,
 the counters, the loop's progress (actor steps, evaluations so far) and the
 size of every replay table. Local replay tables (``acme.replay``) are saved in
@@ -23,12 +23,12 @@ import os
 import re
 import shutil
 import time
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping
 
 from acme.replay.local_client import LocalReplay
-from acme.utils.checkpointing import (
-    CheckpointError,
+from acme.utils.checkpoint_files import (
     Checkpointer,
+    CheckpointError,
     CheckpointMismatchError,
     tree_signature,
 )
@@ -53,8 +53,8 @@ class CheckpointingConfig:
     """
 
     directory: str
-    every_minutes: Optional[float] = 10.0
-    every_learner_steps: Optional[int] = None
+    every_minutes: float | None = 10.0
+    every_learner_steps: int | None = None
     keep: int = 3
     replay: bool = True
 
@@ -65,12 +65,14 @@ class CheckpointingConfig:
         if self.every_minutes is None and self.every_learner_steps is None:
             raise ValueError("Give every_minutes, every_learner_steps or both: when should checkpoints be written?")
         if self.every_minutes is not None and (
-            isinstance(self.every_minutes, bool) or not isinstance(self.every_minutes, (int, float))
+            isinstance(self.every_minutes, bool)
+            or not isinstance(self.every_minutes, (int, float))
             or not self.every_minutes > 0
         ):
             raise ValueError(f"every_minutes must be a positive number of minutes or None, got {self.every_minutes!r}.")
         if self.every_learner_steps is not None and (
-            isinstance(self.every_learner_steps, bool) or not isinstance(self.every_learner_steps, int)
+            isinstance(self.every_learner_steps, bool)
+            or not isinstance(self.every_learner_steps, int)
             or self.every_learner_steps < 1
         ):
             raise ValueError(
@@ -97,14 +99,14 @@ class Restored:
     replay_state: Any = None  # local replay tables' items, when they were checkpointed
 
     @property
-    def replay_backend(self) -> Optional[str]:
-        """"local" or "reverb": the backend whose tables were checkpointed (None if replay was not)."""
+    def replay_backend(self) -> str | None:
+        """ "local" or "reverb": the backend whose tables were checkpointed (None if replay was not)."""
         if self.replay_state is not None:
             return "local"
         return "reverb" if self.replay_path is not None else None
 
     @property
-    def replay_path(self) -> Optional[str]:
+    def replay_path(self) -> str | None:
         """The reverb checkpoint saved with this state, if replay was checkpointed."""
         path = os.path.join(self.path, REPLAY)
         return path if os.path.isdir(path) else None
@@ -113,10 +115,13 @@ class Restored:
         """One line for the terminal: what is being resumed."""
         actor_steps = self.loop.get("actor_steps", self.counts.get("actor_steps", 0))
         after = self.metadata.get("replay_items_after") or self.replay_items
-        items = ", ".join(
-            f"{name} {size}" if after.get(name, size) == size else f"{name} {size}-{after[name]}"
-            for name, size in sorted(self.replay_items.items())
-        ) or "not checkpointed"
+        items = (
+            ", ".join(
+                f"{name} {size}" if after.get(name, size) == size else f"{name} {size}-{after[name]}"
+                for name, size in sorted(self.replay_items.items())
+            )
+            or "not checkpointed"
+        )
         return (
             f"Resuming from checkpoint {self.path}: actor steps {int(actor_steps)}, learner steps "
             f"{self.learner_steps}, replay items: {items}."
@@ -153,7 +158,7 @@ class ExperimentCheckpointer:
                 "empty directory, or the checkpoint directory of an earlier run of this experiment."
             )
         self._last_save_time = time.monotonic()
-        self._last_save_steps: Optional[int] = None
+        self._last_save_steps: int | None = None
 
     @property
     def config(self) -> CheckpointingConfig:
@@ -171,7 +176,7 @@ class ExperimentCheckpointer:
     def has_checkpoints(self) -> bool:
         return bool(self._checkpointer.list_checkpoints())
 
-    def restore(self) -> Optional[Restored]:
+    def restore(self) -> Restored | None:
         """The newest readable checkpoint, or None in a directory without checkpoints."""
         found = self._checkpointer.restore_latest(expect_metadata={"identity": self._identity})
         if found is None:
@@ -200,7 +205,7 @@ class ExperimentCheckpointer:
                 "with, or give a new checkpoint directory."
             )
 
-    def prepare_replay(self, restored: Optional[Restored]) -> tuple[str, Optional[str]]:
+    def prepare_replay(self, restored: Restored | None) -> tuple[str, str | None]:
         """Empties the staging directory and returns ``(staging root, checkpoint to load or None)``.
 
         A replay checkpoint left in the staging directory by a process killed
@@ -220,7 +225,9 @@ class ExperimentCheckpointer:
         low = restored.replay_items
         high = restored.metadata.get("replay_items_after") or low
         wrong = {
-            name: int(sizes.get(name, -1)) for name in low if not low[name] <= sizes.get(name, -1) <= high.get(name, low[name])
+            name: int(sizes.get(name, -1))
+            for name in low
+            if not low[name] <= sizes.get(name, -1) <= high.get(name, low[name])
         }
         if wrong:
             raise CheckpointError(
@@ -232,8 +239,9 @@ class ExperimentCheckpointer:
         """Raises ``CheckpointMismatchError`` if ``restored``'s replay was saved by another backend than ``backend``."""
         if self._config.replay and restored.replay_backend not in (None, backend):
             raise CheckpointMismatchError(
-                f"{restored.path} holds replay tables saved by the {restored.replay_backend!r} backend, but this run "
-                f"uses {backend!r}; resume with --replay {restored.replay_backend} (replay={restored.replay_backend!r})."
+                f"{restored.path} holds replay tables saved by the {restored.replay_backend!r} backend, but this "
+                f"run uses {backend!r}; resume with --replay {restored.replay_backend} "
+                f"(replay={restored.replay_backend!r})."
             )
 
     def due(self, learner_steps: int) -> bool:
@@ -251,7 +259,7 @@ class ExperimentCheckpointer:
         learner_state: Any,
         learner_steps: int,
         counts: Mapping[str, Any],
-        loop: Optional[Mapping[str, Any]] = None,
+        loop: Mapping[str, Any] | None = None,
         replay_client: Any = None,
         actor_state: Any = None,
     ) -> str:
@@ -308,7 +316,7 @@ def learner_steps_of(learner: Any) -> int:
     return int(steps)
 
 
-def reverb_checkpointer(staging: str, fallback: Optional[str]) -> Any:
+def reverb_checkpointer(staging: str, fallback: str | None) -> Any:
     """A reverb checkpointer writing under ``staging`` that first loads ``fallback`` (a checkpoint path)."""
     import reverb  # only the replay side needs it
 

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 import dm_env
 
-from acme import builders, specs
+from acme import specs
+from acme.agents import builders
 from acme.experiments.checkpointing import CheckpointingConfig
 from acme.utils import loggers
 
 EnvironmentFactory = Callable[[int], dm_env.Environment]  # seed -> environment
-ENV_SEED_STRIDE = 104_723  # environment i of an actor's num_envs_per_actor gets the actor's seed + stride * i
 NetworkFactory = Callable[[specs.EnvironmentSpec], Any]  # spec -> networks
 
 
@@ -24,7 +24,7 @@ class ExperimentConfig:
       builder: the agent's builder.
       environment_factory: seed -> dm_env environment.
       network_factory: environment spec -> the agent's networks.
-      seed: seeds networks, actors and environments.
+      seed: seeds networks, actors and environments (how: ``acme.experiments.seeding``).
       max_num_actor_steps: the training budget in environment steps.
       eval_every: actor steps between evaluations (0 turns evaluation off).
       num_eval_episodes: episodes per evaluation, acting greedily.
@@ -42,24 +42,28 @@ class ExperimentConfig:
     max_num_actor_steps: int = 100_000
     eval_every: int = 5_000
     num_eval_episodes: int = 10
-    logger_factory: Optional[loggers.LoggerFactory] = None
+    logger_factory: loggers.LoggerFactory | None = None
     environment_id: str = ""
-    checkpointing: Optional[CheckpointingConfig] = None
+    checkpointing: CheckpointingConfig | None = None
     num_envs_per_actor: int = 1
 
     def __post_init__(self):
         if not isinstance(self.builder, builders.AgentBuilder):
-            raise TypeError(f"builder must be an acme.builders.AgentBuilder, got {type(self.builder).__name__}.")
+            raise TypeError(f"builder must be an acme.agents.builders.AgentBuilder, got {type(self.builder).__name__}.")
         if not callable(self.environment_factory) or not callable(self.network_factory):
-            raise TypeError("environment_factory and network_factory must be callables (seed -> env, spec -> networks).")
+            raise TypeError(
+                "environment_factory and network_factory must be callables (seed -> env, spec -> networks)."
+            )
         if self.max_num_actor_steps < 1:
             raise ValueError(f"max_num_actor_steps must be >= 1, got {self.max_num_actor_steps}.")
         if self.eval_every < 0:
             raise ValueError(f"eval_every must be >= 0 (0 turns evaluation off), got {self.eval_every}.")
         if self.num_eval_episodes < 1:
             raise ValueError(f"num_eval_episodes must be >= 1, got {self.num_eval_episodes}.")
-        if isinstance(self.num_envs_per_actor, bool) or not isinstance(self.num_envs_per_actor, int) or (
-            self.num_envs_per_actor < 1
+        if (
+            isinstance(self.num_envs_per_actor, bool)
+            or not isinstance(self.num_envs_per_actor, int)
+            or (self.num_envs_per_actor < 1)
         ):
             raise ValueError(f"num_envs_per_actor must be an integer >= 1, got {self.num_envs_per_actor!r}.")
         if self.checkpointing is not None and not isinstance(self.checkpointing, CheckpointingConfig):

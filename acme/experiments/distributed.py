@@ -5,29 +5,29 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any, Optional
+from typing import Any
 
-import jax
 import numpy as np
 
 import launch
 from acme import specs
 from acme.environment_loop import EnvironmentLoop
 from acme.experiments.checkpointing import ExperimentCheckpointer, experiment_identity, learner_steps_of
-from acme.experiments.config import ENV_SEED_STRIDE, ExperimentConfig
+from acme.experiments.config import ExperimentConfig
+from acme.experiments.evaluation import Evaluator
+from acme.experiments.seeding import ExperimentSeeds
 from acme.jax.polling_source import PollingVariableSource, to_host
 from acme.replay.local_client import LocalReplay
-from acme.utils import counting, extras, loggers
+from acme.utils import counting, extras
 from acme.vector_environment_loop import VectorEnvironmentLoop
-
-ACTOR_SEED_STRIDE = 7_919  # actors' environments and keys differ by a prime stride (their K by ENV_SEED_STRIDE)
 
 REPLAY_BACKENDS = ("reverb", "local")
 
 LOCAL_REPLAY_NEEDS_THREADS = (
     "its replay is local tables that the learner and actors share inside this process. Use launcher='threads', "
     "or replay='reverb' (a reverb server that Ray's processes reach over the network; it needs the 'reverb' "
-    f"extra: {extras.INSTALL_REVERB}).")
+    f"extra: {extras.INSTALL_REVERB})."
+)
 
 
 def default_replay() -> str:
@@ -72,16 +72,20 @@ class LearnerNode:
     configured interval.
     """
 
-    def __init__(self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec,
-                 replay: Any, counter: Any):
+    def __init__(self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec, replay: Any, counter: Any):
         self._client = replay_client(replay)
         self._counter = counter
         builder = config.builder
         networks = config.network_factory(environment_spec)
         self._iterator = builder.make_dataset_iterator(self._client)
         self._learner = builder.make_learner(
-            jax.random.PRNGKey(config.seed), networks, self._iterator, config.get_logger_factory(),
-            environment_spec, self._client, counting.Counter(counter, prefix="learner"),
+            ExperimentSeeds(config.seed).learner_key(),
+            networks,
+            self._iterator,
+            config.get_logger_factory(),
+            environment_spec,
+            self._client,
+            counting.Counter(counter, prefix="learner"),
         )
         first_start = counter.increment(learner_node_starts=1).get("learner_node_starts") == 1
         self._save_lock = threading.Lock()
@@ -134,8 +138,10 @@ class LearnerNode:
             state = self._learner.save()
             steps = getattr(state, "steps", None)
             return self._checkpointer.save(
-                state, int(steps) if steps is not None else learner_steps_of(self._learner),
-                _persistent_counts(self._counter.get_counts()), replay_client=self._client,
+                state,
+                int(steps) if steps is not None else learner_steps_of(self._learner),
+                _persistent_counts(self._counter.get_counts()),
+                replay_client=self._client,
             )
 
     def finish(self) -> str:
@@ -156,8 +162,7 @@ class LearnerNode:
 
 def _persistent_counts(counts: dict) -> dict:
     """Counts worth restoring: how often this program's nodes started or finished is not carried into the next run."""
-    return {key: value for key, value in counts.items()
-            if not key.endswith(("_node_starts", "_node_finishes"))}
+    return {key: value for key, value in counts.items() if not key.endswith(("_node_starts", "_node_finishes"))}
 
 
 def make_counter(counts: dict) -> counting.Counter:
@@ -182,17 +187,27 @@ def save_final_checkpoint(learner: Any, counter: Any, num_actors: int) -> None:
         if launch.stop_requested():
             return
         time.sleep(0.2)
-    print(f"Final checkpoint saved: {learner.finish()} (actor steps {counter.get_counts().get('actor_steps', 0)}).",
-          flush=True)
+    print(
+        f"Final checkpoint saved: {learner.finish()} (actor steps {counter.get_counts().get('actor_steps', 0)}).",
+        flush=True,
+    )
 
 
 class ActorNode:
     """Acts in its own environment (or ``config.num_envs_per_actor`` of them), writing to replay, until the
     step budget is spent."""
 
-    def __init__(self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec, actor_id: int,
-                 num_actors: int, replay: Any, learner: Any, counter: Any,
-                 variable_poll_seconds: float = 0.2):
+    def __init__(
+        self,
+        config: ExperimentConfig,
+        environment_spec: specs.EnvironmentSpec,
+        actor_id: int,
+        num_actors: int,
+        replay: Any,
+        learner: Any,
+        counter: Any,
+        variable_poll_seconds: float = 0.2,
+    ):
         self._config = config
         self._builder = config.builder.for_actor(actor_id, num_actors)
         self._spec = environment_spec
@@ -217,7 +232,7 @@ class ActorNode:
 
     def run(self) -> None:
         config, spec = self._config, self._spec
-        seed = config.seed + ACTOR_SEED_STRIDE * (self._actor_id + 1)
+        seeds = ExperimentSeeds(config.seed)
         self._counter.increment(actor_node_starts=1)
         builder = self._builder
         networks = config.network_factory(spec)
@@ -232,24 +247,25 @@ class ActorNode:
         logger = config.get_logger_factory()(f"actor_{self._actor_id}", "actor_steps")
         should_stop = lambda: launch.stop_requested() or _budget_spent(self._counter, config.max_num_actor_steps)  # noqa: E731
         counter = counting.Counter(self._counter, prefix="actor")
+        keys = seeds.actor_keys(self._actor_id, num_envs)
+        environments = [config.environment_factory(seed) for seed in seeds.environment_seeds(self._actor_id, num_envs)]
         if num_envs == 1:
-            actor = builder.make_actor(jax.random.PRNGKey(seed), policy, spec, variable_source=source,
-                                       adder=self._adders[0])
+            actor = builder.make_actor(keys[0], policy, spec, variable_source=source, adder=self._adders[0])
             if hasattr(actor, "restore"):
                 actor.restore({"num_steps": share})
-            loop = EnvironmentLoop(config.environment_factory(seed), actor, counter=counter, logger=logger,
-                                   label="actor", should_stop=should_stop)
+            loop = EnvironmentLoop(
+                environments[0], actor, counter=counter, logger=logger, label="actor", should_stop=should_stop
+            )
             run = loop.run
         else:
-            keys = list(jax.random.split(jax.random.PRNGKey(seed), num_envs))
             actor = builder.make_vector_actor(keys, policy, spec, variable_source=source, adders=self._adders)
             actor.restore({"num_steps": np.full(num_envs, share, np.int32)})
-            environments = [config.environment_factory(seed + ENV_SEED_STRIDE * i) for i in range(num_envs)]
             loop = VectorEnvironmentLoop(environments, actor, counter=counter, logger=logger, label="actor")
 
             def run() -> None:
                 while not should_stop():
                     loop.run(100 * num_envs)
+
         try:
             if not _budget_spent(self._counter, config.max_num_actor_steps):
                 run()
@@ -268,41 +284,31 @@ class ActorNode:
 class EvaluatorNode:
     """Evaluates the learner's greedy policy every ``eval_every`` actor steps, and once at the end."""
 
-    def __init__(self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec, learner: Any,
-                 counter: Any):
+    def __init__(self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec, learner: Any, counter: Any):
         self._config = config
         self._spec = environment_spec
         self._learner = learner
         self._counter = counter
 
     def run(self) -> None:
-        config, spec = self._config, self._spec
-        builder = config.builder
-        networks = config.network_factory(spec)
-        policy = builder.make_policy(networks, spec, evaluation=True)
-        actor = builder.make_actor(jax.random.PRNGKey(config.seed + 1), policy, spec, variable_source=self._learner)
-        loop = EnvironmentLoop(
-            config.environment_factory(config.seed + 1_000_003), actor,
-            counter=counting.Counter(prefix="evaluator"), logger=loggers.NoOpLogger(), should_update=False,
-        )
-        logger = config.get_logger_factory()("evaluator", "actor_steps")
+        config = self._config
+        evaluator = Evaluator(config, self._spec, config.network_factory(self._spec), self._learner)
+        start = time.perf_counter()
         next_eval = config.eval_every
-        while not launch.stop_requested():
-            counts = self._counter.get_counts()
-            steps = counts.get("actor_steps", 0)
-            finished = steps >= config.max_num_actor_steps
-            if steps >= next_eval or finished:
-                actor.update(wait=True)
-                returns = loop.episode_returns(config.num_eval_episodes)
-                logger.write({**self._counter.get_counts(), "actor_steps": steps,
-                              "evaluation_return": float(np.mean(returns)),
-                              "evaluation_return_std": float(np.std(returns))})
-                while next_eval <= steps:
-                    next_eval += config.eval_every
-            if finished:
-                break
-            time.sleep(0.2)
-        logger.close()
+        try:
+            while not launch.stop_requested():
+                counts = self._counter.get_counts()
+                steps = counts.get("actor_steps", 0)
+                finished = steps >= config.max_num_actor_steps
+                if steps >= next_eval or finished:
+                    evaluator.evaluate(steps, self._counter.get_counts, lambda: time.perf_counter() - start)
+                    while next_eval <= steps:
+                        next_eval += config.eval_every
+                if finished:
+                    break
+                time.sleep(0.2)
+        finally:
+            evaluator.close()
 
 
 def make_distributed_experiment(
@@ -311,7 +317,7 @@ def make_distributed_experiment(
     actor_restarts: int = 3,
     variable_poll_seconds: float = 0.2,
     learner_restarts: int = 3,
-    replay: Optional[str] = None,
+    replay: str | None = None,
 ) -> launch.Program:
     """A program that runs ``config`` with a replay node, a counter, a learner, ``num_actors`` actors
     and an evaluator. Actors and the evaluator are terminal: the program ends when the actors
@@ -367,26 +373,40 @@ def make_distributed_experiment(
         return to_reverb_tables(make_tables())
 
     if replay == "reverb":
-        replay = program.add_node(launch.ReverbNode(make_reverb_tables, checkpoint_dir=staging,
-                                                    fallback_checkpoint_path=fallback), label="replay")
+        replay = program.add_node(
+            launch.ReverbNode(make_reverb_tables, checkpoint_dir=staging, fallback_checkpoint_path=fallback),
+            label="replay",
+        )
     else:
-        replay = program.add_node(launch.LocalServiceNode(LOCAL_REPLAY_NEEDS_THREADS, make_local_replay, make_tables,
-                                                          config.seed, replay_state), label="replay")
+        replay = program.add_node(
+            launch.LocalServiceNode(
+                LOCAL_REPLAY_NEEDS_THREADS, make_local_replay, make_tables, config.seed, replay_state
+            ),
+            label="replay",
+        )
     counter = program.add_node(launch.ServiceNode(make_counter, counts), label="counter")
     restarts = learner_restarts if config.checkpointing is not None else 0
-    learner = program.add_node(launch.ServiceNode(LearnerNode, config, spec, replay, counter), label="learner",
-                               restart=launch.RestartPolicy(max_restarts=restarts))
+    learner = program.add_node(
+        launch.ServiceNode(LearnerNode, config, spec, replay, counter),
+        label="learner",
+        restart=launch.RestartPolicy(max_restarts=restarts),
+    )
     with program.group("actor", restart=launch.RestartPolicy(max_restarts=actor_restarts)):
         for actor_id in range(num_actors):
             program.add_node(
-                launch.ServiceNode(ActorNode, config, spec, actor_id, num_actors, replay, learner, counter,
-                                   variable_poll_seconds),
+                launch.ServiceNode(
+                    ActorNode, config, spec, actor_id, num_actors, replay, learner, counter, variable_poll_seconds
+                ),
                 terminal=True,
             )
     if config.eval_every:
-        program.add_node(launch.ServiceNode(EvaluatorNode, config, spec, learner, counter), label="evaluator",
-                         terminal=True)
+        program.add_node(
+            launch.ServiceNode(EvaluatorNode, config, spec, learner, counter), label="evaluator", terminal=True
+        )
     if config.checkpointing is not None:
-        program.add_node(launch.FunctionNode(save_final_checkpoint, learner, counter, num_actors),
-                         label="final_checkpoint", terminal=True)
+        program.add_node(
+            launch.FunctionNode(save_final_checkpoint, learner, counter, num_actors),
+            label="final_checkpoint",
+            terminal=True,
+        )
     return program

@@ -6,7 +6,7 @@ import signal
 import sys
 import threading
 from types import FrameType
-from typing import Callable, NoReturn, Optional
+from typing import Callable, NoReturn
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
@@ -30,7 +30,7 @@ class StopAtEpisodeEnd:
     """
 
     def __init__(self, enabled: bool = True, announce: Callable[[str], None] = print) -> None:
-        self.signum: Optional[int] = None
+        self.signum: int | None = None
         self._saves = enabled
         self._active = threading.current_thread() is threading.main_thread()
         self._announce = announce
@@ -40,13 +40,15 @@ class StopAtEpisodeEnd:
     def requested(self) -> bool:
         return self.signum is not None
 
-    def _handle(self, signum: int, frame: Optional[FrameType]) -> None:
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
         del frame
         if self.requested:
             self._raise(signum, "")
         self.signum = signum
-        self._announce(f"{_NAMES[signum]}: saving a checkpoint when this episode ends, then stopping "
-                       f"({_NAMES[signum]} again stops now, losing the steps since the last checkpoint).")
+        self._announce(
+            f"{_NAMES[signum]}: saving a checkpoint when this episode ends, then stopping "
+            f"({_NAMES[signum]} again stops now, losing the steps since the last checkpoint)."
+        )
         sys.stdout.flush()
 
     def stop(self, reason: str) -> NoReturn:
@@ -63,13 +65,16 @@ class StopAtEpisodeEnd:
         raise SystemExit(128 + signum)
 
     @staticmethod
-    def _stop_unsaved(signum: int, frame: Optional[FrameType]) -> NoReturn:
+    def _stop_unsaved(signum: int, frame: FrameType | None) -> NoReturn:
         del frame
-        print(f"Stopped by {_NAMES[signum]}; nothing was saved (this run has no checkpoint directory).",
-              file=sys.stderr, flush=True)
+        print(
+            f"Stopped by {_NAMES[signum]}; nothing was saved (this run has no checkpoint directory).",
+            file=sys.stderr,
+            flush=True,
+        )
         raise SystemExit(128 + signum)
 
-    def _handlers(self) -> dict[int, Callable[[int, Optional[FrameType]], None]]:
+    def _handlers(self) -> dict[int, Callable[[int, FrameType | None], None]]:
         """The handler for each signal this context takes over."""
         if self._saves:
             return {signum: self._handle for signum in _SIGNALS}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence
+from typing import Callable, Sequence
 
 import dm_env
 import jax
@@ -26,7 +26,7 @@ class _Placed:
     argument, which did this before, is deprecated.)
     """
 
-    def __init__(self, jitted, backend: Optional[str]):
+    def __init__(self, jitted, backend: str | None):
         self._jitted = jitted
         self._device = jax.local_devices(backend=backend)[0] if backend is not None else None
         self._params, self._placed_params = None, None
@@ -52,9 +52,9 @@ class GenericActor(core.Actor):
         self,
         policy: ActorPolicy,
         random_key: types.PRNGKey,
-        variable_client: Optional[VariableClient],
-        adder: Optional[Adder] = None,
-        backend: Optional[str] = "cpu",
+        variable_client: VariableClient | None,
+        adder: Adder | None = None,
+        backend: str | None = "cpu",
     ):
         def select(params, key, observation, step):
             key, policy_key = jax.random.split(key)
@@ -121,9 +121,9 @@ class VectorActor:
         self,
         policy: ActorPolicy,
         random_keys: Sequence[types.PRNGKey],
-        variable_client: Optional[VariableClient],
-        adders: Optional[Sequence[Optional[Adder]]] = None,
-        backend: Optional[str] = "cpu",
+        variable_client: VariableClient | None,
+        adders: Sequence[Adder | None] | None = None,
+        backend: str | None = "cpu",
     ):
         if len(random_keys) < 1:
             raise ValueError("random_keys must hold one key per environment (at least one).")
@@ -158,8 +158,10 @@ class VectorActor:
         """Continues from ``save()``'s state (of an actor with as many environments)."""
         steps = np.asarray(state["num_steps"], np.int32)
         if steps.shape != self._steps.shape:
-            raise ValueError(f"The saved actor drove {steps.size} environments; this one drives {self.num_envs} "
-                             "(resume with the same num_envs_per_actor).")
+            raise ValueError(
+                f"The saved actor drove {steps.size} environments; this one drives {self.num_envs} "
+                "(resume with the same num_envs_per_actor)."
+            )
         self._steps = steps.copy()
         if "key" in state:
             self._keys = self._select.place(np.asarray(state["key"]))

@@ -13,12 +13,14 @@ import jax
 # Where a pickled ``PyTreeDef`` says its class lives: ``jaxlib.xla_extension(.pytree)`` up to
 # jax 0.4.x, ``jaxlib._jax(.pytree)`` in current jax. A pickle written by one version names a
 # module the other may not have; the class is the same, and so is its pickled state.
-PYTREEDEF_PICKLE_NAMES = frozenset({
-    ("jaxlib.xla_extension.pytree", "PyTreeDef"),
-    ("jaxlib.xla_extension", "PyTreeDef"),
-    ("jaxlib._jax.pytree", "PyTreeDef"),
-    ("jaxlib._jax", "PyTreeDef"),
-})
+PYTREEDEF_PICKLE_NAMES = frozenset(
+    {
+        ("jaxlib.xla_extension.pytree", "PyTreeDef"),
+        ("jaxlib.xla_extension", "PyTreeDef"),
+        ("jaxlib._jax.pytree", "PyTreeDef"),
+        ("jaxlib._jax", "PyTreeDef"),
+    }
+)
 
 
 def pytreedef_class() -> type:

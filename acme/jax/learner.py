@@ -15,8 +15,9 @@ so a NaN still stops the run, with the step where it first appeared.
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -91,17 +92,19 @@ class SGDLearner(core.Learner):
         initial_state: Any,
         iterator: Iterator[Any],
         variables: VariablesFn,
-        counter: Optional[counting.Counter] = None,
-        logger: Optional[loggers.Logger] = None,
+        counter: counting.Counter | None = None,
+        logger: loggers.Logger | None = None,
         finite_metrics: Sequence[str] = ("critic_loss",),
         hint: str = "",
         log_every_seconds: float = 1.0,
         num_updates_per_step: int = 1,
-        batch_fn: Optional[Callable[[Any], Any]] = None,
-        on_priorities: Optional[Callable[[Any, np.ndarray], None]] = None,
+        batch_fn: Callable[[Any], Any] | None = None,
+        on_priorities: Callable[[Any, np.ndarray], None] | None = None,
     ):
-        if isinstance(num_updates_per_step, bool) or not isinstance(num_updates_per_step, int) or (
-            num_updates_per_step < 1
+        if (
+            isinstance(num_updates_per_step, bool)
+            or not isinstance(num_updates_per_step, int)
+            or (num_updates_per_step < 1)
         ):
             raise ValueError(f"num_updates_per_step must be a positive integer, got {num_updates_per_step!r}.")
         self._name = name
@@ -146,10 +149,15 @@ class SGDLearner(core.Learner):
         now = time.monotonic()
         if now - self._last_log >= self._log_every:
             self.check_finite()
-            counts = self._counter.increment(steps=self._num_steps - self._num_counted_steps)
-            self._num_counted_steps = self._num_steps
+            counts = self._count_steps()
             self._last_log = now
             self._logger.write({**jax_utils.to_numpy(metrics), **counts})
+
+    def _count_steps(self) -> Mapping[str, Any]:
+        """Adds the steps taken since the last call to the counter; returns its counts."""
+        counts = self._counter.increment(steps=self._num_steps - self._num_counted_steps)
+        self._num_counted_steps = self._num_steps
+        return counts
 
     def check_finite(self) -> None:
         """Raises FloatingPointError naming the first step at which a watched metric became NaN or infinite."""
@@ -168,6 +176,7 @@ class SGDLearner(core.Learner):
 
     def save(self) -> Any:
         self.check_finite()  # a checkpoint never holds a state that went non-finite
+        self._count_steps()  # the counts saved beside a checkpoint hold every step it holds
         return jax.device_get(self._state)
 
     def restore(self, state: Any) -> None:
@@ -179,3 +188,52 @@ class SGDLearner(core.Learner):
             )
         self._state = jax.device_put(state)
         self._num_steps = self._num_counted_steps = int(state.steps)
+
+
+@dataclasses.dataclass(frozen=True)
+class LearnerDefinition:
+    """What an agent brings to ``SGDLearner``: its update (the loss and optimiser steps), its state, its variables.
+
+    ``make_update(networks, config)`` and ``make_initial_state(networks, config,
+    key)`` build the update and the starting state; ``variables`` serves named
+    variables from a state (``"policy"`` is what actors fetch);
+    ``finite_metrics`` must stay finite, and ``hint(config)`` is the advice
+    added to the error when one does not. ``make_batch_fn(config)``, if given,
+    is the ``batch_fn`` that turns a sample into the update's batch (default:
+    its data). ``config.num_sgd_steps_per_step`` is the number of fused
+    updates per call.
+    """
+
+    name: str
+    make_update: Callable[[Any, Any], UpdateFn]
+    make_initial_state: Callable[[Any, Any, jax.Array], Any]
+    variables: VariablesFn
+    finite_metrics: tuple[str, ...]
+    hint: Callable[[Any], str] = lambda config: ""
+    make_batch_fn: Callable[[Any], Callable[[Any], Any]] | None = None
+
+    def make_learner(
+        self,
+        networks: Any,
+        config: Any,
+        random_key: jax.Array,
+        iterator: Iterator[Any],
+        counter: counting.Counter | None = None,
+        logger: loggers.Logger | None = None,
+        **options: Any,
+    ) -> SGDLearner:
+        """An ``SGDLearner`` of this agent; ``options`` go to ``SGDLearner`` (e.g. ``on_priorities``)."""
+        return SGDLearner(
+            name=self.name,
+            update=self.make_update(networks, config),
+            initial_state=self.make_initial_state(networks, config, random_key),
+            iterator=iterator,
+            variables=self.variables,
+            counter=counter,
+            logger=logger,
+            finite_metrics=self.finite_metrics,
+            hint=self.hint(config),
+            num_updates_per_step=config.num_sgd_steps_per_step,
+            batch_fn=None if self.make_batch_fn is None else self.make_batch_fn(config),
+            **options,
+        )

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Sequence
 
 import haiku as hk
 import jax
@@ -29,7 +29,7 @@ _LOG_SQRT_2PI = float(0.5 * np.log(2.0 * np.pi))
 class LayerNormMLP(hk.Module):
     """Linear, LayerNorm and tanh, then ELU layers: a well-conditioned first layer for critics."""
 
-    def __init__(self, hidden_sizes: Sequence[int], activate_final: bool = True, name: Optional[str] = None):
+    def __init__(self, hidden_sizes: Sequence[int], activate_final: bool = True, name: str | None = None):
         super().__init__(name=name)
         self._sizes = tuple(hidden_sizes)
         self._activate_final = activate_final
@@ -43,11 +43,35 @@ class LayerNormMLP(hk.Module):
         return x
 
 
-def mlp_torso(hidden_sizes: Sequence[int], layer_norm: bool = False, name: Optional[str] = None) -> hk.Module:
+def mlp_torso(hidden_sizes: Sequence[int], layer_norm: bool = False, name: str | None = None) -> hk.Module:
     """An MLP body whose last layer is activated (ReLU, or LayerNormMLP if ``layer_norm``)."""
     if layer_norm:
         return LayerNormMLP(hidden_sizes, activate_final=True, name=name)
     return hk.nets.MLP(tuple(hidden_sizes), activate_final=True, name=name)
+
+
+def observation_features(hidden_sizes: Sequence[int], observation: Any, layer_norm: bool = False) -> jnp.ndarray:
+    """An MLP torso over the flattened float32 observation (inside a haiku transform)."""
+    return mlp_torso(hidden_sizes, layer_norm=layer_norm)(utils.batch_concat(observation).astype(jnp.float32))
+
+
+def twin_critic_networks(
+    networks_class: type,
+    environment_spec: specs.EnvironmentSpec,
+    agent: str,
+    head: Callable[[int], Callable],
+    policy_hidden_sizes: Sequence[int],
+    critic_hidden_sizes: Sequence[int],
+) -> Any:
+    """An MLP policy ending in ``head(action_size)`` and twin MLP critics (SAC's and TD3's shape)."""
+
+    def make_policy(action_size: int) -> Callable:
+        return lambda observation: head(action_size)(observation_features(policy_hidden_sizes, observation))
+
+    def critic(observation, action):
+        return Critic(critic_hidden_sizes, num_critics=2)(observation, action)
+
+    return networks_class.transform(environment_spec, agent, make_policy, critic)
 
 
 def tanh_log_det_jacobian(pre_tanh: jnp.ndarray) -> jnp.ndarray:
@@ -142,7 +166,7 @@ class Critic(hk.Module):
         num_critics: int = 2,
         num_outputs: int = 1,
         layer_norm: bool = False,
-        name: Optional[str] = None,
+        name: str | None = None,
     ):
         super().__init__(name=name)
         if num_critics < 1 or num_outputs < 1:
@@ -177,6 +201,26 @@ class ActorCriticNetworks:
     critic: hk.Transformed
     environment_spec: specs.EnvironmentSpec
     action_size: int
+
+    @classmethod
+    def transform(
+        cls,
+        environment_spec: specs.EnvironmentSpec,
+        agent: str,
+        make_policy: Callable[[int], Callable],
+        critic: Callable,
+        **fields: Any,
+    ) -> "ActorCriticNetworks":
+        """``cls`` with ``make_policy(action_size)`` and ``critic`` transformed by haiku (no random key at apply),
+        for ``environment_spec``'s canonical continuous actions (``agent`` names the caller in errors)."""
+        action_size = specs.continuous_action_size(environment_spec, agent)
+        return cls(
+            policy=hk.without_apply_rng(hk.transform(make_policy(action_size))),
+            critic=hk.without_apply_rng(hk.transform(critic)),
+            environment_spec=environment_spec,
+            action_size=action_size,
+            **fields,
+        )
 
     def dummy_inputs(self) -> tuple[Any, jnp.ndarray]:
         """A batch of one zero observation and one zero action."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from typing import Callable, Iterator, Optional, TypeVar
+from typing import Callable, Iterator, TypeVar
 
 from acme import core
 
@@ -21,7 +21,7 @@ class PrefetchIterator(core.PrefetchingIterator[T]):
     in the background thread. Errors in the source are re-raised by ``next``.
     """
 
-    def __init__(self, iterator: Iterator[T], buffer_size: int = 2, transform: Optional[Callable[[T], T]] = None):
+    def __init__(self, iterator: Iterator[T], buffer_size: int = 2, transform: Callable[[T], T] | None = None):
         if buffer_size < 1:
             raise ValueError(f"buffer_size must be at least 1, got {buffer_size}.")
         self._source = iterator

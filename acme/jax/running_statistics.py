@@ -35,9 +35,7 @@ def update_statistics(statistics: RunningStatistics, batch: Any) -> RunningStati
     var_leaves = treedef.flatten_up_to(statistics.summed_variance)
     num_batch_dims = batch_leaves[0].ndim - mean_leaves[0].ndim
     axes = tuple(range(num_batch_dims))
-    batch_count = jnp.asarray(
-        jnp.prod(jnp.asarray(batch_leaves[0].shape[:num_batch_dims])), jnp.float32
-    )
+    batch_count = jnp.asarray(jnp.prod(jnp.asarray(batch_leaves[0].shape[:num_batch_dims])), jnp.float32)
     total = statistics.count + batch_count
     new_means, new_vars = [], []
     for mean, summed_var, x in zip(mean_leaves, var_leaves, batch_leaves):

@@ -34,6 +34,4 @@ def check_finite(name: str, value: Any, step: int, hint: str = "") -> None:
     """Raises a clear error when a scalar (e.g. a loss) is NaN or infinite."""
     value = float(value)
     if not np.isfinite(value):
-        raise FloatingPointError(
-            f"{name} became {value} at learner step {step}. {hint}".strip()
-        )
+        raise FloatingPointError(f"{name} became {value} at learner step {step}. {hint}".strip())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Sequence
 
 import jax
 
@@ -21,10 +21,10 @@ class VariableClient:
     def __init__(
         self,
         source: core.VariableSource,
-        key: Union[str, Sequence[str]],
+        key: str | Sequence[str],
         update_period: int = 1,
         asynchronous: bool = False,
-        device: Optional[Any] = None,
+        device: Any | None = None,
     ):
         if update_period < 1:
             raise ValueError(f"update_period must be a positive number of calls, got {update_period}.")
@@ -35,7 +35,7 @@ class VariableClient:
         self._calls = 0
         self._device = device
         self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1) if asynchronous else None
-        self._future: Optional[concurrent.futures.Future] = None
+        self._future: concurrent.futures.Future | None = None
         self._params: Any = None
 
     def _fetch(self) -> Any:

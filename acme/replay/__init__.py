@@ -4,6 +4,16 @@ from acme.replay.local import LocalTable, RateLimiterTimeout, ReplaySample, Samp
 from acme.replay.tables import Fifo, LeafSpec, MinSize, Prioritized, Queue, SampleToInsertRatio, TableSpec, Uniform
 
 __all__ = [
-    "Fifo", "LeafSpec", "LocalTable", "MinSize", "Prioritized", "Queue", "RateLimiterTimeout", "ReplaySample",
-    "SampleInfo", "SampleToInsertRatio", "TableSpec", "Uniform",
+    "Fifo",
+    "LeafSpec",
+    "LocalTable",
+    "MinSize",
+    "Prioritized",
+    "Queue",
+    "RateLimiterTimeout",
+    "ReplaySample",
+    "SampleInfo",
+    "SampleToInsertRatio",
+    "TableSpec",
+    "Uniform",
 ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, NamedTuple, Optional
+from typing import Any, NamedTuple
 
 import numpy as np
 import tree
@@ -64,7 +64,7 @@ class LocalTable:
         self._leaf_specs = None if spec.signature is None else [_shape_dtype(x) for x in tree.flatten(spec.signature)]
         self._ragged = self._leaf_specs is None or any(None in shape for shape, _ in self._leaf_specs)
         self._structure: Any = spec.signature  # the nest items come back in (the first item's without a signature)
-        self._columns: Optional[list] = None
+        self._columns: list | None = None
         if self._leaf_specs is not None:
             self._allocate(len(self._leaf_specs))
         self._keys = np.zeros(spec.max_size, np.uint64)
@@ -96,7 +96,7 @@ class LocalTable:
             ) from None
 
     @property
-    def leaf_specs(self) -> Optional[list]:
+    def leaf_specs(self) -> list | None:
         """``(shape, numpy dtype)`` of each leaf of an item from the signature (None for unknown sizes), or None."""
         return self._leaf_specs
 
@@ -114,8 +114,13 @@ class LocalTable:
     def info(self) -> dict:
         """``current_size``, ``max_size`` and the numbers of inserts, samples and removals so far."""
         with self._changed:
-            return {"current_size": self._size, "max_size": self._spec.max_size, "num_inserts": self._inserts,
-                    "num_samples": self._samples, "num_deletes": self._deletes}
+            return {
+                "current_size": self._size,
+                "max_size": self._spec.max_size,
+                "num_inserts": self._inserts,
+                "num_samples": self._samples,
+                "num_deletes": self._deletes,
+            }
 
     # -------------------------------------------------------------- the rate limiter
 
@@ -149,7 +154,7 @@ class LocalTable:
         with self._changed:
             return self._can_sample(count)
 
-    def _wait(self, ready, timeout: Optional[float], what: str) -> None:
+    def _wait(self, ready, timeout: float | None, what: str) -> None:
         deadline = None if timeout is None else time.monotonic() + timeout
         while not ready():
             remaining = None if deadline is None else deadline - time.monotonic()
@@ -162,7 +167,7 @@ class LocalTable:
 
     # -------------------------------------------------------------- inserting
 
-    def insert(self, item: Any, priority: float = 1.0, timeout: Optional[float] = None, wait: bool = True) -> int:
+    def insert(self, item: Any, priority: float = 1.0, timeout: float | None = None, wait: bool = True) -> int:
         """Writes one item (a nest matching the signature); returns its key.
 
         Waits for the rate limiter (at most ``timeout`` seconds, else
@@ -185,8 +190,9 @@ class LocalTable:
                 )
         return self._insert(leaves, item, priority, timeout, wait)
 
-    def insert_checked(self, leaves: list, priority: float = 1.0, timeout: Optional[float] = None,
-                       wait: bool = True) -> int:
+    def insert_checked(
+        self, leaves: list, priority: float = 1.0, timeout: float | None = None, wait: bool = True
+    ) -> int:
         """``insert`` for an item already flattened and checked against the signature's shapes and dtypes.
 
         For writers that validate their items themselves (``LocalTrajectoryWriter``);
@@ -196,7 +202,7 @@ class LocalTable:
             raise ValueError(f"Table {self.name!r} has no signature; insert the item with insert().")
         return self._insert(leaves, None, priority, timeout, wait)
 
-    def _insert(self, leaves: list, item: Any, priority: float, timeout: Optional[float], wait: bool) -> int:
+    def _insert(self, leaves: list, item: Any, priority: float, timeout: float | None, wait: bool) -> int:
         expected = self.leaf_specs
         if not (np.isfinite(priority) and priority >= 0):
             raise ValueError(f"priority must be finite and >= 0, got {priority!r}.")
@@ -240,7 +246,7 @@ class LocalTable:
 
     # -------------------------------------------------------------- sampling
 
-    def sample(self, batch_size: int, timeout: Optional[float] = None) -> ReplaySample:
+    def sample(self, batch_size: int, timeout: float | None = None) -> ReplaySample:
         """A batch of ``batch_size`` items (with replacement, except from a queue), each leaf ``[B, ...]``.
 
         Waits for the rate limiter (at most ``timeout`` seconds, else ``RateLimiterTimeout``).
@@ -263,8 +269,11 @@ class LocalTable:
             counted, counts = np.unique(slots, return_counts=True)  # a slot may be drawn more than once
             self._times_sampled[counted] += counts.astype(np.int32)
             info = SampleInfo(
-                key=self._keys[slots].copy(), probability=probability, table_size=np.full(batch_size, size, np.int64),
-                priority=self._priorities[slots].copy(), times_sampled=self._times_sampled[slots].copy(),
+                key=self._keys[slots].copy(),
+                probability=probability,
+                table_size=np.full(batch_size, size, np.int64),
+                priority=self._priorities[slots].copy(),
+                times_sampled=self._times_sampled[slots].copy(),
             )
             data = tree.unflatten_as(self._structure, [self._gather(column, slots) for column in self._columns])
             self._samples += batch_size
@@ -315,9 +324,13 @@ class LocalTable:
         if self._columns is None and columns:
             raise ValueError(f"Table {self.name!r} has no signature, so its items' structure cannot be restored.")
         own_columns = self._columns or []
-        if size > self._spec.max_size or len(columns) != len(own_columns) or any(
-            len(c) != size or (not self._ragged and np.shape(c)[1:] != own.shape[1:])
-            for c, own in zip(columns, own_columns)
+        if (
+            size > self._spec.max_size
+            or len(columns) != len(own_columns)
+            or any(
+                len(c) != size or (not self._ragged and np.shape(c)[1:] != own.shape[1:])
+                for c, own in zip(columns, own_columns)
+            )
         ):
             raise ValueError(f"Cannot restore table {self.name!r} from a state of other shapes or a larger size.")
         with self._changed:

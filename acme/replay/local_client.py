@@ -11,7 +11,7 @@ experiment checkpoint saves the tables with ``save``/``restore``.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Sequence
 
 import jax
 import numpy as np
@@ -72,12 +72,12 @@ class LocalReplay:
         """Each table's size and counters, by name."""
         return {name: TableInfo(name=name, **table.info()) for name, table in self._tables.items()}
 
-    def insert(self, data: Any, priorities: Mapping[str, float], timeout: Optional[float] = None) -> None:
+    def insert(self, data: Any, priorities: Mapping[str, float], timeout: float | None = None) -> None:
         """Writes one item to each table of ``priorities`` with its priority there."""
         for name, priority in priorities.items():
             self.table(name).insert(data, priority, timeout=timeout, wait=self._wait_on_insert)
 
-    def sample(self, table: str, batch_size: int, timeout: Optional[float] = None) -> ReplaySample:
+    def sample(self, table: str, batch_size: int, timeout: float | None = None) -> ReplaySample:
         """A batch of ``batch_size`` items of ``table`` (see ``LocalTable.sample``)."""
         return self.table(table).sample(batch_size, timeout=timeout)
 
@@ -117,7 +117,7 @@ class LocalBatches(core.PrefetchingIterator):
     ``timeout`` seconds) when it is not.
     """
 
-    def __init__(self, table: LocalTable, batch_size: int, num_batches: int = 1, timeout: Optional[float] = None):
+    def __init__(self, table: LocalTable, batch_size: int, num_batches: int = 1, timeout: float | None = None):
         self._table = table
         self._batch_size = batch_size
         self._num_batches = num_batches
@@ -215,7 +215,8 @@ class LocalTrajectoryWriter:
         """The columns, in the structure of the appended rows."""
         if self._history is None:
             self._history = tree.unflatten_as(
-                self._template, [self._columns[path] for path, _ in tree.flatten_with_path(self._template)])
+                self._template, [self._columns[path] for path, _ in tree.flatten_with_path(self._template)]
+            )
         return self._history
 
     def append(self, data: Any) -> None:
@@ -281,11 +282,11 @@ class LocalTrajectoryWriter:
         else:
             self._replay.insert(tree.unflatten_as(trajectory, leaves), {table: priority})
 
-    def flush(self, block_until_num_items: int = 0, timeout_ms: Optional[int] = None) -> None:
+    def flush(self, block_until_num_items: int = 0, timeout_ms: int | None = None) -> None:
         """Items are inserted when created: nothing is ever in flight."""
         del block_until_num_items, timeout_ms
 
-    def end_episode(self, clear_buffers: bool = True, timeout_ms: Optional[int] = None) -> None:
+    def end_episode(self, clear_buffers: bool = True, timeout_ms: int | None = None) -> None:
         """Ends the episode; with ``clear_buffers`` the history starts empty again."""
         del timeout_ms
         self._episode_steps = 0
@@ -325,8 +326,9 @@ def _check_leaves(table: LocalTable, leaves: list) -> None:
     """Raises ValueError unless the item's ``leaves`` have the signature's shapes and dtypes."""
     specs = table.leaf_specs
     if len(leaves) != len(specs):
-        raise ValueError(f"An item for table {table.name!r} has {len(leaves)} arrays where the signature has "
-                         f"{len(specs)}.")
+        raise ValueError(
+            f"An item for table {table.name!r} has {len(leaves)} arrays where the signature has {len(specs)}."
+        )
     for (shape, dtype), value in zip(specs, leaves):
         if value.dtype != dtype or not fits(value.shape, shape):
             raise ValueError(

@@ -21,7 +21,8 @@ def _selector(selector: tables.Sampler):
 def _rate_limiter(limiter: tables.RateLimiter):
     if isinstance(limiter, tables.SampleToInsertRatio):
         return reverb.rate_limiters.SampleToInsertRatio(
-            samples_per_insert=limiter.samples_per_insert, min_size_to_sample=limiter.min_size_to_sample,
+            samples_per_insert=limiter.samples_per_insert,
+            min_size_to_sample=limiter.min_size_to_sample,
             error_buffer=limiter.error_buffer,
         )
     if isinstance(limiter, tables.Queue):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Union
+from typing import Any
 
 
 def _positive_int(value: Any, name: str) -> None:
@@ -51,18 +51,21 @@ class Prioritized:
     exponent: float = 0.6
 
     def __post_init__(self):
-        if isinstance(self.exponent, bool) or not isinstance(self.exponent, (int, float)) or not (
-            0 <= self.exponent and math.isfinite(self.exponent)
+        if (
+            isinstance(self.exponent, bool)
+            or not isinstance(self.exponent, (int, float))
+            or not (0 <= self.exponent and math.isfinite(self.exponent))
         ):
             raise ValueError(f"exponent must be a finite number >= 0, got {self.exponent!r}.")
 
 
 @dataclasses.dataclass(frozen=True)
 class Fifo:
-    """The oldest item first: as a sampler it makes a queue (each item is consumed once), as a remover it evicts the oldest."""
+    """The oldest item first: as a sampler it makes a queue (each item is consumed once), as a remover it evicts
+    the oldest."""
 
 
-Sampler = Union[Uniform, Prioritized, Fifo]
+Sampler = Uniform | Prioritized | Fifo
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,7 +119,7 @@ class Queue:
         _positive_int(self.size, "size")
 
 
-RateLimiter = Union[MinSize, SampleToInsertRatio, Queue]
+RateLimiter = MinSize | SampleToInsertRatio | Queue
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,16 +154,23 @@ class TableSpec:
             raise ValueError(f"remover must be Fifo() (the oldest item leaves first), got {self.remover!r}.")
         _positive_int(self.max_size, "max_size")
         if not isinstance(self.rate_limiter, (MinSize, SampleToInsertRatio, Queue)):
-            raise ValueError(
-                f"rate_limiter must be MinSize, SampleToInsertRatio or Queue, got {self.rate_limiter!r}."
-            )
-        if isinstance(self.max_times_sampled, bool) or not isinstance(self.max_times_sampled, int) or (
-            self.max_times_sampled < 0
+            raise ValueError(f"rate_limiter must be MinSize, SampleToInsertRatio or Queue, got {self.rate_limiter!r}.")
+        if (
+            isinstance(self.max_times_sampled, bool)
+            or not isinstance(self.max_times_sampled, int)
+            or (self.max_times_sampled < 0)
         ):
             raise ValueError(f"max_times_sampled must be an integer >= 0, got {self.max_times_sampled!r}.")
 
     @classmethod
     def queue(cls, name: str, max_size: int, signature: Any) -> "TableSpec":
         """A FIFO queue: each item is sampled once, in insertion order, then removed."""
-        return cls(name=name, sampler=Fifo(), remover=Fifo(), max_size=max_size,
-                   rate_limiter=Queue(max_size), signature=signature, max_times_sampled=1)
+        return cls(
+            name=name,
+            sampler=Fifo(),
+            remover=Fifo(),
+            max_size=max_size,
+            rate_limiter=Queue(max_size),
+            signature=signature,
+            max_times_sampled=1,
+        )

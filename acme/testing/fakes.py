@@ -7,7 +7,7 @@ an episode ended up where.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 import dm_env
 import numpy as np
@@ -76,8 +76,8 @@ class FakeEnvironment(dm_env.Environment):
         spec: specs.EnvironmentSpec,
         episode_length: int = 10,
         truncate: bool = False,
-        reward_fn: Optional[Callable[[int], float]] = None,
-        discount_fn: Optional[Callable[[int], float]] = None,
+        reward_fn: Callable[[int], float] | None = None,
+        discount_fn: Callable[[int], float] | None = None,
         validate_actions: bool = True,
     ):
         if isinstance(episode_length, bool) or not isinstance(episode_length, (int, np.integer)):
@@ -153,8 +153,7 @@ class FakeEnvironment(dm_env.Environment):
             tree.assert_same_structure(self._spec.actions, action)
         except (ValueError, TypeError) as e:
             raise ValueError(
-                f"The action {action!r} does not have the structure of the action spec "
-                f"{self._spec.actions!r}."
+                f"The action {action!r} does not have the structure of the action spec {self._spec.actions!r}."
             ) from e
         tree.map_structure(_check_leaf, self._spec.actions, action)
 
@@ -162,15 +161,12 @@ class FakeEnvironment(dm_env.Environment):
 def _check_leaf(spec, value) -> None:
     array = np.asarray(value)
     if array.shape != tuple(spec.shape):
-        raise ValueError(
-            f"Action {value!r} has shape {array.shape}, the spec {spec!r} expects {tuple(spec.shape)}."
-        )
+        raise ValueError(f"Action {value!r} has shape {array.shape}, the spec {spec!r} expects {tuple(spec.shape)}.")
     if isinstance(spec, specs.DiscreteArray) or np.issubdtype(spec.dtype, np.integer):
         if not (np.issubdtype(array.dtype, np.integer) or np.all(np.mod(array, 1) == 0)):
             raise ValueError(f"Action {value!r} must be integer-valued for the spec {spec!r}.")
     if isinstance(spec, specs.BoundedArray):
         if np.any(array < spec.minimum) or np.any(array > spec.maximum):
             raise ValueError(
-                f"Action {value!r} is out of the bounds [{spec.minimum}, {spec.maximum}] "
-                f"of the spec {spec!r}."
+                f"Action {value!r} is out of the bounds [{spec.minimum}, {spec.maximum}] of the spec {spec!r}."
             )

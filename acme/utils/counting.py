@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import threading
-from typing import Mapping, Optional, Union
+from typing import Mapping
 
-Number = Union[int, float]
+Number = int | float
 
 
 class Counter:
@@ -16,7 +16,7 @@ class Counter:
     distributed run the parent is a handle to a counter node.
     """
 
-    def __init__(self, parent: Optional["Counter"] = None, prefix: str = ""):
+    def __init__(self, parent: "Counter" | None = None, prefix: str = ""):
         self._parent = parent
         self._prefix = prefix
         self._counts: dict[str, Number] = {}

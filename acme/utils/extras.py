@@ -39,7 +39,8 @@ def require(module: str, feature: str) -> None:
         extra, install = _PROVIDERS[module]
         raise MissingExtraError(
             f"{feature} needs {module}, which comes with the '{extra}' extra and is not installed: {install}. "
-            f"The core install has no {module}.")
+            f"The core install has no {module}."
+        )
 
 
 def _check_known(module: str) -> None:

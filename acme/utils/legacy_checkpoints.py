@@ -25,13 +25,13 @@ import json
 import os
 import pickle
 import sys
-from typing import Optional, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from acme.jax import compat
-from acme.utils import checkpointing, tree_structure
-from acme.utils.checkpointing import CheckpointError
+from acme.utils import checkpoint_files, tree_structure
+from acme.utils.checkpoint_files import CheckpointError
 
 # The globals a pickled PyTreeDef refers to besides its class and the NamedTuple classes in it.
 _TREEDEF_GLOBALS = {
@@ -59,16 +59,19 @@ class _TreeDefUnpickler(pickle.Unpickler):
 
 
 def _read_legacy(directory: str, manifest: dict) -> tuple[object, list]:
-    contents = {name: checkpointing.read_verified(directory, name, manifest)
-                for name in (checkpointing.LEAVES, checkpointing.LEGACY_STRUCTURE)}
+    contents = {
+        name: checkpoint_files.read_verified(directory, name, manifest)
+        for name in (checkpoint_files.LEAVES, checkpoint_files.LEGACY_STRUCTURE)
+    }
     try:
-        treedef = _TreeDefUnpickler(io.BytesIO(contents[checkpointing.LEGACY_STRUCTURE])).load()
+        treedef = _TreeDefUnpickler(io.BytesIO(contents[checkpoint_files.LEGACY_STRUCTURE])).load()
     except Exception as error:  # noqa: BLE001 - whatever the pickle holds, it is refused the same way
-        raise CheckpointError(f"{directory}/{checkpointing.LEGACY_STRUCTURE} was not converted: {error}.") from error
+        raise CheckpointError(f"{directory}/{checkpoint_files.LEGACY_STRUCTURE} was not converted: {error}.") from error
     if type(treedef).__name__ != "PyTreeDef":
-        raise CheckpointError(f"{directory}/{checkpointing.LEGACY_STRUCTURE} holds a {type(treedef).__name__}, "
-                              "not a tree structure.")
-    with np.load(io.BytesIO(contents[checkpointing.LEAVES]), allow_pickle=False) as npz:
+        raise CheckpointError(
+            f"{directory}/{checkpoint_files.LEGACY_STRUCTURE} holds a {type(treedef).__name__}, not a tree structure."
+        )
+    with np.load(io.BytesIO(contents[checkpoint_files.LEAVES]), allow_pickle=False) as npz:
         leaves = [npz[f"leaf_{i:05d}"] for i in range(manifest["num_leaves"])]
     return treedef, leaves
 
@@ -81,49 +84,56 @@ def convert(directory: str) -> bool:
     """
     import jax  # the structure is rebuilt with jax's own tree functions
 
-    manifest = checkpointing.read_manifest(directory)
-    if manifest.get("version") == checkpointing.VERSION:
+    manifest = checkpoint_files.read_manifest(directory)
+    if manifest.get("version") == checkpoint_files.VERSION:
         return False
-    if manifest.get("version") != checkpointing.LEGACY_VERSION:
-        raise CheckpointError(f"{directory} has format version {manifest.get('version')!r}; only version "
-                              f"{checkpointing.LEGACY_VERSION} is converted.")
+    if manifest.get("version") != checkpoint_files.LEGACY_VERSION:
+        raise CheckpointError(
+            f"{directory} has format version {manifest.get('version')!r}; only version "
+            f"{checkpoint_files.LEGACY_VERSION} is converted."
+        )
     treedef, leaves = _read_legacy(directory, manifest)
     if treedef.num_leaves != len(leaves):
-        raise CheckpointError(f"{directory}: the structure has {treedef.num_leaves} leaves but {len(leaves)} are stored.")
+        raise CheckpointError(
+            f"{directory}: the structure has {treedef.num_leaves} leaves but {len(leaves)} are stored."
+        )
     # Leaves keep their order: encode() visits containers as jax flattens them (dicts by sorted key).
     tree = jax.tree_util.tree_unflatten(treedef, list(range(len(leaves))))
     structure, order = tree_structure.encode(tree)
     if order != list(range(len(leaves))):
         raise CheckpointError(f"{directory}: the structure's leaves could not be kept in their stored order.")
     structure_bytes = json.dumps(structure, separators=(",", ":")).encode()
-    manifest = dict(manifest, version=checkpointing.VERSION)
+    manifest = dict(manifest, version=checkpoint_files.VERSION)
     manifest["sha256"] = {
-        checkpointing.LEAVES: manifest["sha256"][checkpointing.LEAVES],
-        checkpointing.STRUCTURE: checkpointing._sha256(structure_bytes),
+        checkpoint_files.LEAVES: manifest["sha256"][checkpoint_files.LEAVES],
+        checkpoint_files.STRUCTURE: checkpoint_files._sha256(structure_bytes),
     }
-    checkpointing._write_file(os.path.join(directory, checkpointing.STRUCTURE), structure_bytes)
-    staged = os.path.join(directory, checkpointing.MANIFEST + ".new")
-    checkpointing._write_file(staged, checkpointing._json_dumps(manifest, "Checkpoint metadata").encode())
-    os.replace(staged, os.path.join(directory, checkpointing.MANIFEST))
-    os.remove(os.path.join(directory, checkpointing.LEGACY_STRUCTURE))
-    checkpointing._fsync_dir(directory)
+    checkpoint_files._write_file(os.path.join(directory, checkpoint_files.STRUCTURE), structure_bytes)
+    staged = os.path.join(directory, checkpoint_files.MANIFEST + ".new")
+    checkpoint_files._write_file(staged, checkpoint_files._json_dumps(manifest, "Checkpoint metadata").encode())
+    os.replace(staged, os.path.join(directory, checkpoint_files.MANIFEST))
+    os.remove(os.path.join(directory, checkpoint_files.LEGACY_STRUCTURE))
+    checkpoint_files._fsync_dir(directory)
     return True
 
 
 def _targets(path: str) -> list[str]:
-    if os.path.isfile(os.path.join(path, checkpointing.MANIFEST)):
+    if os.path.isfile(os.path.join(path, checkpoint_files.MANIFEST)):
         return [path]
     found = sorted(
-        os.path.join(path, name) for name in os.listdir(path)
-        if name.startswith("ckpt-") and os.path.isfile(os.path.join(path, name, checkpointing.MANIFEST))
+        os.path.join(path, name)
+        for name in os.listdir(path)
+        if name.startswith("ckpt-") and os.path.isfile(os.path.join(path, name, checkpoint_files.MANIFEST))
     )
     if not found:
-        raise CheckpointError(f"{path} is neither a checkpoint or snapshot (no {checkpointing.MANIFEST}) nor a "
-                              "directory of ckpt-* checkpoints.")
+        raise CheckpointError(
+            f"{path} is neither a checkpoint or snapshot (no {checkpoint_files.MANIFEST}) nor a "
+            "directory of ckpt-* checkpoints."
+        )
     return found
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m acme.utils.legacy_checkpoints",
         description="Convert checkpoints and policy snapshots of format version 1 (pickled structure) in place.",

@@ -133,8 +133,12 @@ def decode(structure: Any, leaves: Sequence[Any]) -> Any:
         if "dict" in node and len(node) == 1 and isinstance(node["dict"], list):
             result = {}
             for item in node["dict"]:
-                if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], (str, int))
-                        and not isinstance(item[0], bool)):
+                if not (
+                    isinstance(item, list)
+                    and len(item) == 2
+                    and isinstance(item[0], (str, int))
+                    and not isinstance(item[0], bool)
+                ):
                     raise StructureError(f"Malformed dict item {str(item)[:80]!r}: expected [key, node].")
                 result[item[0]] = visit(item[1])
             return result

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import dm_env
 import gymnasium
@@ -27,8 +27,7 @@ def space_to_spec(space: gymnasium.Space, name: str) -> Any:
     if isinstance(space, gymnasium.spaces.Tuple):
         return tuple(space_to_spec(sub, f"{name}/{i}") for i, sub in enumerate(space.spaces))
     raise ValueError(
-        f"{name}: gymnasium space {space!r} is not supported; accepted: Box, Discrete, "
-        "MultiBinary, Dict, Tuple."
+        f"{name}: gymnasium space {space!r} is not supported; accepted: Box, Discrete, MultiBinary, Dict, Tuple."
     )
 
 
@@ -40,7 +39,7 @@ class GymnasiumToDmEnv(dm_env.Environment):
     ``seed`` seeds the first reset; later resets continue the same random stream.
     """
 
-    def __init__(self, environment: gymnasium.Env, seed: Optional[int] = None):
+    def __init__(self, environment: gymnasium.Env, seed: int | None = None):
         self._environment = environment
         self._seed = seed
         self._reset_next_step = True

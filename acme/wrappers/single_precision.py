@@ -24,9 +24,7 @@ def convert_spec(spec):
         if isinstance(s, specs.DiscreteArray):
             return specs.DiscreteArray(num_values=s.num_values, dtype=dtype, name=s.name)
         if isinstance(s, specs.BoundedArray):
-            return specs.BoundedArray(
-                s.shape, dtype, s.minimum.astype(dtype), s.maximum.astype(dtype), name=s.name
-            )
+            return specs.BoundedArray(s.shape, dtype, s.minimum.astype(dtype), s.maximum.astype(dtype), name=s.name)
         return specs.Array(s.shape, dtype, name=s.name)
 
     return tree.map_structure(convert, spec)
@@ -53,9 +51,7 @@ class SinglePrecisionWrapper(EnvironmentWrapper):
         return timestep._replace(
             observation=convert_value(timestep.observation, self._observation_spec),
             reward=None if timestep.reward is None else convert_value(timestep.reward, self._reward_spec),
-            discount=None
-            if timestep.discount is None
-            else convert_value(timestep.discount, self._discount_spec),
+            discount=None if timestep.discount is None else convert_value(timestep.discount, self._discount_spec),
         )
 
     def reset(self) -> dm_env.TimeStep:

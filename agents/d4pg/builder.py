@@ -6,20 +6,17 @@ import jax
 import jax.numpy as jnp
 
 from acme import specs
-from acme.transition_builder import ActorCriticBuilder
+from acme.agents.transition_builder import ActorCriticBuilder
 from agents.d4pg.config import D4PGConfig
-from agents.d4pg.learning import D4PGLearner
+from agents.d4pg.learning import D4PG_LEARNER
 from agents.d4pg.networks import D4PGNetworks
 
 
 class D4PGBuilder(ActorCriticBuilder):
     """D4PG: acts with the deterministic policy plus clipped Gaussian noise, without noise in evaluation."""
 
-    agent_name = "D4PG"
-    learner_class = D4PGLearner
-
-    def __init__(self, config: D4PGConfig = D4PGConfig()):
-        super().__init__(config)
+    config_class = D4PGConfig
+    learner = D4PG_LEARNER
 
     def check_networks(self, networks: D4PGNetworks, environment_spec: specs.EnvironmentSpec) -> None:
         super().check_networks(networks, environment_spec)

@@ -6,11 +6,12 @@ import dataclasses
 import math
 from typing import Sequence
 
-from acme.config_checks import ConfigChecker, check_transition_replay
+from acme.agents.config_checks import ConfigChecker, check_transition_replay
+from acme.agents.transition_config import TransitionReplayConfig
 
 
 @dataclasses.dataclass(frozen=True)
-class D4PGConfig:
+class D4PGConfig(TransitionReplayConfig):
     """Distributed distributional deterministic policy gradients (one-process or distributed).
 
     The critic is a categorical distribution over ``num_atoms`` values evenly
@@ -38,18 +39,8 @@ class D4PGConfig:
     # action bound for good; a small penalty keeps it where the critic can still move it. 0 disables it.
     pre_tanh_penalty: float = 0.0
 
-    # Replay.
-    min_replay_size: int = 1_000
-    max_replay_size: int = 1_000_000
-    samples_per_insert: float = 256.0  # one update of batch 256 per environment step
-    samples_per_insert_tolerance: float = 0.1
-    replay_table_name: str = "priority_table"
-    prefetch_size: int = 2
-    num_sgd_steps_per_step: int = 1  # U: updates per jitted learner call, on a [U, batch_size] stack
-
     # Acting.
     sigma: float = 0.3  # std of the Gaussian exploration noise added to the [-1, 1] action
-    variable_update_period: int = 1  # actor steps between parameter fetches
 
     def __post_init__(self):
         check = ConfigChecker(self)

@@ -2,50 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator, NamedTuple, Optional
-
+import chex
 import jax
 import jax.numpy as jnp
 import optax
 import rlax
 
 from acme import types
-from acme.jax.learner import SGDLearner
-from acme.jax.running_statistics import ObservationNormalizer, RunningStatistics
-from acme.jax.targets import polyak_update
-from acme.utils import counting, loggers
+from acme.jax.actor_critic import ActorCriticState, actor_critic_learner, advance, init_actor_critic_state
+from acme.jax.optimization import gradient_step
+from acme.jax.running_statistics import ObservationNormalizer
 from agents.d4pg.config import D4PGConfig
 from agents.d4pg.networks import D4PGNetworks, expected_value
 
-
-class TrainingState(NamedTuple):
-    policy_params: Any
-    critic_params: Any
-    target_policy_params: Any
-    target_critic_params: Any
-    policy_opt_state: Any
-    critic_opt_state: Any
-    observation_stats: RunningStatistics
-    steps: jnp.ndarray
-    random_key: jax.Array
+TrainingState = ActorCriticState  # the name older checkpoints stored
 
 
 def make_initial_state(networks: D4PGNetworks, config: D4PGConfig, key: jax.Array) -> TrainingState:
-    policy_key, critic_key, state_key = jax.random.split(key, 3)
-    policy_params = networks.init_policy(policy_key)
-    critic_params = networks.init_critic(critic_key)
-    optimizer = optax.adam(config.learning_rate)
-    return TrainingState(
-        policy_params=policy_params,
-        critic_params=critic_params,
-        target_policy_params=policy_params,
-        target_critic_params=critic_params,
-        policy_opt_state=optimizer.init(policy_params),
-        critic_opt_state=optimizer.init(critic_params),
-        observation_stats=ObservationNormalizer().init(networks.environment_spec.observations),
-        steps=jnp.zeros((), jnp.int32),
-        random_key=state_key,
-    )
+    return init_actor_critic_state(networks, optax.adam(config.learning_rate), key)
 
 
 def categorical_target(
@@ -63,6 +37,9 @@ def categorical_target(
       ``[B, num_atoms]`` probabilities on ``atoms`` (each row sums to 1). Shifted
       atoms outside ``[vmin, vmax]`` put their mass on the nearest end.
     """
+    chex.assert_rank([atoms, reward, discount, next_logits], [1, 1, 1, 2])
+    chex.assert_equal_shape([reward, discount])
+    chex.assert_axis_dimension(next_logits, 1, atoms.shape[0])
     next_probs = jax.nn.softmax(next_logits, axis=-1)
 
     def one(r, d, probs):
@@ -97,76 +74,27 @@ def make_update(networks: D4PGNetworks, config: D4PGConfig):
     def update(state: TrainingState, transitions: types.Transition):
         key, _ = jax.random.split(state.random_key)
         stats, t = normalizer.normalize_transitions(state.observation_stats, transitions)
-        (critic_loss, mean_q), critic_grads = jax.value_and_grad(critic_loss_fn, has_aux=True)(
-            state.critic_params, state, t
-        )
-        critic_updates, critic_opt_state = optimizer.update(critic_grads, state.critic_opt_state)
-        critic_params = optax.apply_updates(state.critic_params, critic_updates)
-
-        (policy_loss, mean_abs_pre_tanh), policy_grads = jax.value_and_grad(policy_loss_fn, has_aux=True)(
-            state.policy_params, critic_params, t
-        )
-        policy_updates, policy_opt_state = optimizer.update(policy_grads, state.policy_opt_state)
-        policy_params = optax.apply_updates(state.policy_params, policy_updates)
-
-        new_state = TrainingState(
-            policy_params=policy_params,
-            critic_params=critic_params,
-            target_policy_params=polyak_update(policy_params, state.target_policy_params, config.tau),
-            target_critic_params=polyak_update(critic_params, state.target_critic_params, config.tau),
-            policy_opt_state=policy_opt_state,
-            critic_opt_state=critic_opt_state,
-            observation_stats=stats,
-            steps=state.steps + 1,
-            random_key=key,
-        )
+        critic = gradient_step(critic_loss_fn, optimizer, state.critic_params, state.critic_opt_state, state, t)
+        policy = gradient_step(policy_loss_fn, optimizer, state.policy_params, state.policy_opt_state, critic.params, t)
+        (critic_loss, mean_q), (policy_loss, mean_abs_pre_tanh) = critic.value, policy.value
         metrics = {
             "critic_loss": critic_loss,
             "policy_loss": policy_loss,
             "mean_q": mean_q,
             "mean_abs_pre_tanh": mean_abs_pre_tanh,  # 3 is an action of 0.995: much above, the policy saturates
-            "policy_grad_norm": optax.tree_utils.tree_norm(policy_grads),
-            "critic_grad_norm": optax.tree_utils.tree_norm(critic_grads),
+            "policy_grad_norm": optax.tree_utils.tree_norm(policy.gradients),
+            "critic_grad_norm": optax.tree_utils.tree_norm(critic.gradients),
         }
-        return new_state, metrics
+        return advance(state, stats, key, config.tau, policy=policy, critic=critic), metrics
 
     return update
 
 
-def policy_variables(state: TrainingState) -> dict:
-    """What actors and snapshots need: the policy parameters and observation statistics."""
-    return {
-        "policy": (state.policy_params, state.observation_stats),
-        "critic": state.critic_params,
-        "target_policy": state.target_policy_params,
-        "target_critic": state.target_critic_params,
-    }
+def _hint(config: D4PGConfig) -> str:
+    return (
+        f"Lower learning_rate (now {config.learning_rate}), check that [vmin, vmax] = "
+        f"[{config.vmin}, {config.vmax}] covers the returns, or check the rewards for NaNs."
+    )
 
 
-class D4PGLearner(SGDLearner):
-    """D4PG's learner: ``SGDLearner`` over D4PG's state and update."""
-
-    def __init__(
-        self,
-        networks: D4PGNetworks,
-        config: D4PGConfig,
-        random_key: jax.Array,
-        iterator: Iterator[Any],
-        counter: Optional[counting.Counter] = None,
-        logger: Optional[loggers.Logger] = None,
-    ):
-        super().__init__(
-            name="D4PG",
-            update=make_update(networks, config),
-            initial_state=make_initial_state(networks, config, random_key),
-            iterator=iterator,
-            variables=policy_variables,
-            num_updates_per_step=config.num_sgd_steps_per_step,
-            counter=counter,
-            logger=logger,
-            finite_metrics=("critic_loss", "policy_loss"),
-            hint=(
-                f"Lower learning_rate (now {config.learning_rate}), check that [vmin, vmax] = "
-                f"[{config.vmin}, {config.vmax}] covers the returns, or check the rewards for NaNs."
-            ),
-        )
+D4PG_LEARNER = actor_critic_learner("D4PG", make_update, make_initial_state, hint=_hint)

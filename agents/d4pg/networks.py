@@ -5,13 +5,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-import haiku as hk
 import jax
 import jax.numpy as jnp
 
 from acme import specs
 from acme.jax import networks as networks_lib
-from acme.jax import utils
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,26 +46,20 @@ def make_networks(
     vmax: float = 100.0,
 ) -> D4PGNetworks:
     """Networks sized for the environment's observations and (canonical) actions."""
-    action_size = specs.continuous_action_size(environment_spec, "D4PG")
     if num_atoms < 2 or not vmin < vmax:
         raise ValueError(f"D4PG needs num_atoms >= 2 and vmin < vmax, got {num_atoms}, [{vmin}, {vmax}].")
 
-    def policy(observation, return_pre_tanh: bool = False):
-        features = networks_lib.mlp_torso(policy_hidden_sizes)(utils.batch_concat(observation).astype(jnp.float32))
-        return networks_lib.DeterministicHead(action_size)(features, return_pre_tanh)
+    def make_policy(action_size: int):
+        def policy(observation, return_pre_tanh: bool = False):
+            features = networks_lib.observation_features(policy_hidden_sizes, observation)
+            return networks_lib.DeterministicHead(action_size)(features, return_pre_tanh)
+
+        return policy
 
     def critic(observation, action):
-        logits = networks_lib.Critic(critic_hidden_sizes, num_critics=1, num_outputs=num_atoms, layer_norm=True)(
-            observation, action
-        )
-        return logits[0]
+        critics = networks_lib.Critic(critic_hidden_sizes, num_critics=1, num_outputs=num_atoms, layer_norm=True)
+        return critics(observation, action)[0]
 
-    return D4PGNetworks(
-        policy=hk.without_apply_rng(hk.transform(policy)),
-        critic=hk.without_apply_rng(hk.transform(critic)),
-        environment_spec=environment_spec,
-        action_size=action_size,
-        num_atoms=num_atoms,
-        vmin=float(vmin),
-        vmax=float(vmax),
+    return D4PGNetworks.transform(
+        environment_spec, "D4PG", make_policy, critic, num_atoms=num_atoms, vmin=float(vmin), vmax=float(vmax)
     )

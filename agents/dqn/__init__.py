@@ -1,19 +1,21 @@
-"""DQN: double Q-learning with n-step returns and optional prioritized replay.
+"""DQN: double Q-learning with n-step returns and optional prioritized replay (discrete actions).
 
-The builder (which needs reverb) is imported on first use, so the learner side
-(config, networks, learning) can be imported without reverb and TensorFlow.
+``AGENT`` describes it to the command line and the baselines (``acme.agents.definition``).
 """
 
+from acme.agents.definition import AgentDefinition
+from agents.dqn.builder import DQNBuilder
 from agents.dqn.config import DQNConfig
-from agents.dqn.learning import DQNLearner
+from agents.dqn.learning import DQN_LEARNER
 from agents.dqn.networks import DQNNetworks, make_networks
 
-__all__ = ["DQNBuilder", "DQNConfig", "DQNLearner", "DQNNetworks", "make_networks"]
+AGENT = AgentDefinition(
+    name="dqn",
+    description="Double DQN, n-step returns, optional prioritized replay (discrete actions).",
+    make_config=DQNConfig,
+    make_builder=DQNBuilder,
+    make_networks=lambda spec, config: make_networks(spec, config.hidden_sizes),
+    action_space="discrete",
+)
 
-
-def __getattr__(name: str):
-    if name == "DQNBuilder":
-        from agents.dqn.builder import DQNBuilder
-
-        return DQNBuilder
-    raise AttributeError(f"module 'agents.dqn' has no attribute {name!r}")
+__all__ = ["AGENT", "DQN_LEARNER", "DQNBuilder", "DQNConfig", "DQNNetworks", "make_networks"]

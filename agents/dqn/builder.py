@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator
 
+import distrax
 import jax
 import jax.numpy as jnp
-import rlax
+import numpy as np
 
 from acme import specs
+from acme.agents.transition_builder import NStepTransitionBuilder
 from acme.datasets import ReplaySample
-from acme.transition_builder import NStepTransitionBuilder
+from acme.jax.learner import SGDLearner
 from acme.utils import counting, loggers
 from agents.dqn.config import DQNConfig
-from agents.dqn.learning import DQNLearner
+from agents.dqn.learning import DQN_LEARNER
 from agents.dqn.networks import DQNNetworks, check_networks_match
 
 
@@ -29,8 +31,7 @@ def linear_epsilon(config: DQNConfig, step: jnp.ndarray) -> jnp.ndarray:
 class DQNBuilder(NStepTransitionBuilder):
     """Double DQN with n-step returns and optional prioritized replay."""
 
-    def __init__(self, config: DQNConfig = DQNConfig()):
-        super().__init__(config)
+    config_class = DQNConfig
 
     def for_actor(self, actor_id: int, num_actors: int) -> "DQNBuilder":
         """Actor ``actor_id`` of ``num_actors`` explores with its own final epsilon (see DQNConfig)."""
@@ -47,18 +48,29 @@ class DQNBuilder(NStepTransitionBuilder):
         dataset: Iterator[ReplaySample],
         logger_factory: loggers.LoggerFactory,
         environment_spec: specs.EnvironmentSpec,
-        replay_client: Optional[Any] = None,
-        counter: Optional[counting.Counter] = None,
-    ) -> DQNLearner:
+        replay_client: Any | None = None,
+        counter: counting.Counter | None = None,
+    ) -> SGDLearner:
+        """DQN's ``SGDLearner``; with prioritized replay, each fused batch's new priorities go to ``replay_client``."""
         check_networks_match(networks, environment_spec)
-        return DQNLearner(
-            networks=networks,
-            config=self.config,
-            random_key=random_key,
-            iterator=dataset,
-            replay_client=replay_client,
-            counter=counter,
-            logger=logger_factory("learner", "learner_steps"),
+        config = self.config
+
+        def write_priorities(sample, priorities: np.ndarray) -> None:
+            if replay_client is not None:
+                keys = np.asarray(sample.info.key).reshape(-1).tolist()
+                replay_client.mutate_priorities(
+                    config.replay_table_name,
+                    updates=dict(zip(keys, np.asarray(priorities, np.float64).reshape(-1).tolist())),
+                )
+
+        return DQN_LEARNER.make_learner(
+            networks,
+            config,
+            random_key,
+            dataset,
+            counter,
+            logger_factory("learner", "learner_steps"),
+            on_priorities=write_priorities,
         )
 
     def make_policy(self, networks: DQNNetworks, environment_spec: specs.EnvironmentSpec, evaluation: bool = False):
@@ -68,6 +80,6 @@ class DQNBuilder(NStepTransitionBuilder):
         def policy(params, key, observation, step):
             q_values = networks.q_network.apply(params, jax.tree.map(lambda x: x[None], observation))[0]
             epsilon = config.evaluation_epsilon if evaluation else linear_epsilon(config, step)
-            return rlax.epsilon_greedy(epsilon).sample(key, q_values)
+            return distrax.EpsilonGreedy(q_values, epsilon).sample(seed=key)
 
         return policy

@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-from acme.config_checks import ConfigChecker, check_transition_replay
+from acme.agents.config_checks import ConfigChecker, check_transition_replay
+from acme.agents.transition_config import TransitionReplayConfig
 
 
 @dataclasses.dataclass(frozen=True)
-class DQNConfig:
+class DQNConfig(TransitionReplayConfig):
     """Configuration of a double DQN with n-step returns and optional prioritized replay."""
 
     # Learning.
@@ -24,15 +25,11 @@ class DQNConfig:
     hidden_sizes: Sequence[int] = (256, 256)
 
     # Replay.
-    min_replay_size: int = 1_000
     max_replay_size: int = 100_000
     samples_per_insert: float = 32.0  # sampled items per inserted item: 0.5 updates per step at batch 64
-    samples_per_insert_tolerance: float = 0.1
     prioritized_replay: bool = False
     priority_exponent: float = 0.6
     importance_sampling_exponent: float = 0.4
-    replay_table_name: str = "priority_table"
-    prefetch_size: int = 2
     num_sgd_steps_per_step: int = 64  # U: updates per jitted learner call, on a [U, batch_size] stack (by benchmark)
 
     # Acting.
@@ -40,7 +37,6 @@ class DQNConfig:
     epsilon_end: float = 0.05
     epsilon_decay_steps: int = 10_000  # actor steps of linear decay from start to end
     evaluation_epsilon: float = 0.0
-    variable_update_period: int = 1  # actor steps between parameter fetches
     # Distributed runs: actor i of N > 1 ends its decay at base ** (1 + spread * i / (N - 1)),
     # a range of exploration rates across actors (as in Ape-X). None: every actor uses epsilon_end.
     actor_epsilon_base: float | None = 0.4

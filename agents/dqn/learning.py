@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator, NamedTuple, Optional
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import optax
 import rlax
 
 from acme import types
-from acme.jax.learner import PRIORITIES, SGDLearner
-from acme.utils import counting, loggers
+from acme.jax.learner import PRIORITIES, LearnerDefinition
+from acme.jax.optimization import gradient_step
 from agents.dqn.config import DQNConfig
 from agents.dqn.networks import DQNNetworks
-
-# A reverb.ReplaySample(info, data) with Transition data; named here without importing reverb.
-ReplaySample = Any
 
 
 class TrainingState(NamedTuple):
@@ -81,11 +77,9 @@ def make_update(networks: DQNNetworks, config: DQNConfig):
 
     def update(state: TrainingState, batch):
         transitions, probabilities = batch
-        (loss, (td_error, mean_q)), grads = jax.value_and_grad(loss_fn, has_aux=True)(
-            state.params, state.target_params, transitions, probabilities
+        (loss, (td_error, mean_q)), grads, params, opt_state = gradient_step(
+            loss_fn, optimizer, state.params, state.opt_state, state.target_params, transitions, probabilities
         )
-        updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
-        params = optax.apply_updates(state.params, updates)
         steps = state.steps + 1
         target_params = optax.periodic_update(params, state.target_params, steps, config.target_update_period)
         metrics = {"loss": loss, "mean_q": mean_q, "gradient_norm": optax.tree_utils.tree_norm(grads)}
@@ -101,44 +95,26 @@ def dqn_variables(state: TrainingState) -> dict:
     return {"policy": state.params, "params": state.params, "target_params": state.target_params}
 
 
-class DQNLearner(SGDLearner):
-    """DQN's learner: ``SGDLearner`` over DQN's state and update; prioritized replay gets its new priorities."""
+def batch_fn(config: DQNConfig):
+    """``sample -> (transitions, probabilities)``: only these go to the device (probabilities for prioritized
+    replay only)."""
 
-    def __init__(
-        self,
-        networks: DQNNetworks,
-        config: DQNConfig,
-        random_key: jax.Array,
-        iterator: Iterator[ReplaySample],
-        replay_client: Any = None,
-        counter: Optional[counting.Counter] = None,
-        logger: Optional[loggers.Logger] = None,
-        log_every_seconds: float = 1.0,
-    ):
-        def batch_fn(sample):  # only the data (and, for prioritized replay, the probabilities) go to the device
-            return sample.data, sample.info.probability if config.prioritized_replay else None
+    def batch(sample):
+        return sample.data, sample.info.probability if config.prioritized_replay else None
 
-        def write_priorities(sample, priorities: np.ndarray) -> None:
-            if replay_client is not None:
-                keys = np.asarray(sample.info.key).reshape(-1).tolist()
-                replay_client.mutate_priorities(
-                    config.replay_table_name,
-                    updates=dict(zip(keys, np.asarray(priorities, np.float64).reshape(-1).tolist())),
-                )
+    return batch
 
-        super().__init__(
-            name="DQN",
-            update=make_update(networks, config),
-            initial_state=make_initial_state(networks, config, random_key),
-            iterator=iterator,
-            variables=dqn_variables,
-            counter=counter,
-            logger=logger,
-            finite_metrics=("loss",),
-            hint=f"Lower learning_rate (now {config.learning_rate}) or max_gradient_norm, "
-            "or check the rewards for NaNs.",
-            log_every_seconds=log_every_seconds,
-            num_updates_per_step=config.num_sgd_steps_per_step,
-            batch_fn=batch_fn,
-            on_priorities=write_priorities,
-        )
+
+def _hint(config: DQNConfig) -> str:
+    return f"Lower learning_rate (now {config.learning_rate}) or max_gradient_norm, or check the rewards for NaNs."
+
+
+DQN_LEARNER = LearnerDefinition(
+    name="DQN",
+    make_update=make_update,
+    make_initial_state=make_initial_state,
+    variables=dqn_variables,
+    finite_metrics=("loss",),
+    hint=_hint,
+    make_batch_fn=batch_fn,
+)

@@ -5,20 +5,17 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from acme.transition_builder import ActorCriticBuilder
+from acme.agents.transition_builder import ActorCriticBuilder
 from agents.mpo.config import MPOConfig
-from agents.mpo.learning import MPOLearner
+from agents.mpo.learning import MPO_LEARNER
 from agents.mpo.networks import MPONetworks
 
 
 class MPOBuilder(ActorCriticBuilder):
     """MPO: samples from the Gaussian policy (clipped to [-1, 1]), acts with its mean in evaluation."""
 
-    agent_name = "MPO"
-    learner_class = MPOLearner
-
-    def __init__(self, config: MPOConfig = MPOConfig()):
-        super().__init__(config)
+    config_class = MPOConfig
+    learner = MPO_LEARNER
 
     def select_actions(self, networks: MPONetworks, policy_params, key: jax.Array, observations, evaluation: bool):
         mean, std = networks.policy.apply(policy_params, observations)

@@ -6,11 +6,12 @@ import dataclasses
 import math
 from typing import Sequence
 
-from acme.config_checks import ConfigChecker, check_transition_replay
+from acme.agents.config_checks import ConfigChecker, check_transition_replay
+from acme.agents.transition_config import TransitionReplayConfig
 
 
 @dataclasses.dataclass(frozen=True)
-class MPOConfig:
+class MPOConfig(TransitionReplayConfig):
     """Maximum a posteriori policy optimisation with a Gaussian policy and an expected-value critic."""
 
     # Learning.
@@ -43,18 +44,6 @@ class MPOConfig:
     initial_temperature: float = 1.0
     initial_alpha_mean: float = 1.0
     initial_alpha_stddev: float = 10.0
-
-    # Replay.
-    min_replay_size: int = 1_000
-    max_replay_size: int = 1_000_000
-    samples_per_insert: float = 256.0  # one update of batch 256 per environment step
-    samples_per_insert_tolerance: float = 0.1
-    replay_table_name: str = "priority_table"
-    prefetch_size: int = 2
-    num_sgd_steps_per_step: int = 1  # U: updates per jitted learner call, on a [U, batch_size] stack
-
-    # Acting.
-    variable_update_period: int = 1  # actor steps between parameter fetches
 
     def __post_init__(self):
         check = ConfigChecker(self)

@@ -25,7 +25,7 @@ expensive part of the update (``num_samples * batch_size`` critic forwards).
 
 from __future__ import annotations
 
-from typing import Any, Iterator, NamedTuple, Optional
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -34,10 +34,9 @@ import optax
 
 from acme import types
 from acme.jax import networks as networks_lib
-from acme.jax.learner import SGDLearner
+from acme.jax.actor_critic import actor_critic_fields, actor_critic_learner, advance
+from acme.jax.optimization import apply_gradients, gradient_step
 from acme.jax.running_statistics import ObservationNormalizer, RunningStatistics
-from acme.jax.targets import polyak_update
-from acme.utils import counting, loggers
 from agents.mpo.config import MPOConfig
 from agents.mpo.networks import MPONetworks
 
@@ -158,9 +157,6 @@ def _optimizers(config: MPOConfig) -> tuple[optax.GradientTransformation, optax.
 
 
 def make_initial_state(networks: MPONetworks, config: MPOConfig, key: jax.Array) -> TrainingState:
-    policy_key, critic_key, state_key = jax.random.split(key, 3)
-    policy_params = networks.init_policy(policy_key)
-    critic_params = networks.init_critic(critic_key)
     alpha_shape = (networks.action_size,) if config.per_dim_constraining else ()
     duals = DualVariables(
         temperature=jnp.asarray(inverse_softplus(config.initial_temperature), jnp.float32),
@@ -169,17 +165,9 @@ def make_initial_state(networks: MPONetworks, config: MPOConfig, key: jax.Array)
     )
     network_optimizer, dual_optimizer = _optimizers(config)
     return TrainingState(
-        policy_params=policy_params,
-        critic_params=critic_params,
-        target_policy_params=policy_params,
-        target_critic_params=critic_params,
+        **actor_critic_fields(networks, network_optimizer, key),
         dual_params=duals,
-        policy_opt_state=network_optimizer.init(policy_params),
-        critic_opt_state=network_optimizer.init(critic_params),
         dual_opt_state=dual_optimizer.init(duals),
-        observation_stats=ObservationNormalizer().init(networks.environment_spec.observations),
-        steps=jnp.zeros((), jnp.int32),
-        random_key=state_key,
     )
 
 
@@ -243,13 +231,15 @@ def make_update(networks: MPONetworks, config: MPOConfig):
         )
         q_values = jnp.min(q_values, axis=0).reshape((num_samples, batch_size))  # [N, B]
 
-        (critic_loss, mean_q), critic_grads = jax.value_and_grad(critic_loss_fn, has_aux=True)(
-            state.critic_params, t, jnp.mean(q_values, axis=0)
+        critic = gradient_step(
+            critic_loss_fn,
+            network_optimizer,
+            state.critic_params,
+            state.critic_opt_state,
+            t,
+            jnp.mean(q_values, axis=0),
         )
-        critic_updates, critic_opt_state = network_optimizer.update(
-            critic_grads, state.critic_opt_state, state.critic_params
-        )
-        critic_params = optax.apply_updates(state.critic_params, critic_updates)
+        critic_loss, mean_q = critic.value
 
         (_, aux), (policy_grads, dual_grads) = jax.value_and_grad(policy_loss_fn, argnums=(0, 1), has_aux=True)(
             state.policy_params,
@@ -259,25 +249,21 @@ def make_update(networks: MPONetworks, config: MPOConfig):
             actions,
             q_values,
         )
-        policy_updates, policy_opt_state = network_optimizer.update(
-            policy_grads, state.policy_opt_state, state.policy_params
+        policy_params, policy_opt_state = apply_gradients(
+            network_optimizer, policy_grads, state.policy_params, state.policy_opt_state
         )
-        policy_params = optax.apply_updates(state.policy_params, policy_updates)
-        dual_updates, dual_opt_state = dual_optimizer.update(dual_grads, state.dual_opt_state)
-        duals = optax.apply_updates(state.dual_params, dual_updates)
+        duals, dual_opt_state = apply_gradients(dual_optimizer, dual_grads, state.dual_params, state.dual_opt_state)
 
-        new_state = TrainingState(
+        new_state = advance(
+            state,
+            stats,
+            key,
+            config.tau,
+            critic=critic,
             policy_params=policy_params,
-            critic_params=critic_params,
-            target_policy_params=polyak_update(policy_params, state.target_policy_params, config.tau),
-            target_critic_params=polyak_update(critic_params, state.target_critic_params, config.tau),
-            dual_params=duals,
             policy_opt_state=policy_opt_state,
-            critic_opt_state=critic_opt_state,
+            dual_params=duals,
             dual_opt_state=dual_opt_state,
-            observation_stats=stats,
-            steps=state.steps + 1,
-            random_key=key,
         )
         metrics = {
             "critic_loss": critic_loss,
@@ -302,27 +288,4 @@ def policy_variables(state: TrainingState) -> dict:
     }
 
 
-class MPOLearner(SGDLearner):
-    """MPO's learner: ``SGDLearner`` over MPO's state and update."""
-
-    def __init__(
-        self,
-        networks: MPONetworks,
-        config: MPOConfig,
-        random_key: jax.Array,
-        iterator: Iterator[Any],
-        counter: Optional[counting.Counter] = None,
-        logger: Optional[loggers.Logger] = None,
-    ):
-        super().__init__(
-            name="MPO",
-            update=make_update(networks, config),
-            initial_state=make_initial_state(networks, config, random_key),
-            iterator=iterator,
-            variables=policy_variables,
-            num_updates_per_step=config.num_sgd_steps_per_step,
-            counter=counter,
-            logger=logger,
-            finite_metrics=("critic_loss", "policy_loss"),
-            hint=f"Lower learning_rate (now {config.learning_rate}) or reward_scale, or check the rewards for NaNs.",
-        )
+MPO_LEARNER = actor_critic_learner("MPO", make_update, make_initial_state, policy_variables)

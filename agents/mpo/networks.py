@@ -5,12 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-import haiku as hk
-import jax.numpy as jnp
-
 from acme import specs
 from acme.jax import networks as networks_lib
-from acme.jax import utils
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,21 +36,15 @@ def make_networks(
     Both torsos are layer-normalised MLPs (``LayerNormMLP``), which keeps the
     first layer well scaled whatever the observation magnitudes.
     """
-    action_size = specs.continuous_action_size(environment_spec, "MPO")
 
-    def policy(observation, return_pre_tanh: bool = False):
-        inputs = utils.batch_concat(observation).astype(jnp.float32)
-        features = networks_lib.mlp_torso(policy_hidden_sizes, layer_norm=True)(inputs)
-        head = networks_lib.GaussianHead(action_size, init_std=init_std, min_std=min_std)
-        return head(features, return_pre_tanh)
+    def make_policy(action_size: int):
+        def policy(observation, return_pre_tanh: bool = False):
+            features = networks_lib.observation_features(policy_hidden_sizes, observation, layer_norm=True)
+            return networks_lib.GaussianHead(action_size, init_std=init_std, min_std=min_std)(features, return_pre_tanh)
+
+        return policy
 
     def critic(observation, action):
         return networks_lib.Critic(critic_hidden_sizes, num_critics=num_critics, layer_norm=True)(observation, action)
 
-    return MPONetworks(
-        policy=hk.without_apply_rng(hk.transform(policy)),
-        critic=hk.without_apply_rng(hk.transform(critic)),
-        environment_spec=environment_spec,
-        action_size=action_size,
-        num_critics=num_critics,
-    )
+    return MPONetworks.transform(environment_spec, "MPO", make_policy, critic, num_critics=num_critics)

@@ -1,19 +1,21 @@
 """SAC: soft actor-critic with twin critics and automatic entropy tuning (continuous actions).
 
-The builder (which needs reverb) is imported on first use, so the learner side
-(config, networks, learning) can be imported without reverb and TensorFlow.
+``AGENT`` describes it to the command line and the baselines (``acme.agents.definition``).
 """
 
+from acme.agents.definition import AgentDefinition
+from agents.sac.builder import SACBuilder
 from agents.sac.config import SACConfig
-from agents.sac.learning import SACLearner
+from agents.sac.learning import SAC_LEARNER
 from agents.sac.networks import SACNetworks, make_networks
 
-__all__ = ["SACBuilder", "SACConfig", "SACLearner", "SACNetworks", "make_networks"]
+AGENT = AgentDefinition(
+    name="sac",
+    description="Soft actor-critic: twin critics, automatic entropy tuning, tanh-Gaussian policy (continuous).",
+    make_config=SACConfig,
+    make_builder=SACBuilder,
+    make_networks=lambda spec, config: make_networks(spec, config.policy_hidden_sizes, config.critic_hidden_sizes),
+    action_space="continuous",
+)
 
-
-def __getattr__(name: str):
-    if name == "SACBuilder":
-        from agents.sac.builder import SACBuilder
-
-        return SACBuilder
-    raise AttributeError(f"module 'agents.sac' has no attribute {name!r}")
+__all__ = ["AGENT", "SAC_LEARNER", "SACBuilder", "SACConfig", "SACNetworks", "make_networks"]

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Sequence
+from typing import Sequence
 
-from acme.config_checks import ConfigChecker, check_transition_replay
+from acme.agents.config_checks import ConfigChecker, check_transition_replay
+from acme.agents.transition_config import TransitionReplayConfig
 
 
 @dataclasses.dataclass(frozen=True)
-class SACConfig:
+class SACConfig(TransitionReplayConfig):
     """Soft actor-critic with twin critics and automatic entropy tuning."""
 
     # Learning.
@@ -20,22 +21,10 @@ class SACConfig:
     tau: float = 0.005  # Polyak step of the target critics
     reward_scale: float = 1.0
     initial_temperature: float = 1.0
-    target_entropy: Optional[float] = None  # None: -(action size)
+    target_entropy: float | None = None  # None: -(action size)
     policy_hidden_sizes: Sequence[int] = (256, 256)
     critic_hidden_sizes: Sequence[int] = (256, 256)
     normalize_observations: bool = False
-
-    # Replay.
-    min_replay_size: int = 1_000
-    max_replay_size: int = 1_000_000
-    samples_per_insert: float = 256.0  # one update of batch 256 per environment step
-    samples_per_insert_tolerance: float = 0.1
-    replay_table_name: str = "priority_table"
-    prefetch_size: int = 2
-    num_sgd_steps_per_step: int = 1  # U: updates per jitted learner call, on a [U, batch_size] stack
-
-    # Acting.
-    variable_update_period: int = 1  # actor steps between parameter fetches
 
     def __post_init__(self):
         check = ConfigChecker(self)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator, NamedTuple, Optional
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -10,10 +10,9 @@ import optax
 
 from acme import types
 from acme.jax import networks as networks_lib
-from acme.jax.learner import SGDLearner
+from acme.jax.actor_critic import actor_critic_fields, actor_critic_learner, advance
+from acme.jax.optimization import gradient_step
 from acme.jax.running_statistics import ObservationNormalizer, RunningStatistics
-from acme.jax.targets import polyak_update
-from acme.utils import counting, loggers
 from agents.sac.config import SACConfig
 from agents.sac.networks import SACNetworks
 
@@ -32,22 +31,12 @@ class TrainingState(NamedTuple):
 
 
 def make_initial_state(networks: SACNetworks, config: SACConfig, key: jax.Array) -> TrainingState:
-    policy_key, critic_key, state_key = jax.random.split(key, 3)
-    policy_params = networks.init_policy(policy_key)
-    critic_params = networks.init_critic(critic_key)
-    log_temperature = jnp.asarray(jnp.log(config.initial_temperature), jnp.float32)
     optimizer = optax.adam(config.learning_rate)
+    fields = actor_critic_fields(networks, optimizer, key)
+    del fields["target_policy_params"]  # SAC's policy has no target
+    log_temperature = jnp.asarray(jnp.log(config.initial_temperature), jnp.float32)
     return TrainingState(
-        policy_params=policy_params,
-        critic_params=critic_params,
-        target_critic_params=critic_params,
-        log_temperature=log_temperature,
-        policy_opt_state=optimizer.init(policy_params),
-        critic_opt_state=optimizer.init(critic_params),
-        temperature_opt_state=optimizer.init(log_temperature),
-        observation_stats=ObservationNormalizer().init(networks.environment_spec.observations),
-        steps=jnp.zeros((), jnp.int32),
-        random_key=state_key,
+        **fields, log_temperature=log_temperature, temperature_opt_state=optimizer.init(log_temperature)
     )
 
 
@@ -81,33 +70,37 @@ def make_update(networks: SACNetworks, config: SACConfig):
     def update(state: TrainingState, transitions: types.Transition):
         key, critic_key, policy_key = jax.random.split(state.random_key, 3)
         stats, t = normalizer.normalize_transitions(state.observation_stats, transitions)
-        (critic_loss, mean_q), critic_grads = jax.value_and_grad(critic_loss_fn, has_aux=True)(
-            state.critic_params, state, t, critic_key
+        critic = gradient_step(
+            critic_loss_fn, optimizer, state.critic_params, state.critic_opt_state, state, t, critic_key
         )
-        critic_updates, critic_opt_state = optimizer.update(critic_grads, state.critic_opt_state)
-        critic_params = optax.apply_updates(state.critic_params, critic_updates)
-
-        (policy_loss, log_prob), policy_grads = jax.value_and_grad(policy_loss_fn, has_aux=True)(
-            state.policy_params, critic_params, state.log_temperature, t, policy_key
+        policy = gradient_step(
+            policy_loss_fn,
+            optimizer,
+            state.policy_params,
+            state.policy_opt_state,
+            critic.params,
+            state.log_temperature,
+            t,
+            policy_key,
         )
-        policy_updates, policy_opt_state = optimizer.update(policy_grads, state.policy_opt_state)
-        policy_params = optax.apply_updates(state.policy_params, policy_updates)
-
-        temperature_loss, temperature_grad = jax.value_and_grad(temperature_loss_fn)(state.log_temperature, log_prob)
-        temperature_update, temperature_opt_state = optimizer.update(temperature_grad, state.temperature_opt_state)
-        log_temperature = optax.apply_updates(state.log_temperature, temperature_update)
-
-        new_state = TrainingState(
-            policy_params=policy_params,
-            critic_params=critic_params,
-            target_critic_params=polyak_update(critic_params, state.target_critic_params, config.tau),
+        (critic_loss, mean_q), (policy_loss, log_prob) = critic.value, policy.value
+        temperature_loss, _, log_temperature, temperature_opt_state = gradient_step(
+            temperature_loss_fn,
+            optimizer,
+            state.log_temperature,
+            state.temperature_opt_state,
+            log_prob,
+            has_aux=False,
+        )
+        new_state = advance(
+            state,
+            stats,
+            key,
+            config.tau,
+            policy=policy,
+            critic=critic,
             log_temperature=log_temperature,
-            policy_opt_state=policy_opt_state,
-            critic_opt_state=critic_opt_state,
             temperature_opt_state=temperature_opt_state,
-            observation_stats=stats,
-            steps=state.steps + 1,
-            random_key=key,
         )
         metrics = {
             "critic_loss": critic_loss,
@@ -131,27 +124,4 @@ def policy_variables(state: TrainingState) -> dict:
     }
 
 
-class SACLearner(SGDLearner):
-    """SAC's learner: ``SGDLearner`` over SAC's state and update."""
-
-    def __init__(
-        self,
-        networks: SACNetworks,
-        config: SACConfig,
-        random_key: jax.Array,
-        iterator: Iterator[Any],
-        counter: Optional[counting.Counter] = None,
-        logger: Optional[loggers.Logger] = None,
-    ):
-        super().__init__(
-            name="SAC",
-            update=make_update(networks, config),
-            initial_state=make_initial_state(networks, config, random_key),
-            iterator=iterator,
-            variables=policy_variables,
-            num_updates_per_step=config.num_sgd_steps_per_step,
-            counter=counter,
-            logger=logger,
-            finite_metrics=("critic_loss", "policy_loss"),
-            hint=f"Lower learning_rate (now {config.learning_rate}) or reward_scale, or check the rewards for NaNs.",
-        )
+SAC_LEARNER = actor_critic_learner("SAC", make_update, make_initial_state, policy_variables)

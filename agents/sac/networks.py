@@ -5,12 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-import haiku as hk
-import jax.numpy as jnp
-
 from acme import specs
 from acme.jax import networks as networks_lib
-from acme.jax import utils
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,18 +20,6 @@ def make_networks(
     critic_hidden_sizes: Sequence[int] = (256, 256),
 ) -> SACNetworks:
     """Networks sized for the environment's observations and (canonical) actions."""
-    action_size = specs.continuous_action_size(environment_spec, "SAC")
-
-    def policy(observation):
-        features = networks_lib.mlp_torso(policy_hidden_sizes)(utils.batch_concat(observation).astype(jnp.float32))
-        return networks_lib.TanhGaussianHead(action_size)(features)
-
-    def critic(observation, action):
-        return networks_lib.Critic(critic_hidden_sizes, num_critics=2)(observation, action)
-
-    return SACNetworks(
-        policy=hk.without_apply_rng(hk.transform(policy)),
-        critic=hk.without_apply_rng(hk.transform(critic)),
-        environment_spec=environment_spec,
-        action_size=action_size,
+    return networks_lib.twin_critic_networks(
+        SACNetworks, environment_spec, "SAC", networks_lib.TanhGaussianHead, policy_hidden_sizes, critic_hidden_sizes
     )

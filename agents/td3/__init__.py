@@ -1,19 +1,21 @@
 """TD3: twin delayed deep deterministic policy gradient (continuous actions).
 
-The builder (which needs reverb) is imported on first use, so the learner side
-(config, networks, learning) can be imported without reverb and TensorFlow.
+``AGENT`` describes it to the command line and the baselines (``acme.agents.definition``).
 """
 
+from acme.agents.definition import AgentDefinition
+from agents.td3.builder import TD3Builder
 from agents.td3.config import TD3Config
-from agents.td3.learning import TD3Learner
+from agents.td3.learning import TD3_LEARNER
 from agents.td3.networks import TD3Networks, make_networks
 
-__all__ = ["TD3Builder", "TD3Config", "TD3Learner", "TD3Networks", "make_networks"]
+AGENT = AgentDefinition(
+    name="td3",
+    description="TD3: twin critics, target-policy smoothing, delayed deterministic policy updates (continuous).",
+    make_config=TD3Config,
+    make_builder=TD3Builder,
+    make_networks=lambda spec, config: make_networks(spec, config.policy_hidden_sizes, config.critic_hidden_sizes),
+    action_space="continuous",
+)
 
-
-def __getattr__(name: str):
-    if name == "TD3Builder":
-        from agents.td3.builder import TD3Builder
-
-        return TD3Builder
-    raise AttributeError(f"module 'agents.td3' has no attribute {name!r}")
+__all__ = ["AGENT", "TD3_LEARNER", "TD3Builder", "TD3Config", "TD3Networks", "make_networks"]

@@ -5,20 +5,17 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from acme.transition_builder import ActorCriticBuilder
+from acme.agents.transition_builder import ActorCriticBuilder
 from agents.td3.config import TD3Config
-from agents.td3.learning import TD3Learner
+from agents.td3.learning import TD3_LEARNER
 from agents.td3.networks import TD3Networks
 
 
 class TD3Builder(ActorCriticBuilder):
     """TD3: explores with clipped Gaussian noise on the deterministic action, acts without noise in evaluation."""
 
-    agent_name = "TD3"
-    learner_class = TD3Learner
-
-    def __init__(self, config: TD3Config = TD3Config()):
-        super().__init__(config)
+    config_class = TD3Config
+    learner = TD3_LEARNER
 
     def select_actions(self, networks: TD3Networks, policy_params, key: jax.Array, observations, evaluation: bool):
         actions = networks.policy.apply(policy_params, observations)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-from acme.config_checks import ConfigChecker, check_transition_replay
+from acme.agents.config_checks import ConfigChecker, check_transition_replay
+from acme.agents.transition_config import TransitionReplayConfig
 
 
 @dataclasses.dataclass(frozen=True)
-class TD3Config:
+class TD3Config(TransitionReplayConfig):
     """Twin delayed deep deterministic policy gradient (Fujimoto et al., 2018)."""
 
     # Learning.
@@ -26,18 +27,8 @@ class TD3Config:
     critic_hidden_sizes: Sequence[int] = (256, 256)
     normalize_observations: bool = False
 
-    # Replay.
-    min_replay_size: int = 1_000
-    max_replay_size: int = 1_000_000
-    samples_per_insert: float = 256.0  # one update of batch 256 per environment step
-    samples_per_insert_tolerance: float = 0.1
-    replay_table_name: str = "priority_table"
-    prefetch_size: int = 2
-    num_sgd_steps_per_step: int = 1  # U: updates per jitted learner call, on a [U, batch_size] stack
-
     # Acting.
     exploration_sigma: float = 0.1  # std of the Gaussian exploration noise, in [-1, 1] action units
-    variable_update_period: int = 1  # actor steps between parameter fetches
 
     def __post_init__(self):
         check = ConfigChecker(self)

@@ -2,50 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, NamedTuple, Optional
+from typing import Mapping
 
 import jax
 import jax.numpy as jnp
 import optax
 
 from acme import types
-from acme.jax.learner import SGDLearner
-from acme.jax.running_statistics import ObservationNormalizer, RunningStatistics
-from acme.jax.targets import polyak_update
-from acme.utils import counting, loggers
+from acme.jax.actor_critic import ActorCriticState, actor_critic_learner, advance, init_actor_critic_state
+from acme.jax.optimization import gradient_step
+from acme.jax.running_statistics import ObservationNormalizer
 from agents.td3.config import TD3Config
 from agents.td3.networks import TD3Networks
 
-
-class TrainingState(NamedTuple):
-    policy_params: Any
-    critic_params: Any
-    target_policy_params: Any
-    target_critic_params: Any
-    policy_opt_state: Any
-    critic_opt_state: Any
-    observation_stats: RunningStatistics
-    steps: jnp.ndarray  # learner steps taken so far
-    random_key: jax.Array
+TrainingState = ActorCriticState  # the name older checkpoints stored
 
 
 def make_initial_state(networks: TD3Networks, config: TD3Config, key: jax.Array) -> TrainingState:
     """Fresh parameters, targets equal to them, and empty optimiser and observation statistics."""
-    policy_key, critic_key, state_key = jax.random.split(key, 3)
-    policy_params = networks.init_policy(policy_key)
-    critic_params = networks.init_critic(critic_key)
-    optimizer = optax.adam(config.learning_rate)
-    return TrainingState(
-        policy_params=policy_params,
-        critic_params=critic_params,
-        target_policy_params=policy_params,
-        target_critic_params=critic_params,
-        policy_opt_state=optimizer.init(policy_params),
-        critic_opt_state=optimizer.init(critic_params),
-        observation_stats=ObservationNormalizer().init(networks.environment_spec.observations),
-        steps=jnp.zeros((), jnp.int32),
-        random_key=state_key,
-    )
+    return init_actor_critic_state(networks, optax.adam(config.learning_rate), key)
 
 
 def make_update(networks: TD3Networks, config: TD3Config):
@@ -78,11 +53,11 @@ def make_update(networks: TD3Networks, config: TD3Config):
         return -jnp.mean(q)
 
     def policy_and_target_step(state: TrainingState, critic_params, t: types.Transition):
-        policy_loss, policy_grads = jax.value_and_grad(policy_loss_fn)(state.policy_params, critic_params, t)
-        policy_updates, policy_opt_state = optimizer.update(policy_grads, state.policy_opt_state)
-        policy_params = optax.apply_updates(state.policy_params, policy_updates)
-        target_policy_params = polyak_update(policy_params, state.target_policy_params, config.tau)
-        target_critic_params = polyak_update(critic_params, state.target_critic_params, config.tau)
+        policy_loss, _, policy_params, policy_opt_state = gradient_step(
+            policy_loss_fn, optimizer, state.policy_params, state.policy_opt_state, critic_params, t, has_aux=False
+        )
+        target_policy_params = optax.incremental_update(policy_params, state.target_policy_params, config.tau)
+        target_critic_params = optax.incremental_update(critic_params, state.target_critic_params, config.tau)
         return policy_params, policy_opt_state, target_policy_params, target_critic_params, policy_loss
 
     def no_policy_step(state: TrainingState, critic_params, t: types.Transition):
@@ -99,11 +74,9 @@ def make_update(networks: TD3Networks, config: TD3Config):
     def update(state: TrainingState, transitions: types.Transition) -> tuple[TrainingState, Mapping[str, jnp.ndarray]]:
         key, noise_key = jax.random.split(state.random_key)
         stats, t = normalizer.normalize_transitions(state.observation_stats, transitions)
-        (critic_loss, mean_q), critic_grads = jax.value_and_grad(critic_loss_fn, has_aux=True)(
-            state.critic_params, state, t, noise_key
+        (critic_loss, mean_q), _, critic_params, critic_opt_state = gradient_step(
+            critic_loss_fn, optimizer, state.critic_params, state.critic_opt_state, state, t, noise_key
         )
-        critic_updates, critic_opt_state = optimizer.update(critic_grads, state.critic_opt_state)
-        critic_params = optax.apply_updates(state.critic_params, critic_updates)
 
         # Delayed updates: only one branch runs, so skipped steps cost no policy gradient.
         update_policy = state.steps % config.policy_delay == 0
@@ -111,16 +84,16 @@ def make_update(networks: TD3Networks, config: TD3Config):
             update_policy, policy_and_target_step, no_policy_step, state, critic_params, t
         )
 
-        new_state = TrainingState(
+        new_state = advance(
+            state,
+            stats,
+            key,
             policy_params=policy_params,
+            policy_opt_state=policy_opt_state,
             critic_params=critic_params,
+            critic_opt_state=critic_opt_state,
             target_policy_params=target_policy_params,
             target_critic_params=target_critic_params,
-            policy_opt_state=policy_opt_state,
-            critic_opt_state=critic_opt_state,
-            observation_stats=stats,
-            steps=state.steps + 1,
-            random_key=key,
         )
         metrics = {
             "critic_loss": critic_loss,
@@ -133,37 +106,4 @@ def make_update(networks: TD3Networks, config: TD3Config):
     return update
 
 
-def policy_variables(state: TrainingState) -> dict:
-    """What actors and snapshots need: the policy parameters and observation statistics."""
-    return {
-        "policy": (state.policy_params, state.observation_stats),
-        "critic": state.critic_params,
-        "target_policy": state.target_policy_params,
-        "target_critic": state.target_critic_params,
-    }
-
-
-class TD3Learner(SGDLearner):
-    """TD3's learner: ``SGDLearner`` over TD3's state and update."""
-
-    def __init__(
-        self,
-        networks: TD3Networks,
-        config: TD3Config,
-        random_key: jax.Array,
-        iterator: Iterator[Any],
-        counter: Optional[counting.Counter] = None,
-        logger: Optional[loggers.Logger] = None,
-    ):
-        super().__init__(
-            name="TD3",
-            update=make_update(networks, config),
-            initial_state=make_initial_state(networks, config, random_key),
-            iterator=iterator,
-            variables=policy_variables,
-            num_updates_per_step=config.num_sgd_steps_per_step,
-            counter=counter,
-            logger=logger,
-            finite_metrics=("critic_loss", "policy_loss"),
-            hint=f"Lower learning_rate (now {config.learning_rate}) or reward_scale, or check the rewards for NaNs.",
-        )
+TD3_LEARNER = actor_critic_learner("TD3", make_update, make_initial_state)

@@ -23,11 +23,11 @@ def read_all(client, table: str):
         return []
     if isinstance(client, LocalReplay):  # one at a time: items may differ in length
         batches = [client.sample(table, 1) for _ in range(size)]
-        return [ReplaySample(SampleInfo(*(f[0] for f in b.info)), tree.map_structure(lambda x: x[0], b.data))
-                for b in batches]
-    return list(
-        client.sample(table, size, emit_timesteps=False, unpack_as_table_signature=True)
-    )
+        return [
+            ReplaySample(SampleInfo(*(f[0] for f in b.info)), tree.map_structure(lambda x: x[0], b.data))
+            for b in batches
+        ]
+    return list(client.sample(table, size, emit_timesteps=False, unpack_as_table_signature=True))
 
 
 def run_episode(adder, env, actions=None, extras_fn=None):

@@ -20,9 +20,13 @@ def _play(adder, seed: int) -> None:
     rng = np.random.default_rng(seed)
     for _ in range(4):
         length = int(rng.integers(1, 9))
-        env = fakes.FakeEnvironment(SPEC, episode_length=length, truncate=bool(rng.integers(2)),
-                                    reward_fn=lambda t: float(rng.normal()),
-                                    discount_fn=lambda t: float(rng.uniform(0.5, 1.0)))
+        env = fakes.FakeEnvironment(
+            SPEC,
+            episode_length=length,
+            truncate=bool(rng.integers(2)),
+            reward_fn=lambda t: float(rng.normal()),
+            discount_fn=lambda t: float(rng.uniform(0.5, 1.0)),
+        )
         timestep = env.reset()
         adder.add_first(timestep)
         while not timestep.last():
@@ -32,14 +36,24 @@ def _play(adder, seed: int) -> None:
 
 
 ADDERS = {
-    "n_step_transitions": (lambda client: NStepTransitionAdder(client, 3, 0.9, {"replay": lambda item: 1.0 + float(
-        np.abs(item.reward))}), lambda: NStepTransitionAdder.signature(SPEC, EXTRAS)),
-    "padded_sequences": (lambda client: SequenceAdder(client, 4, 2, {"replay": None}),
-                         lambda: SequenceAdder.signature(SPEC, 4, EXTRAS)),
+    "n_step_transitions": (
+        lambda client: NStepTransitionAdder(client, 3, 0.9, {"replay": lambda item: 1.0 + float(np.abs(item.reward))}),
+        lambda: NStepTransitionAdder.signature(SPEC, EXTRAS),
+    ),
+    "padded_sequences": (
+        lambda client: SequenceAdder(client, 4, 2, {"replay": None}),
+        lambda: SequenceAdder.signature(SPEC, 4, EXTRAS),
+    ),
     "unpadded_sequences_across_episodes": (
-        lambda client: SequenceAdder(client, 3, 1, {"replay": None}, pad_end_of_episode=False,
-                                     break_end_of_episode=False), lambda: SequenceAdder.signature(SPEC, 3, EXTRAS)),
-    "episodes": (lambda client: EpisodeAdder(client, 10, {"replay": None}), lambda: EpisodeAdder.signature(SPEC, extras_spec=EXTRAS)),
+        lambda client: SequenceAdder(
+            client, 3, 1, {"replay": None}, pad_end_of_episode=False, break_end_of_episode=False
+        ),
+        lambda: SequenceAdder.signature(SPEC, 3, EXTRAS),
+    ),
+    "episodes": (
+        lambda client: EpisodeAdder(client, 10, {"replay": None}),
+        lambda: EpisodeAdder.signature(SPEC, extras_spec=EXTRAS),
+    ),
 }
 
 
@@ -50,8 +64,10 @@ def test_both_backends_receive_identical_items(make_reverb_client, kind):
 
     make_adder, signature = ADDERS[kind]
     items = {}
-    for backend, client in (("reverb", make_reverb_client(queue("replay", signature()))),
-                            ("local", LocalReplay([queue("replay", signature())]))):
+    for backend, client in (
+        ("reverb", make_reverb_client(queue("replay", signature()))),
+        ("local", LocalReplay([queue("replay", signature())])),
+    ):
         adder = make_adder(client)
         _play(adder, seed=7)
         adder.close()

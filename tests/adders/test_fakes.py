@@ -47,9 +47,7 @@ def test_episode(truncate):
 
 
 def test_nested_observations_and_custom_functions():
-    spec = continuous_spec()._replace(
-        observations={"a": specs.Array((2,), np.int32), "b": specs.Array((), np.float32)}
-    )
+    spec = continuous_spec()._replace(observations={"a": specs.Array((2,), np.int32), "b": specs.Array((), np.float32)})
     env = FakeEnvironment(spec, episode_length=2, reward_fn=lambda t: 10 * t, discount_fn=lambda t: 0.5)
     env.reset()
     ts = env.step(np.zeros(1, np.float32))

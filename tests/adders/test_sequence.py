@@ -37,8 +37,13 @@ def expected_steps(length, final_discount):
 def as_tuples(step: Step):
     """Per-time-step (obs, action, reward, discount, start) of a sampled item."""
     return [
-        (float(step.observation[i, 0]), int(step.action[i]), float(step.reward[i]),
-         float(step.discount[i]), bool(step.start_of_episode[i]))
+        (
+            float(step.observation[i, 0]),
+            int(step.action[i]),
+            float(step.reward[i]),
+            float(step.discount[i]),
+            bool(step.start_of_episode[i]),
+        )
         for i in range(step.action.shape[0])
     ]
 
@@ -108,7 +113,7 @@ def test_period_longer_than_length_skips_steps(make_client):
 
 def _reference_items(T, L, P, pad, final_discount):
     steps = expected_steps(T, final_discount) + [PAD] * L
-    return [steps[s:s + L] for s in range(0, T, P) if pad or s + L <= T + 1]
+    return [steps[s : s + L] for s in range(0, T, P) if pad or s + L <= T + 1]
 
 
 @pytest.mark.parametrize("L,P", [(1, 1), (2, 1), (3, 1), (3, 2), (3, 3), (2, 5), (5, 2)])

@@ -145,9 +145,7 @@ def test_consecutive_episodes_do_not_mix(make_client):
     got = _fields(read_all(client, "replay"))
     assert got["obs"] == [0, 1, 10, 11, 12]
     assert got["next_obs"] == [2, 2, 13, 13, 13]
-    np.testing.assert_allclose(
-        got["reward"], [1 + 0.9 * 2, 2, 10 + 0.9 * 20 + 0.81 * 30, 20 + 0.9 * 30, 30], rtol=1e-6
-    )
+    np.testing.assert_allclose(got["reward"], [1 + 0.9 * 2, 2, 10 + 0.9 * 20 + 0.81 * 30, 20 + 0.9 * 30, 30], rtol=1e-6)
     np.testing.assert_allclose(got["discount"], [0, 0, 0.729, 0.81, 0.9], rtol=1e-6)
 
 
@@ -240,7 +238,9 @@ def test_signature_matches_written_items(make_client):
     assert signature.next_observation == signature.observation
     # The table validates every item against the signature (writer and server side).
     client, adder = _adder(make_client, 2, extras_spec=extras_spec)
-    run_episode(adder, fakes.FakeEnvironment(SPEC, episode_length=3), extras_fn=lambda t: {"logits": np.zeros(2, np.float32)})
+    run_episode(
+        adder, fakes.FakeEnvironment(SPEC, episode_length=3), extras_fn=lambda t: {"logits": np.zeros(2, np.float32)}
+    )
     assert len(read_all(client, "replay")) == 3
 
 

@@ -39,7 +39,9 @@ def test_bad_discount(client, discount):
         NStepTransitionAdder(client, 1, discount, FNS)
 
 
-@pytest.mark.parametrize("length,period,name", [(0, 1, "sequence_length"), (3, 0, "period"), (-2, 1, "sequence_length"), (3, 1.0, "period")])
+@pytest.mark.parametrize(
+    "length,period,name", [(0, 1, "sequence_length"), (3, 0, "period"), (-2, 1, "sequence_length"), (3, 1.0, "period")]
+)
 def test_bad_sequence_arguments(client, length, period, name):
     with pytest.raises(ValueError, match=f"{name} must be an integer >= 1"):
         SequenceAdder(client, length, period, FNS)

@@ -229,9 +229,7 @@ def test_restore_rejects_a_state_of_another_shape(agent):
 @pytest.mark.parametrize("agent", AGENTS)
 def test_builder_runs_end_to_end_on_a_fake_environment(agent):
     spec = fakes.continuous_spec(obs_shape=(3,), action_dim=2)
-    entry, config, builder, _ = _parts(
-        agent, spec, batch_size=8, min_replay_size=20, samples_per_insert=4.0
-    )
+    entry, config, builder, _ = _parts(agent, spec, batch_size=8, min_replay_size=20, samples_per_insert=4.0)
     experiment = ExperimentConfig(
         builder=builder,
         environment_factory=lambda seed: fakes.FakeEnvironment(spec, episode_length=20),

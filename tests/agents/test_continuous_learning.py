@@ -17,7 +17,12 @@ TARGET = -200.0
 @pytest.mark.parametrize("agent", registry.CONTINUOUS_AGENTS)
 def test_agent_learns_pendulum(agent):
     config = registry.make_experiment_config(
-        agent, "gymnasium:Pendulum-v1", seed=0, max_steps=20_000, eval_every=1_000, num_eval_episodes=5,
+        agent,
+        "gymnasium:Pendulum-v1",
+        seed=0,
+        max_steps=20_000,
+        eval_every=1_000,
+        num_eval_episodes=5,
         logger_factory=lambda label, steps_key=None: loggers.NoOpLogger(),
     )
     result = run_experiment(config, progress=False, stop_at_return=TARGET)

@@ -82,14 +82,24 @@ def _saturated_update(pre_tanh_penalty: float):
 
     spec = fakes.continuous_spec(obs_shape=(3,), action_dim=2)
     config = d4pg.D4PGConfig(
-        policy_hidden_sizes=(8,), critic_hidden_sizes=(8,), num_atoms=11, vmin=-10.0, vmax=10.0,
-        learning_rate=1e-3, pre_tanh_penalty=pre_tanh_penalty,
+        policy_hidden_sizes=(8,),
+        critic_hidden_sizes=(8,),
+        num_atoms=11,
+        vmin=-10.0,
+        vmax=10.0,
+        learning_rate=1e-3,
+        pre_tanh_penalty=pre_tanh_penalty,
     )
     networks = d4pg.make_networks(spec, (8,), (8,), num_atoms=11, vmin=-10.0, vmax=10.0)
     state = make_initial_state(networks, config, jax.random.PRNGKey(0))
     head = next(name for name in state.policy_params if name.endswith("deterministic_head/linear"))
-    policy_params = {**state.policy_params, head: {"w": jnp.zeros_like(state.policy_params[head]["w"]),
-                                                  "b": jnp.full_like(state.policy_params[head]["b"], 8.0)}}
+    policy_params = {
+        **state.policy_params,
+        head: {
+            "w": jnp.zeros_like(state.policy_params[head]["w"]),
+            "b": jnp.full_like(state.policy_params[head]["b"], 8.0),
+        },
+    }
     state = state._replace(policy_params=policy_params, target_policy_params=policy_params)
     rng = np.random.default_rng(0)
     batch = types.Transition(

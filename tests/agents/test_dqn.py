@@ -85,12 +85,17 @@ class ListLogger(loggers.Logger):
 def test_learner_loss_decreases_on_a_fixed_batch():
     spec = fakes.discrete_spec()
     batch = _fixed_batch(spec)
-    config = dqn.DQNConfig(learning_rate=1e-3, target_update_period=1000, hidden_sizes=(32, 32),
-                           num_sgd_steps_per_step=1)
+    config = dqn.DQNConfig(
+        learning_rate=1e-3, target_update_period=1000, hidden_sizes=(32, 32), num_sgd_steps_per_step=1
+    )
     logger = ListLogger()
-    learner = dqn.DQNLearner(
-        dqn.make_networks(spec, config.hidden_sizes), config, jax.random.PRNGKey(0),
-        iterator=itertools.repeat(batch), logger=logger, log_every_seconds=0.0,
+    learner = dqn.DQN_LEARNER.make_learner(
+        dqn.make_networks(spec, config.hidden_sizes),
+        config,
+        jax.random.PRNGKey(0),
+        iterator=itertools.repeat(batch),
+        logger=logger,
+        log_every_seconds=0.0,
     )
     before = jax.tree.map(np.array, learner.get_variables(["policy"])[0])
     learner.run(num_steps=200)
@@ -108,8 +113,10 @@ def test_learner_reports_nan_loss_clearly():
     spec = fakes.discrete_spec()
     batch = _fixed_batch(spec)
     batch = batch._replace(data=batch.data._replace(reward=np.full(32, np.nan, np.float32)))
-    learner = dqn.DQNLearner(
-        dqn.make_networks(spec, (8,)), dqn.DQNConfig(num_sgd_steps_per_step=1), jax.random.PRNGKey(0),
+    learner = dqn.DQN_LEARNER.make_learner(
+        dqn.make_networks(spec, (8,)),
+        dqn.DQNConfig(num_sgd_steps_per_step=1),
+        jax.random.PRNGKey(0),
         iterator=itertools.repeat(batch),
     )
     with pytest.raises(FloatingPointError, match="DQN loss became nan at learner step 1"):
@@ -120,7 +127,7 @@ def test_learner_save_restore_round_trip():
     spec = fakes.discrete_spec()
     batch = _fixed_batch(spec)
     config = dqn.DQNConfig(hidden_sizes=(16,), num_sgd_steps_per_step=1)  # one [B] batch per step
-    make = lambda seed: dqn.DQNLearner(  # noqa: E731
+    make = lambda seed: dqn.DQN_LEARNER.make_learner(  # noqa: E731
         dqn.make_networks(spec, config.hidden_sizes), config, jax.random.PRNGKey(seed), iterator=itertools.repeat(batch)
     )
     learner = make(0)
@@ -135,8 +142,13 @@ def test_learner_save_restore_round_trip():
 @pytest.mark.parametrize("prioritized, fused", [(False, 1), (True, 1), (True, 2)])
 def test_builder_runs_end_to_end_on_a_fake_environment(prioritized, fused):
     config = dqn.DQNConfig(
-        hidden_sizes=(16,), batch_size=8 // fused, min_replay_size=20, samples_per_insert=4.0 / fused,
-        prioritized_replay=prioritized, epsilon_decay_steps=50, num_sgd_steps_per_step=fused,
+        hidden_sizes=(16,),
+        batch_size=8 // fused,
+        min_replay_size=20,
+        samples_per_insert=4.0 / fused,
+        prioritized_replay=prioritized,
+        epsilon_decay_steps=50,
+        num_sgd_steps_per_step=fused,
     )
     spec = fakes.discrete_spec()
     experiment = ExperimentConfig(
@@ -173,8 +185,9 @@ def _reverb_replay(table_specs):
     return reverb.Client(f"localhost:{server.port}"), server.stop
 
 
-@pytest.mark.parametrize("make_replay", [_local_replay, pytest.param(_reverb_replay, marks=pytest.mark.reverb)],
-                         ids=["local", "reverb"])
+@pytest.mark.parametrize(
+    "make_replay", [_local_replay, pytest.param(_reverb_replay, marks=pytest.mark.reverb)], ids=["local", "reverb"]
+)
 def test_actor_recovers_from_an_episode_cut_short(make_replay):
     """A loop stopped mid-episode by a step budget can run again with the same actor and adder."""
     from acme.environment_loop import EnvironmentLoop
@@ -187,11 +200,15 @@ def test_actor_recovers_from_an_episode_cut_short(make_replay):
     try:
         learner_like = _StaticSource(networks.init(jax.random.PRNGKey(0)))
         actor = builder.make_actor(
-            jax.random.PRNGKey(1), builder.make_policy(networks, spec), spec,
-            variable_source=learner_like, adder=builder.make_adder(client, spec),
+            jax.random.PRNGKey(1),
+            builder.make_policy(networks, spec),
+            spec,
+            variable_source=learner_like,
+            adder=builder.make_adder(client, spec),
         )
-        loop = EnvironmentLoop(fakes.FakeEnvironment(spec, episode_length=10), actor,
-                               logger=loggers.NoOpLogger(), should_update=False)
+        loop = EnvironmentLoop(
+            fakes.FakeEnvironment(spec, episode_length=10), actor, logger=loggers.NoOpLogger(), should_update=False
+        )
         assert loop.run(num_steps=5) == 5  # cut mid-episode
         assert loop.run(num_episodes=1) == 10
         actor._adder.flush()
@@ -213,7 +230,7 @@ def test_distributed_actors_get_a_spread_of_epsilons():
     builder = dqn.DQNBuilder(dqn.DQNConfig())
     epsilons = [builder.for_actor(i, 4).config.epsilon_end for i in range(4)]
     assert epsilons[0] == pytest.approx(0.4)
-    assert epsilons[-1] == pytest.approx(0.4 ** 8)
+    assert epsilons[-1] == pytest.approx(0.4**8)
     assert epsilons == sorted(epsilons, reverse=True)
     assert builder.for_actor(0, 1) is builder
     fixed = dqn.DQNBuilder(dqn.DQNConfig(actor_epsilon_base=None))

@@ -10,7 +10,12 @@ from baselines.registry import make_experiment_config
 @pytest.mark.slow
 def test_dqn_solves_cartpole():
     config = make_experiment_config(
-        "dqn", "gymnasium:CartPole-v1", seed=0, max_steps=60_000, eval_every=2_500, num_eval_episodes=10,
+        "dqn",
+        "gymnasium:CartPole-v1",
+        seed=0,
+        max_steps=60_000,
+        eval_every=2_500,
+        num_eval_episodes=10,
         logger_factory=lambda label, steps_key=None: loggers.NoOpLogger(),
     )
     result = run_experiment(config, progress=False, stop_at_return=475.0)

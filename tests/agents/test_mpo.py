@@ -122,7 +122,11 @@ def _mean_abs_pre_tanh_after_updates(pre_tanh_penalty: float, num_updates: int =
     """Trains against a critic that prefers ever larger (clipped) actions; returns |pre-tanh mean|."""
     spec = fakes.continuous_spec(obs_shape=(3,), action_dim=1)
     config = mpo.MPOConfig(
-        policy_hidden_sizes=(16,), critic_hidden_sizes=(16,), num_samples=16, epsilon_mean=1e-2, tau=0.05,
+        policy_hidden_sizes=(16,),
+        critic_hidden_sizes=(16,),
+        num_samples=16,
+        epsilon_mean=1e-2,
+        tau=0.05,
         pre_tanh_penalty=pre_tanh_penalty,
     )
     networks = mpo.make_networks(spec, (16,), (16,))

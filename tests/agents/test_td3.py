@@ -110,7 +110,7 @@ def test_exploration_adds_clipped_gaussian_noise_and_evaluation_is_deterministic
 def test_learner_serves_policy_with_observation_statistics():
     config = td3.TD3Config(**TINY)
     networks = td3.make_networks(SPEC, config.policy_hidden_sizes, config.critic_hidden_sizes)
-    learner = td3.TD3Learner(networks, config, jax.random.PRNGKey(0), iter([]))
+    learner = td3.TD3_LEARNER.make_learner(networks, config, jax.random.PRNGKey(0), iter([]))
     policy_params, stats = learner.get_variables(["policy"])[0]
     assert _same(policy_params, learner.state.policy_params)
     assert _same(stats, learner.state.observation_stats)

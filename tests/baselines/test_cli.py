@@ -12,14 +12,40 @@ def test_help_lists_agents_environments_and_options(capsys):
         main(["run", "--help"])
     assert done.value.code == 0
     out = capsys.readouterr().out
-    for expected in ("dqn", "gymnasium:CartPole-v1", "bsuite:", "dm_control:", "--max-steps", "--seed",
-                     "--launcher", "--num-actors", "--ray-address"):
+    for expected in (
+        "dqn",
+        "gymnasium:CartPole-v1",
+        "bsuite:",
+        "dm_control:",
+        "--max-steps",
+        "--seed",
+        "--launcher",
+        "--num-actors",
+        "--ray-address",
+    ):
         assert expected in out
 
 
 def test_run_writes_logs_curve_and_final_line(tmp_path, capsys):
-    code = main(["run", "dqn", "--env", "gymnasium:CartPole-v1", "--seed", "1", "--max-steps", "1500",
-                 "--eval-every", "750", "--eval-episodes", "2", "--run-dir", str(tmp_path), "--no-progress"])
+    code = main(
+        [
+            "run",
+            "dqn",
+            "--env",
+            "gymnasium:CartPole-v1",
+            "--seed",
+            "1",
+            "--max-steps",
+            "1500",
+            "--eval-every",
+            "750",
+            "--eval-episodes",
+            "2",
+            "--run-dir",
+            str(tmp_path),
+            "--no-progress",
+        ]
+    )
     assert code == 0
     for name in ("actor.csv", "learner.csv", "evaluator.csv", "result.json", "learning_curve.png"):
         assert (tmp_path / name).exists(), name
@@ -40,8 +66,21 @@ def test_unknown_environment_is_a_clear_error(tmp_path, capsys):
 
 def test_run_checkpoints_resumes_and_exports_a_snapshot(tmp_path, capsys):
     checkpoints = tmp_path / "ckpt"
-    common = ["run", "dqn", "--env", "gymnasium:CartPole-v1", "--eval-every", "500", "--eval-episodes", "2",
-              "--no-progress", "--checkpoint-dir", str(checkpoints), "--checkpoint-every-steps", "100"]
+    common = [
+        "run",
+        "dqn",
+        "--env",
+        "gymnasium:CartPole-v1",
+        "--eval-every",
+        "500",
+        "--eval-episodes",
+        "2",
+        "--no-progress",
+        "--checkpoint-dir",
+        str(checkpoints),
+        "--checkpoint-every-steps",
+        "100",
+    ]
     assert main([*common, "--max-steps", "1000", "--run-dir", str(tmp_path / "first")]) == 0
     out = capsys.readouterr().out
     assert f"Checkpoints go to {checkpoints}" in out and "Checkpoint saved" in out
@@ -51,7 +90,8 @@ def test_run_checkpoints_resumes_and_exports_a_snapshot(tmp_path, capsys):
     result = json.loads((tmp_path / "second" / "result.json").read_text())
     assert result["actor_steps"] == 1500
     assert [e["actor_steps"] for e in result["evaluations"]][:2] == [
-        e["actor_steps"] for e in json.loads((tmp_path / "first" / "result.json").read_text())["evaluations"]][:2]
+        e["actor_steps"] for e in json.loads((tmp_path / "first" / "result.json").read_text())["evaluations"]
+    ][:2]
     snapshot = tmp_path / "second" / "policy"
     assert f"--snapshot {snapshot}" in out
     assert main(["evaluate", "--snapshot", str(snapshot), "--episodes", "2"]) == 0
@@ -67,8 +107,18 @@ def test_run_checkpoints_resumes_and_exports_a_snapshot(tmp_path, capsys):
 )
 def test_bad_checkpoint_flags_are_clear_errors(tmp_path, capsys, flags, message):
     with pytest.raises(SystemExit) as done:
-        main(["run", "dqn", "--no-progress", "--run-dir", str(tmp_path / "run"),
-              "--checkpoint-dir", str(tmp_path / "ckpt"), *flags])
+        main(
+            [
+                "run",
+                "dqn",
+                "--no-progress",
+                "--run-dir",
+                str(tmp_path / "run"),
+                "--checkpoint-dir",
+                str(tmp_path / "ckpt"),
+                *flags,
+            ]
+        )
     assert done.value.code == 2
     assert message in capsys.readouterr().err
 
@@ -77,8 +127,19 @@ def test_a_checkpoint_dir_holding_other_files_is_refused(tmp_path, capsys):
     (tmp_path / "ckpt").mkdir()
     (tmp_path / "ckpt" / "results.csv").write_text("1,2\n")
     with pytest.raises(SystemExit) as done:
-        main(["run", "dqn", "--no-progress", "--max-steps", "500", "--run-dir", str(tmp_path / "run"),
-              "--checkpoint-dir", str(tmp_path / "ckpt")])
+        main(
+            [
+                "run",
+                "dqn",
+                "--no-progress",
+                "--max-steps",
+                "500",
+                "--run-dir",
+                str(tmp_path / "run"),
+                "--checkpoint-dir",
+                str(tmp_path / "ckpt"),
+            ]
+        )
     assert done.value.code == 2
     assert "not an experiment checkpoint directory" in capsys.readouterr().err
     assert (tmp_path / "ckpt" / "results.csv").read_text() == "1,2\n"
@@ -94,7 +155,8 @@ def test_ctrl_c_during_run_exits_130_and_says_how_to_resume(monkeypatch, capsys,
     assert main(["run", "dqn", "--checkpoint-dir", str(tmp_path)]) == 130
     assert capsys.readouterr().err.strip() == (
         f"Stopped by Ctrl-C at actor step 1045, after a checkpoint. The same command resumes from the newest "
-        f"checkpoint in {tmp_path}.")
+        f"checkpoint in {tmp_path}."
+    )
     monkeypatch.setattr(cli, "run_command", lambda args: (_ for _ in ()).throw(KeyboardInterrupt()))
     assert main(["run", "dqn"]) == 130
     assert capsys.readouterr().err.strip() == "Stopped by Ctrl-C."
@@ -107,25 +169,37 @@ def test_ctrl_c_during_run_exits_130_and_says_how_to_resume(monkeypatch, capsys,
         (["run", "dqn", "--max-steps", "-5"], "argument --max-steps: must be an integer >= 1, got -5."),
         (["run", "dqn", "--max-steps", "1e5"], "argument --max-steps: must be an integer >= 1, got '1e5'."),
         (["run", "dqn", "--eval-episodes", "0"], "argument --eval-episodes: must be an integer >= 1, got 0."),
-        (["run", "dqn", "--eval-every", "-1"],
-         "argument --eval-every: must be an integer >= 0 (0: no evaluation), got -1."),
+        (
+            ["run", "dqn", "--eval-every", "-1"],
+            "argument --eval-every: must be an integer >= 0 (0: no evaluation), got -1.",
+        ),
         (["run", "dqn", "--log-every", "-1"], "argument --log-every: must be a number >= 0 (0: every row), got -1."),
         (["run", "dqn", "--log-every", "inf"], "argument --log-every: must be a number >= 0 (0: every row), got inf."),
         (["run", "dqn", "--num-actors", "0"], "argument --num-actors: must be an integer >= 1, got 0."),
-        (["run", "dqn", "--checkpoint-every-minutes", "0"],
-         "argument --checkpoint-every-minutes: must be a number > 0, got 0."),
-        (["run", "dqn", "--checkpoint-every-steps", "0"],
-         "argument --checkpoint-every-steps: must be an integer >= 1, got 0."),
+        (
+            ["run", "dqn", "--checkpoint-every-minutes", "0"],
+            "argument --checkpoint-every-minutes: must be a number > 0, got 0.",
+        ),
+        (
+            ["run", "dqn", "--checkpoint-every-steps", "0"],
+            "argument --checkpoint-every-steps: must be an integer >= 1, got 0.",
+        ),
         (["run", "dqn", "--keep-checkpoints", "-2"], "argument --keep-checkpoints: must be an integer >= 1, got -2."),
         (["run", "dqn", "--seed", "-1"], "argument --seed: must be an integer in 0..4294967295, got -1."),
-        (["run", "dqn", "--seed", "4294967296"],
-         "argument --seed: must be an integer in 0..4294967295, got 4294967296."),
+        (
+            ["run", "dqn", "--seed", "4294967296"],
+            "argument --seed: must be an integer in 0..4294967295, got 4294967296.",
+        ),
         (["evaluate", "--snapshot", "x", "--episodes", "0"], "argument --episodes: must be an integer >= 1, got 0."),
         (["evaluate", "--snapshot", "x", "--seed", "-3"], "argument --seed: must be an integer in 0..4294967295"),
-        (["reproduce", "dqn", "--env", "gymnasium:CartPole-v1", "--max-steps", "0"],
-         "argument --max-steps: must be an integer >= 1, got 0."),
-        (["reproduce", "dqn", "--env", "gymnasium:CartPole-v1", "--seeds", "0", "-1"],
-         "argument --seeds: must be an integer in 0..4294967295, got -1."),
+        (
+            ["reproduce", "dqn", "--env", "gymnasium:CartPole-v1", "--max-steps", "0"],
+            "argument --max-steps: must be an integer >= 1, got 0.",
+        ),
+        (
+            ["reproduce", "dqn", "--env", "gymnasium:CartPole-v1", "--seeds", "0", "-1"],
+            "argument --seeds: must be an integer in 0..4294967295, got -1.",
+        ),
     ],
 )
 def test_counts_out_of_range_are_refused_before_anything_runs(tmp_path, capsys, argv, message):
@@ -152,9 +226,15 @@ def test_help_shows_each_default(capsys):
     with pytest.raises(SystemExit):
         main(["run", "--help"])
     out = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
-    for expected in ("random seed (default: 0)", "(default: 5.0)", "checkpoints to keep (default: 3)",
-                     "minutes between checkpoints (default: 10.0)", "(default: 2)",
-                     "(default: the tuned baseline's budget, else 100000)", "(default: gymnasium:CartPole-v1)"):
+    for expected in (
+        "random seed (default: 0)",
+        "(default: 5.0)",
+        "checkpoints to keep (default: 3)",
+        "minutes between checkpoints (default: 10.0)",
+        "(default: 2)",
+        "(default: the tuned baseline's budget, else 100000)",
+        "(default: gymnasium:CartPole-v1)",
+    ):
         assert expected in out, expected
     for command in ("evaluate", "reproduce"):
         with pytest.raises(SystemExit):
@@ -167,8 +247,19 @@ def test_a_run_refused_after_its_config_is_built_leaves_no_run_folder(tmp_path, 
     (tmp_path / "ckpt").mkdir()
     (tmp_path / "ckpt" / "notes.txt").write_text("mine")
     with pytest.raises(SystemExit) as done:
-        main(["run", "dqn", "--no-progress", "--max-steps", "500", "--run-dir", str(tmp_path / "runs" / "one"),
-              "--checkpoint-dir", str(tmp_path / "ckpt")])
+        main(
+            [
+                "run",
+                "dqn",
+                "--no-progress",
+                "--max-steps",
+                "500",
+                "--run-dir",
+                str(tmp_path / "runs" / "one"),
+                "--checkpoint-dir",
+                str(tmp_path / "ckpt"),
+            ]
+        )
     assert done.value.code == 2
     assert "not an experiment checkpoint directory" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt"]
@@ -189,22 +280,44 @@ def test_a_refused_run_keeps_a_run_folder_the_user_made(tmp_path, capsys, monkey
 
 
 def test_evaluate_accepts_a_run_directory_and_says_it_uses_its_policy(tmp_path, capsys, monkeypatch):
-    import baselines.snapshots
+    import baselines.policy_export
 
     seen = []
-    monkeypatch.setattr(baselines.snapshots, "evaluate_snapshot",
-                        lambda directory, episodes, seed: seen.append(directory) or [1.0] * episodes)
+    monkeypatch.setattr(
+        baselines.policy_export,
+        "evaluate_snapshot",
+        lambda directory, episodes, seed: seen.append(directory) or [1.0] * episodes,
+    )
     (tmp_path / "policy").mkdir()
     assert main(["evaluate", "--snapshot", str(tmp_path), "--episodes", "2"]) == 0
     assert seen == [str(tmp_path / "policy")]
-    assert f"{tmp_path} is a run directory; evaluating its policy snapshot {tmp_path / 'policy'}" in \
-        capsys.readouterr().out
+    assert (
+        f"{tmp_path} is a run directory; evaluating its policy snapshot {tmp_path / 'policy'}"
+        in capsys.readouterr().out
+    )
 
 
 @pytest.mark.reverb
 def test_run_with_reverb_replay_and_several_environments(tmp_path, capsys):
-    code = main(["run", "dqn", "--max-steps", "1200", "--eval-every", "600", "--eval-episodes", "1", "--replay",
-                 "reverb", "--num-envs", "4", "--run-dir", str(tmp_path), "--no-progress"])
+    code = main(
+        [
+            "run",
+            "dqn",
+            "--max-steps",
+            "1200",
+            "--eval-every",
+            "600",
+            "--eval-episodes",
+            "1",
+            "--replay",
+            "reverb",
+            "--num-envs",
+            "4",
+            "--run-dir",
+            str(tmp_path),
+            "--no-progress",
+        ]
+    )
     assert code == 0
     assert "(reverb replay, 4 environments)" in capsys.readouterr().out
     result = json.loads((tmp_path / "result.json").read_text())
@@ -212,11 +325,14 @@ def test_run_with_reverb_replay_and_several_environments(tmp_path, capsys):
     assert [e["actor_steps"] for e in result["evaluations"]] == [600, 1200]
 
 
-@pytest.mark.parametrize("flags, message", [
-    (["--replay", "local", "--launcher", "ray"], "--replay local keeps the tables inside one process"),
-    (["--replay", "sqlite"], "argument --replay: invalid choice: 'sqlite'"),
-    (["--num-envs", "0"], "argument --num-envs: must be an integer >= 1, got 0."),
-])
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--replay", "local", "--launcher", "ray"], "--replay local keeps the tables inside one process"),
+        (["--replay", "sqlite"], "argument --replay: invalid choice: 'sqlite'"),
+        (["--num-envs", "0"], "argument --num-envs: must be an integer >= 1, got 0."),
+    ],
+)
 def test_bad_replay_and_environment_flags_are_clear_errors(tmp_path, capsys, flags, message):
     with pytest.raises(SystemExit) as done:
         main(["run", "dqn", "--no-progress", "--run-dir", str(tmp_path / "run"), *flags])

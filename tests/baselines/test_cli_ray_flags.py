@@ -22,10 +22,27 @@ REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _cli(tmp_path: pathlib.Path, *flags: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "baselines", "run", "dqn", "--max-steps", "100", "--no-progress",
-               "--run-dir", str(tmp_path / "run"), *flags]
-    return subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+    command = [
+        sys.executable,
+        "-m",
+        "baselines",
+        "run",
+        "dqn",
+        "--max-steps",
+        "100",
+        "--no-progress",
+        "--run-dir",
+        str(tmp_path / "run"),
+        *flags,
+    ]
+    return subprocess.run(
+        command,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
+    )
 
 
 def _assert_refused(result: subprocess.CompletedProcess, tmp_path: pathlib.Path, *phrases: str) -> None:
@@ -44,25 +61,44 @@ def _closed_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.mark.parametrize("flags,phrases", [
-    pytest.param(("--ray-address", "10.0.0.5:6379"), ("--ray-address", "--launcher ray", "local launcher"),
-                 id="ray-address-with-local-launcher"),
-    pytest.param(("--launcher", "threads", "--bind-address", "127.0.0.1"), ("--bind-address", "--launcher ray"),
-                 id="bind-address-with-threads"),
-    pytest.param(("--dashboard",), ("--dashboard", "--launcher ray"), id="dashboard-with-local-launcher"),
-    pytest.param(("--launcher", "ray", "--bind-address", "0.0.0.0"), ("--bind-address", "every interface"),
-                 id="bind-address-everywhere"),
-    pytest.param(("--launcher", "ray", "--bind-address", "my-host"), ("--bind-address", "IP address"),
-                 id="bind-address-not-an-ip"),
-    pytest.param(("--launcher", "ray", "--ray-address", "127.0.0.1:6379", "--dashboard"),
-                 ("--dashboard", "--ray-address"), id="dashboard-with-joined-cluster"),
-])
+@pytest.mark.parametrize(
+    "flags,phrases",
+    [
+        pytest.param(
+            ("--ray-address", "10.0.0.5:6379"),
+            ("--ray-address", "--launcher ray", "local launcher"),
+            id="ray-address-with-local-launcher",
+        ),
+        pytest.param(
+            ("--launcher", "threads", "--bind-address", "127.0.0.1"),
+            ("--bind-address", "--launcher ray"),
+            id="bind-address-with-threads",
+        ),
+        pytest.param(("--dashboard",), ("--dashboard", "--launcher ray"), id="dashboard-with-local-launcher"),
+        pytest.param(
+            ("--launcher", "ray", "--bind-address", "0.0.0.0"),
+            ("--bind-address", "every interface"),
+            id="bind-address-everywhere",
+        ),
+        pytest.param(
+            ("--launcher", "ray", "--bind-address", "my-host"),
+            ("--bind-address", "IP address"),
+            id="bind-address-not-an-ip",
+        ),
+        pytest.param(
+            ("--launcher", "ray", "--ray-address", "127.0.0.1:6379", "--dashboard"),
+            ("--dashboard", "--ray-address"),
+            id="dashboard-with-joined-cluster",
+        ),
+    ],
+)
 def test_ray_flags_are_refused_where_they_do_not_apply(tmp_path, capsys, flags, phrases):
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["run", "dqn", "--max-steps", "100", "--run-dir", str(tmp_path / "run"), *flags])
     captured = capsys.readouterr()
-    _assert_refused(subprocess.CompletedProcess([], exit_info.value.code, captured.out, captured.err),
-                    tmp_path, *phrases)
+    _assert_refused(
+        subprocess.CompletedProcess([], exit_info.value.code, captured.out, captured.err), tmp_path, *phrases
+    )
 
 
 def test_unreachable_ray_address_is_one_error_with_status_2(tmp_path):

@@ -11,15 +11,34 @@ import sys
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def _run_and_signal(tmp_path: pathlib.Path, signum: int, *flags: str,
-                    ignore_sigint: bool = False) -> tuple[str, int]:
+def _run_and_signal(tmp_path: pathlib.Path, signum: int, *flags: str, ignore_sigint: bool = False) -> tuple[str, int]:
     """Starts a run, sends ``signum`` once the actor has logged its first line; returns output and status."""
-    command = [sys.executable, "-m", "baselines", "run", "dqn", "--eval-every", "0", "--no-progress",
-               "--log-every", "0.5", "--run-dir", str(tmp_path / "run"), *flags]
+    command = [
+        sys.executable,
+        "-m",
+        "baselines",
+        "run",
+        "dqn",
+        "--eval-every",
+        "0",
+        "--no-progress",
+        "--log-every",
+        "0.5",
+        "--run-dir",
+        str(tmp_path / "run"),
+        *flags,
+    ]
     # A script's `cmd &` starts cmd with SIGINT ignored.
     preexec = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint else None
-    proc = subprocess.Popen(command, cwd=REPO_ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)), preexec_fn=preexec)
+    proc = subprocess.Popen(
+        command,
+        cwd=REPO_ROOT,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
+        preexec_fn=preexec,
+    )
     lines = []
     try:
         for line in proc.stdout:
@@ -42,8 +61,15 @@ def test_sigterm_without_checkpoint_dir_says_it_stopped_and_nothing_was_saved(tm
 
 
 def test_checkpointed_run_started_with_sigint_ignored_ignores_it(tmp_path):
-    output, status = _run_and_signal(tmp_path, signal.SIGINT, "--max-steps", "1500",
-                                     "--checkpoint-dir", str(tmp_path / "checkpoints"), ignore_sigint=True)
+    output, status = _run_and_signal(
+        tmp_path,
+        signal.SIGINT,
+        "--max-steps",
+        "1500",
+        "--checkpoint-dir",
+        str(tmp_path / "checkpoints"),
+        ignore_sigint=True,
+    )
     assert status == 0, output
     assert "Ctrl-C" not in output, output
     assert "Policy snapshot in" in output, output  # it ran to the end

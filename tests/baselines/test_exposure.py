@@ -25,11 +25,29 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="re
 
 def _run_and_watch(tmp_path: pathlib.Path, *flags: str) -> tuple[exposure.Observation, str, int]:
     log = tmp_path / "output.txt"
-    command = [sys.executable, "-m", "baselines", "run", "dqn", "--max-steps", "1200", "--eval-every", "0",
-               "--no-progress", "--run-dir", str(tmp_path / "run"), *flags]
+    command = [
+        sys.executable,
+        "-m",
+        "baselines",
+        "run",
+        "dqn",
+        "--max-steps",
+        "1200",
+        "--eval-every",
+        "0",
+        "--no-progress",
+        "--run-dir",
+        str(tmp_path / "run"),
+        *flags,
+    ]
     with open(log, "w") as out:
-        process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT,
-                                   env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+        process = subprocess.Popen(
+            command,
+            cwd=REPO_ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
+        )
         try:
             seen = exposure.watch(process, timeout=300)
         finally:
@@ -39,10 +57,13 @@ def _run_and_watch(tmp_path: pathlib.Path, *flags: str) -> tuple[exposure.Observ
     return seen, log.read_text(), process.returncode
 
 
-@pytest.mark.parametrize("flags", [
-    pytest.param((), id="in-process"),
-    pytest.param(("--launcher", "threads", "--num-actors", "1"), id="threads"),
-])
+@pytest.mark.parametrize(
+    "flags",
+    [
+        pytest.param((), id="in-process"),
+        pytest.param(("--launcher", "threads", "--num-actors", "1"), id="threads"),
+    ],
+)
 def test_in_process_runs_listen_on_loopback_only(tmp_path, flags):
     seen, output, returncode = _run_and_watch(tmp_path, *flags)
     assert returncode == 0, output

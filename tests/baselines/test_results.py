@@ -17,10 +17,19 @@ def _write_run_dir(path, seed, returns, agent="sac", env="gymnasium:Pendulum-v1"
         {"actor_steps": 2_000 * (i + 1), "mean_return": r, "std_return": 1.0, "wall_seconds": 10.0 * (i + 1)}
         for i, r in enumerate(returns)
     ]
-    (path / "result.json").write_text(json.dumps({
-        "agent": agent, "environment": env, "seed": seed, "actor_steps": 2_000 * len(returns),
-        "learner_steps": 1_900 * len(returns), "wall_seconds": 10.0 * len(returns), "evaluations": evaluations,
-    }))
+    (path / "result.json").write_text(
+        json.dumps(
+            {
+                "agent": agent,
+                "environment": env,
+                "seed": seed,
+                "actor_steps": 2_000 * len(returns),
+                "learner_steps": 1_900 * len(returns),
+                "wall_seconds": 10.0 * len(returns),
+                "evaluations": evaluations,
+            }
+        )
+    )
     return path
 
 
@@ -86,8 +95,14 @@ def test_recorded_baseline_runs_used_the_registered_overrides():
 
 def test_reproduce_writes_its_record_and_the_learner_and_evaluator_logs(tmp_path):
     """A short reproduction (1,200 steps: 200 past the replay's minimum) into a scratch records folder."""
-    record = results.reproduce("sac", "gymnasium:Pendulum-v1", seed=0, max_steps=1_200,
-                               runs_dir=str(tmp_path / "records"), log_dir=str(tmp_path / "logs"))
+    record = results.reproduce(
+        "sac",
+        "gymnasium:Pendulum-v1",
+        seed=0,
+        max_steps=1_200,
+        runs_dir=str(tmp_path / "records"),
+        log_dir=str(tmp_path / "logs"),
+    )
     assert record["actor_steps"] >= 1_200 and record["learner_steps"] > 0
     with open(results.run_file("sac", "gymnasium:Pendulum-v1", 0, str(tmp_path / "records"))) as f:
         assert json.load(f)["curve"] == record["curve"]

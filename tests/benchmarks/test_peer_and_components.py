@@ -22,16 +22,27 @@ def test_peer_protocol_runs_pinned_children_and_summarises(tmp_path):
 
 
 def _record(agent, seed, steps_per_second, first_seconds, final):
-    return {"agent": agent, "seed": seed, "library": "SBX 0.28.0", "training_steps_per_second": steps_per_second,
-            "first_at_target": None if first_seconds is None else {"step": 1, "wall_seconds": first_seconds},
-            "final_return": final}
+    return {
+        "agent": agent,
+        "seed": seed,
+        "library": "SBX 0.28.0",
+        "training_steps_per_second": steps_per_second,
+        "first_at_target": None if first_seconds is None else {"step": 1, "wall_seconds": first_seconds},
+        "final_return": final,
+    }
 
 
 def test_the_summary_gives_our_speed_as_a_ratio_to_sbx_from_the_same_run():
-    ours = [_record("dqn", 0, 1500.0, 20.0, 500.0), _record("dqn", 1, 1600.0, None, 300.0),
-            _record("dqn", 2, 1700.0, 30.0, 500.0)]
-    sbx = [_record("dqn", 0, 2000.0, 25.0, 200.0), _record("dqn", 1, 2100.0, 15.0, 500.0),
-           _record("dqn", 2, 1900.0, None, 100.0)]
+    ours = [
+        _record("dqn", 0, 1500.0, 20.0, 500.0),
+        _record("dqn", 1, 1600.0, None, 300.0),
+        _record("dqn", 2, 1700.0, 30.0, 500.0),
+    ]
+    sbx = [
+        _record("dqn", 0, 2000.0, 25.0, 200.0),
+        _record("dqn", 1, 2100.0, 15.0, 500.0),
+        _record("dqn", 2, 1900.0, None, 100.0),
+    ]
     summary = peer_protocol.summarise(ours, sbx)["dqn"]
     assert summary["median_training_steps_per_second"] == 1600.0
     assert summary["median_seconds_to_target"] == 25.0 and summary["seeds_reaching_target"] == "2/3"
@@ -44,8 +55,9 @@ def test_the_summary_gives_our_speed_as_a_ratio_to_sbx_from_the_same_run():
 
 def test_a_peer_python_that_is_not_an_interpreter_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):
-        peer_protocol.main(["--agents", "dqn", "--peer-python", str(tmp_path / "missing"), "--output",
-                            str(tmp_path / "peer.json")])
+        peer_protocol.main(
+            ["--agents", "dqn", "--peer-python", str(tmp_path / "missing"), "--output", str(tmp_path / "peer.json")]
+        )
     assert "make install-peers" in capsys.readouterr().err
 
 

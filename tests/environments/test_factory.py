@@ -108,8 +108,14 @@ def test_dm_control_without_a_display_picks_a_headless_backend_unless_the_user_c
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "MUJOCO_GL")}
     if user_choice is not None:
         env["MUJOCO_GL"] = user_choice
-    done = subprocess.run([sys.executable, "-c", _LOAD_CARTPOLE], env=env, capture_output=True, text=True,
-                          timeout=120, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    done = subprocess.run(
+        [sys.executable, "-c", _LOAD_CARTPOLE],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+    )
     assert done.returncode == 0, done.stderr
     assert "DISPLAY" not in done.stderr and "GLFW" not in done.stderr
     backend = done.stdout.split()[-1]

@@ -16,7 +16,7 @@ from acme import specs
 from acme.experiments import CheckpointingConfig, ExperimentCheckpointer, ExperimentConfig, run_experiment
 from acme.experiments.checkpointing import REPLAY, experiment_identity, reverb_checkpointer
 from acme.experiments.interrupt import StopAtEpisodeEnd
-from acme.utils.checkpointing import CheckpointError, CheckpointMismatchError, CorruptCheckpointWarning
+from acme.utils.checkpoint_files import CheckpointError, CheckpointMismatchError, CorruptCheckpointWarning
 from tests.experiments.resumable_run import make_config
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -82,8 +82,9 @@ def test_a_finished_run_left_consistent_checkpoints(finished_run):
     steps = _checkpoints(directory)
     assert len(steps) == 3  # keep=3 by default; older ones were pruned
     assert steps[-1] == result.learner_steps
-    restored = ExperimentCheckpointer(make_config(directory, 1).checkpointing,
-                                      experiment_identity(make_config(directory, 1))).restore()
+    restored = ExperimentCheckpointer(
+        make_config(directory, 1).checkpointing, experiment_identity(make_config(directory, 1))
+    ).restore()
     assert restored.loop["actor_steps"] == result.actor_steps == 1_200
     assert restored.replay_items["priority_table"] > 1_000
     assert restored.replay_backend == replay
@@ -94,8 +95,9 @@ def test_a_finished_run_left_consistent_checkpoints(finished_run):
 def test_a_checkpoint_resumes_only_with_the_backend_that_saved_its_replay(finished_run, tmp_path):
     directory = _copy(finished_run, tmp_path)
     other = "reverb" if finished_run[2] == "local" else "local"
-    with pytest.raises(CheckpointMismatchError, match=f"saved by the '{finished_run[2]}' backend.*--replay "
-                                                      f"{finished_run[2]}"):
+    with pytest.raises(
+        CheckpointMismatchError, match=f"saved by the '{finished_run[2]}' backend.*--replay {finished_run[2]}"
+    ):
         run_experiment(make_config(directory, 1_300), progress=False, replay=other)
 
 
@@ -106,12 +108,14 @@ def test_sigkill_mid_run_then_resume_continues_from_the_checkpoint(tmp_path, cap
     env = {**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", "")}
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.experiments.resumable_run", directory, "100000", "50", replay],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 300
-        while len(_checkpoints(directory) if os.path.isdir(directory) else []) < 3 or \
-                _checkpoints(directory)[-1] < 150:
+        while len(_checkpoints(directory) if os.path.isdir(directory) else []) < 3 or _checkpoints(directory)[-1] < 150:
             assert process.poll() is None, "the run ended before it was killed"
             assert time.monotonic() < deadline, "no checkpoints within 300 s"
             time.sleep(0.2)
@@ -136,13 +140,16 @@ def test_sigkill_mid_run_then_resume_continues_from_the_checkpoint(tmp_path, cap
     capsys.readouterr()
     result = run_experiment(make_config(directory, saved_actor_steps + 400), progress=False, replay=replay)
     out = capsys.readouterr().out
-    assert (f"Resuming from checkpoint {before.path}: actor steps {saved_actor_steps}, learner steps "
-            f"{before.learner_steps}, replay items: priority_table {saved_items}.") in out
+    assert (
+        f"Resuming from checkpoint {before.path}: actor steps {saved_actor_steps}, learner steps "
+        f"{before.learner_steps}, replay items: priority_table {saved_items}."
+    ) in out
     assert result.actor_steps == saved_actor_steps + 400
     assert result.learner_steps > before.learner_steps + 10  # learning went on from the restored step
     # Evaluations from before the kill are kept, and counting went on from the checkpoint.
     assert [e.actor_steps for e in result.evaluations][: len(before.loop["evaluations"])] == [
-        e[0] for e in before.loop["evaluations"]]
+        e[0] for e in before.loop["evaluations"]
+    ]
     assert result.evaluations[-1].actor_steps == saved_actor_steps + 400
     after = ExperimentCheckpointer(config.checkpointing, experiment_identity(config)).restore()
     assert after.loop["actor_steps"] == saved_actor_steps + 400 and after.loop["resumes"] == 1
@@ -156,7 +163,11 @@ def test_ctrl_c_saves_a_checkpoint_at_the_episode_end_then_stops(tmp_path):
     env = {**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", "")}
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.experiments.resumable_run", directory, "100000", "1000000000"],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     try:
         head = ""
@@ -207,7 +218,8 @@ def test_sigterm_saves_like_ctrl_c_then_exits_with_status_143(capsys):
         time.sleep(0.1)
         assert interrupt.requested and messages == [
             "SIGTERM: saving a checkpoint when this episode ends, then stopping (SIGTERM again stops now, "
-            "losing the steps since the last checkpoint)."]
+            "losing the steps since the last checkpoint)."
+        ]
         with pytest.raises(SystemExit) as stopped:
             interrupt.stop("at actor step 7, after a checkpoint")
     assert stopped.value.code == 143
@@ -231,8 +243,9 @@ def test_a_truncated_newest_checkpoint_falls_back_to_the_previous_one(finished_r
     directory = _copy(finished_run, tmp_path)
     steps = _checkpoints(directory)
     replay = finished_run[2]  # the local tables are in leaves.npz, reverb's in replay/chunks.tfrecord
-    damaged = os.path.join(directory, f"ckpt-{steps[-1]}", *((REPLAY, "chunks.tfrecord") if replay == "reverb"
-                                                            else ("leaves.npz",)))
+    damaged = os.path.join(
+        directory, f"ckpt-{steps[-1]}", *((REPLAY, "chunks.tfrecord") if replay == "reverb" else ("leaves.npz",))
+    )
     with open(damaged, "r+b") as f:
         f.truncate(os.path.getsize(damaged) // 2)
     config = make_config(directory, 1_200)

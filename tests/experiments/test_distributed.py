@@ -15,13 +15,19 @@ from acme.experiments.checkpointing import experiment_identity
 from acme.utils import extras, loggers
 from baselines.registry import make_experiment_config
 
-SMALL_DQN = dict(hidden_sizes=(32, 32), min_replay_size=100, batch_size=32, samples_per_insert=8.0,
-                 epsilon_decay_steps=1_000)
+SMALL_DQN = dict(
+    hidden_sizes=(32, 32), min_replay_size=100, batch_size=32, samples_per_insert=8.0, epsilon_decay_steps=1_000
+)
 
 
 def small_config(run_dir, max_steps: int, checkpoint_dir=None):
     config = make_experiment_config(
-        "dqn", "gymnasium:CartPole-v1", seed=0, max_steps=max_steps, eval_every=max_steps, num_eval_episodes=2,
+        "dqn",
+        "gymnasium:CartPole-v1",
+        seed=0,
+        max_steps=max_steps,
+        eval_every=max_steps,
+        num_eval_episodes=2,
         logger_factory=loggers.make_logger_factory(str(run_dir), time_delta=1.0, terminal=False),
         config_overrides=SMALL_DQN,
     )
@@ -83,15 +89,21 @@ def test_the_default_replay_is_reverb_where_installed_else_local():
 
 def test_ray_refuses_local_replay_before_anything_starts():
     program = make_distributed_experiment(small_config("/tmp/unused", 100), num_actors=1, replay="local")
-    with pytest.raises(ValueError, match=r"(?s)Node 'replay' runs only with the 'threads' launcher, not 'ray'.*"
-                                         r"launcher='threads', or replay='reverb'.*'reverb' extra"):
+    with pytest.raises(
+        ValueError,
+        match=r"(?s)Node 'replay' runs only with the 'threads' launcher, not 'ray'.*"
+        r"launcher='threads', or replay='reverb'.*'reverb' extra",
+    ):
         launch.launch(program, launcher="ray")
 
 
 def test_reverb_replay_without_the_extra_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(extras, "available", lambda module: False)
-    with pytest.raises(extras.MissingExtraError, match=r"replay='reverb'.*'reverb' extra.*pip install -e "
-                                                       r"\"\.\[reverb\]\""):
+    with pytest.raises(
+        extras.MissingExtraError,
+        match=r"replay='reverb'.*'reverb' extra.*pip install -e "
+        r"\"\.\[reverb\]\"",
+    ):
         make_distributed_experiment(small_config("/tmp/unused", 100), num_actors=1, replay="reverb")
     with pytest.raises(ValueError, match=r"replay must be one of \('reverb', 'local'\) or None"):
         make_distributed_experiment(small_config("/tmp/unused", 100), num_actors=1, replay="sqlite")
@@ -117,8 +129,9 @@ def test_ray_launcher_runs_dqn_and_restarts_a_killed_actor(tmp_path):
     program = make_distributed_experiment(small_config(tmp_path, max_steps), num_actors=2, actor_restarts=2)
     record = tmp_path / "killed.txt"
     program.add_node(
-        launch.FunctionNode(kill_actor_once, program.get("actor_0").handle, program.get("counter").handle,
-                            800, str(record)),
+        launch.FunctionNode(
+            kill_actor_once, program.get("actor_0").handle, program.get("counter").handle, 800, str(record)
+        ),
         label="killer",
     )
     children_before = {p.pid for p in psutil.Process().children(recursive=True)}
@@ -177,8 +190,9 @@ def test_ray_restarts_a_killed_learner_from_its_checkpoint(tmp_path):
     program = make_distributed_experiment(config, num_actors=2, actor_restarts=0, learner_restarts=1)
     record = tmp_path / "killed.txt"
     program.add_node(
-        launch.FunctionNode(kill_learner_after_checkpoint, program.get("learner").handle, str(checkpoints), 100,
-                            str(record)),
+        launch.FunctionNode(
+            kill_learner_after_checkpoint, program.get("learner").handle, str(checkpoints), 100, str(record)
+        ),
         label="killer",
     )
     launch.launch(program, launcher="ray", timeout=480)
@@ -212,10 +226,20 @@ def test_a_learner_crash_ends_the_run_with_its_label_and_traceback(tmp_path):
 @pytest.mark.parametrize("agent", ["sac", "td3", "d4pg", "mpo"])
 def test_threads_launcher_runs_continuous_agents_on_pendulum(tmp_path, agent):
     """The same distributed program serves every continuous agent: nothing in it is agent-specific."""
-    small = dict(policy_hidden_sizes=(16, 16), critic_hidden_sizes=(16, 16), min_replay_size=100, batch_size=16,
-                 samples_per_insert=4.0)
+    small = dict(
+        policy_hidden_sizes=(16, 16),
+        critic_hidden_sizes=(16, 16),
+        min_replay_size=100,
+        batch_size=16,
+        samples_per_insert=4.0,
+    )
     config = make_experiment_config(
-        agent, "gymnasium:Pendulum-v1", seed=0, max_steps=600, eval_every=600, num_eval_episodes=1,
+        agent,
+        "gymnasium:Pendulum-v1",
+        seed=0,
+        max_steps=600,
+        eval_every=600,
+        num_eval_episodes=1,
         logger_factory=loggers.make_logger_factory(str(tmp_path), time_delta=1.0, terminal=False),
         config_overrides=small,
     )
@@ -228,11 +252,21 @@ def test_threads_launcher_runs_continuous_agents_on_pendulum(tmp_path, agent):
 def test_ray_launcher_runs_a_continuous_agent_on_dm_control(tmp_path):
     """A continuous agent (MPO) on a dm_control task, every node its own Ray process: the builder, the
     networks and MuJoCo's dict observations all cross process boundaries."""
-    small = dict(policy_hidden_sizes=(16, 16), critic_hidden_sizes=(16, 16), min_replay_size=100, batch_size=16,
-                 samples_per_insert=4.0, pre_tanh_penalty=1e-2)
+    small = dict(
+        policy_hidden_sizes=(16, 16),
+        critic_hidden_sizes=(16, 16),
+        min_replay_size=100,
+        batch_size=16,
+        samples_per_insert=4.0,
+        pre_tanh_penalty=1e-2,
+    )
     max_steps = 2_000  # two 1,000-step episodes, one per actor
     config = make_experiment_config(
-        "mpo", "dm_control:cartpole/swingup", seed=0, max_steps=max_steps, eval_every=max_steps,
+        "mpo",
+        "dm_control:cartpole/swingup",
+        seed=0,
+        max_steps=max_steps,
+        eval_every=max_steps,
         num_eval_episodes=1,
         logger_factory=loggers.make_logger_factory(str(tmp_path), time_delta=1.0, terminal=False),
         config_overrides=small,

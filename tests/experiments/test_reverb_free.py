@@ -62,8 +62,14 @@ SCRIPT = textwrap.dedent("""
 
 def _run(mode: str, tmp_path) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=ROOT)
-    return subprocess.run([sys.executable, "-c", SCRIPT, mode, str(tmp_path / mode)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-c", SCRIPT, mode, str(tmp_path / mode)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_local_replay_runs_with_reverb_and_tensorflow_unimportable(tmp_path):
@@ -73,4 +79,26 @@ def test_local_replay_runs_with_reverb_and_tensorflow_unimportable(tmp_path):
 
 def test_local_replay_never_imports_reverb(tmp_path):
     result = _run("allow", tmp_path)
+    assert result.returncode == 0 and "OK" in result.stdout, result.stdout[-2000:] + result.stderr[-4000:]
+
+
+def test_importing_the_experiment_config_loads_no_runner():
+    script = textwrap.dedent("""
+        import sys
+        from acme.experiments import ExperimentConfig
+        runners = ("acme.experiments.in_process", "acme.experiments.distributed", "launch", "reverb", "tensorflow")
+        loaded = sorted(m for m in sys.modules if m.startswith(runners))
+        assert not loaded, loaded
+        from acme.experiments import run_experiment, make_distributed_experiment
+        assert callable(run_experiment) and callable(make_distributed_experiment)
+        print("OK")
+    """)
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=ROOT),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0 and "OK" in result.stdout, result.stdout[-2000:] + result.stderr[-4000:]

@@ -16,8 +16,12 @@ from tests.experiments.resumable_run import SMALL_DQN
 def test_a_reverb_run_without_checkpoint_dir_leaves_no_temporary_directory(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where reverb's TempDirCheckpointer would go
     config = make_experiment_config(
-        "dqn", "gymnasium:CartPole-v1", max_steps=300, eval_every=0,
-        logger_factory=lambda label, steps_key=None: loggers.NoOpLogger(), config_overrides=SMALL_DQN,
+        "dqn",
+        "gymnasium:CartPole-v1",
+        max_steps=300,
+        eval_every=0,
+        logger_factory=lambda label, steps_key=None: loggers.NoOpLogger(),
+        config_overrides=SMALL_DQN,
     )
     result = run_experiment(config, progress=False, replay="reverb")
     assert result.actor_steps == 300 and result.learner_steps > 0

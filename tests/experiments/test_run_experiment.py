@@ -33,8 +33,9 @@ class _LateBuilder(dqn.DQNBuilder):
 @pytest.mark.reverb
 def test_a_lagging_learner_catches_up_instead_of_deadlocking():
     # Without catching up, the actor runs ahead until its inserts block, and nothing steps the learner again.
-    config = dqn.DQNConfig(hidden_sizes=(8,), batch_size=8, min_replay_size=20, samples_per_insert=4.0, n_step=3,
-                           num_sgd_steps_per_step=1)
+    config = dqn.DQNConfig(
+        hidden_sizes=(8,), batch_size=8, min_replay_size=20, samples_per_insert=4.0, n_step=3, num_sgd_steps_per_step=1
+    )
     spec = fakes.discrete_spec()
     experiment = ExperimentConfig(
         builder=_LateBuilder(config),
@@ -53,14 +54,17 @@ def test_a_lagging_learner_catches_up_instead_of_deadlocking():
 
 
 def test_with_local_replay_the_learner_keeps_the_ratio_after_every_actor_step():
-    config = dqn.DQNConfig(hidden_sizes=(8,), batch_size=8, min_replay_size=20, samples_per_insert=4.0, n_step=3,
-                           num_sgd_steps_per_step=1)
+    config = dqn.DQNConfig(
+        hidden_sizes=(8,), batch_size=8, min_replay_size=20, samples_per_insert=4.0, n_step=3, num_sgd_steps_per_step=1
+    )
     spec = fakes.discrete_spec()
     experiment = ExperimentConfig(
         builder=dqn.DQNBuilder(config),
         environment_factory=lambda seed: fakes.FakeEnvironment(spec, episode_length=25),
         network_factory=lambda s: dqn.make_networks(s, config.hidden_sizes),
-        seed=0, max_num_actor_steps=1_000, eval_every=0,
+        seed=0,
+        max_num_actor_steps=1_000,
+        eval_every=0,
         logger_factory=lambda label, steps_key=None: loggers.NoOpLogger(),
     )
     result = run_experiment(experiment, progress=False)

@@ -13,15 +13,26 @@ from agents import dqn
 
 
 def _config(num_envs: int, max_steps: int = 300, **kwargs) -> ExperimentConfig:
-    config = dqn.DQNConfig(hidden_sizes=(16,), batch_size=8, min_replay_size=20, samples_per_insert=4.0,
-                           epsilon_decay_steps=50, num_sgd_steps_per_step=1)
+    config = dqn.DQNConfig(
+        hidden_sizes=(16,),
+        batch_size=8,
+        min_replay_size=20,
+        samples_per_insert=4.0,
+        epsilon_decay_steps=50,
+        num_sgd_steps_per_step=1,
+    )
     spec = fakes.discrete_spec()
     return ExperimentConfig(
         builder=dqn.DQNBuilder(config),
         environment_factory=lambda seed: fakes.FakeEnvironment(spec, episode_length=20),
         network_factory=lambda s: dqn.make_networks(s, config.hidden_sizes),
-        seed=0, max_num_actor_steps=max_steps, eval_every=100, num_eval_episodes=2,
-        logger_factory=lambda label, steps_key=None: loggers.NoOpLogger(), num_envs_per_actor=num_envs, **kwargs,
+        seed=0,
+        max_num_actor_steps=max_steps,
+        eval_every=100,
+        num_eval_episodes=2,
+        logger_factory=lambda label, steps_key=None: loggers.NoOpLogger(),
+        num_envs_per_actor=num_envs,
+        **kwargs,
     )
 
 

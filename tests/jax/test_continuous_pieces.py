@@ -1,17 +1,19 @@
-"""Shared continuous-control pieces in acme/: distributions, heads, critics, running statistics, targets."""
+"""Shared continuous-control pieces in acme/: distributions, heads, critics, running statistics, optimiser steps."""
 
 import dataclasses
 
+import chex
 import haiku as hk
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 
 from acme import specs
-from acme.config_checks import ConfigChecker, check_transition_replay
+from acme.agents.config_checks import ConfigChecker, check_transition_replay
 from acme.jax import networks, running_statistics
-from acme.jax.targets import polyak_update
+from acme.jax.optimization import apply_gradients, gradient_step
 from acme.testing import fakes
 
 
@@ -62,8 +64,9 @@ def test_heads_bound_their_outputs():
 def test_critics_are_independent_and_shaped(layer_norm):
     observation = {"position": jnp.ones((5, 3)), "velocity": jnp.zeros((5, 2))}
     action = jnp.ones((5, 1))
-    q, params = _apply(lambda o, a: networks.Critic((16, 16), num_critics=2, layer_norm=layer_norm)(o, a),
-                       observation, action)
+    q, params = _apply(
+        lambda o, a: networks.Critic((16, 16), num_critics=2, layer_norm=layer_norm)(o, a), observation, action
+    )
     assert q.shape == (2, 5)
     assert not np.allclose(q[0], q[1])  # separately initialised critics
     assert any("critic_0" in name for name in params) and any("critic_1" in name for name in params)
@@ -86,9 +89,7 @@ def test_running_statistics_match_numpy_over_many_batches():
     assert float(stats.count) == 140
     for key in ("a", "b"):
         np.testing.assert_allclose(stats.mean[key], everything[key].mean(0), rtol=1e-4, atol=1e-4)
-        np.testing.assert_allclose(
-            running_statistics.standard_deviation(stats)[key], everything[key].std(0), rtol=1e-3
-        )
+        np.testing.assert_allclose(running_statistics.standard_deviation(stats)[key], everything[key].std(0), rtol=1e-3)
     normalized = running_statistics.normalize(stats, everything)
     np.testing.assert_allclose(np.mean(normalized["a"], 0), 0.0, atol=1e-3)
     far = running_statistics.normalize(stats, {"a": np.full(3, 1e6, np.float32), "b": np.float32(-1e6)}, max_abs=5.0)
@@ -108,14 +109,27 @@ def test_statistics_leave_observations_alone_until_updated_and_when_disabled():
     assert float(on.update(stats, x).count) == 1
 
 
-def test_polyak_update():
-    online = {"w": jnp.ones(3)}
-    target = {"w": jnp.zeros(3)}
-    np.testing.assert_allclose(polyak_update(online, target, 0.25)["w"], 0.25)
-    np.testing.assert_allclose(polyak_update(online, target, 1.0)["w"], 1.0)
-    for bad in (0.0, 1.5):
-        with pytest.raises(ValueError, match=r"tau must be in \(0, 1\]"):
-            polyak_update(online, target, bad)
+def test_gradient_step_is_value_and_grad_then_the_optimiser_update():
+    optimizer = optax.adam(0.1)
+    params = {"w": jnp.array([1.0, -2.0])}
+
+    def loss_fn(p, scale):
+        return scale * jnp.sum(p["w"] ** 2), p["w"][0]
+
+    (loss, aux), grads, new_params, new_state = gradient_step(loss_fn, optimizer, params, optimizer.init(params), 3.0)
+    expected_grads = {"w": 6.0 * params["w"]}
+    updates, expected_state = optimizer.update(expected_grads, optimizer.init(params))
+    assert float(loss) == 15.0 and float(aux) == 1.0
+    np.testing.assert_allclose(grads["w"], expected_grads["w"])
+    np.testing.assert_allclose(new_params["w"], optax.apply_updates(params, updates)["w"])
+    chex.assert_trees_all_close(new_state, expected_state)
+
+    loss_only, _, no_aux_params, _ = gradient_step(
+        lambda p: jnp.sum(p["w"]), optimizer, params, optimizer.init(params), has_aux=False
+    )
+    assert float(loss_only) == -1.0
+    same_params, _ = apply_gradients(optimizer, {"w": jnp.ones(2)}, params, optimizer.init(params))
+    np.testing.assert_allclose(no_aux_params["w"], same_params["w"])
 
 
 @dataclasses.dataclass(frozen=True)

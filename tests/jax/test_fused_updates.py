@@ -47,12 +47,18 @@ def _batches(spec: specs.EnvironmentSpec, count: int, batch_size: int = 16, nan_
             reward[:] = np.nan
         data = types.Transition(
             observation=rng.normal(size=(batch_size, *spec.observations.shape)).astype(np.float32),
-            action=action, reward=reward, discount=np.full(batch_size, 0.9, np.float32),
+            action=action,
+            reward=reward,
+            discount=np.full(batch_size, 0.9, np.float32),
             next_observation=rng.normal(size=(batch_size, *spec.observations.shape)).astype(np.float32),
         )
-        info = SampleInfo(key=np.arange(i * batch_size, (i + 1) * batch_size, dtype=np.uint64),
-                          probability=rng.uniform(0.01, 0.1, size=batch_size), table_size=np.full(batch_size, 64),
-                          priority=np.ones(batch_size), times_sampled=np.ones(batch_size, np.int32))
+        info = SampleInfo(
+            key=np.arange(i * batch_size, (i + 1) * batch_size, dtype=np.uint64),
+            probability=rng.uniform(0.01, 0.1, size=batch_size),
+            table_size=np.full(batch_size, 64),
+            priority=np.ones(batch_size),
+            times_sampled=np.ones(batch_size, np.int32),
+        )
         batches.append(ReplaySample(info, data))
     return batches
 
@@ -66,8 +72,14 @@ def _learner(agent: str, iterator, num_updates: int, replay_client=None, **overr
     config = entry.make_config(**{**TINY[agent], **overrides, "num_sgd_steps_per_step": num_updates})
     spec = _spec(agent)
     builder = entry.make_builder(config)
-    return builder.make_learner(jax.random.PRNGKey(3), entry.make_networks(spec, config), iterator,
-                                lambda label, steps_key=None: loggers.NoOpLogger(), spec, replay_client)
+    return builder.make_learner(
+        jax.random.PRNGKey(3),
+        entry.make_networks(spec, config),
+        iterator,
+        lambda label, steps_key=None: loggers.NoOpLogger(),
+        spec,
+        replay_client,
+    )
 
 
 @pytest.mark.parametrize("agent", sorted(TINY))
@@ -110,8 +122,9 @@ def test_prioritized_dqn_writes_the_priorities_of_every_fused_batch():
         single.step()
     fused.step()
     assert sorted(fused_replay.updates) == list(range(U * 16))
-    np.testing.assert_allclose([fused_replay.updates[k] for k in range(U * 16)],
-                               [single_replay.updates[k] for k in range(U * 16)], rtol=1e-5)
+    np.testing.assert_allclose(
+        [fused_replay.updates[k] for k in range(U * 16)], [single_replay.updates[k] for k in range(U * 16)], rtol=1e-5
+    )
 
 
 def test_num_sgd_steps_per_step_must_be_positive():

@@ -39,16 +39,26 @@ class RayCluster:
         self.address = f"127.0.0.1:{self.port}"
         self.temp_dir = tempfile.mkdtemp(prefix="launch-ray-")
         ray_cli = os.path.join(os.path.dirname(sys.executable), "ray")
-        command = ([ray_cli] if os.path.exists(ray_cli) else
-                   [sys.executable, "-c", "from ray.scripts.scripts import main; main()"])
-        command += ["start", "--head", f"--port={self.port}", "--num-cpus=2",
-                    "--include-dashboard=false", "--disable-usage-stats", "--block",
-                    f"--temp-dir={self.temp_dir}"]
+        command = (
+            [ray_cli]
+            if os.path.exists(ray_cli)
+            else [sys.executable, "-c", "from ray.scripts.scripts import main; main()"]
+        )
+        command += [
+            "start",
+            "--head",
+            f"--port={self.port}",
+            "--num-cpus=2",
+            "--include-dashboard=false",
+            "--disable-usage-stats",
+            "--block",
+            f"--temp-dir={self.temp_dir}",
+        ]
         # No token auth, so that joining by explicit address needs no token.
         env = dict(os.environ, RAY_AUTH_MODE="disabled")
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, text=True, env=env,
-                                        start_new_session=True)
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True
+        )
         self._lines: queue.Queue = queue.Queue()
         self.output: list[str] = []
         threading.Thread(target=self._drain, daemon=True).start()

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import collections
+import pathlib
 import subprocess
 import sys
-import pathlib
 
 import pytest
 
@@ -58,16 +58,16 @@ def test_groups_prefix_labels_and_provide_defaults():
     with program.group("actor", resources=small, restart=launch.RestartPolicy(3)):
         a0 = program.add_node(launch.FunctionNode(testlib.work, None, 0))
         a1 = program.add_node(launch.FunctionNode(testlib.work, None, 0))
-        named = program.add_node(launch.FunctionNode(testlib.work, None, 0), "eval",
-                                 resources=launch.Resources(num_gpus=1))
+        named = program.add_node(
+            launch.FunctionNode(testlib.work, None, 0), "eval", resources=launch.Resources(num_gpus=1)
+        )
         with program.group("inner"):
             inner = program.add_node(launch.FunctionNode(testlib.work, None, 0))
     outside = program.add_node(launch.FunctionNode(testlib.work, None, 0), "outside")
 
     assert (a0.label, a1.label, named.label) == ("actor_0", "actor_1", "actor/eval")
     assert inner.label == "actor/inner_0"
-    assert program.groups == {"actor": ("actor_0", "actor_1", "actor/eval"),
-                              "actor/inner": ("actor/inner_0",)}
+    assert program.groups == {"actor": ("actor_0", "actor_1", "actor/eval"), "actor/inner": ("actor/inner_0",)}
     assert program.get(a0).resources == small
     assert program.get(a0).restart.max_restarts == 3
     assert program.get(named).resources == launch.Resources(num_gpus=1)  # Node overrides.
@@ -175,8 +175,7 @@ def test_resources_and_restart_policy_validation():
     assert launch.Resources().num_cpus is None
     resources = launch.Resources(num_cpus=1.5, num_gpus=0.25, custom={"tpu": 1})
     assert resources.custom["tpu"] == 1
-    assert hash(resources) == hash(launch.Resources(num_cpus=1.5, num_gpus=0.25,
-                                                    custom={"tpu": 1}))
+    assert hash(resources) == hash(launch.Resources(num_cpus=1.5, num_gpus=0.25, custom={"tpu": 1}))
     with pytest.raises(TypeError):
         resources.custom["tpu"] = 2  # Frozen mapping.
     with pytest.raises(Exception):
@@ -195,18 +194,20 @@ def test_resources_and_restart_policy_validation():
     with pytest.raises(TypeError):
         launch.RestartPolicy(max_restarts=1.5)
     with pytest.raises(TypeError, match="launch.Resources"):
-        launch.Program("p").add_node(launch.FunctionNode(testlib.work, None, 0),
-                                     resources={"num_cpus": 1})
+        launch.Program("p").add_node(launch.FunctionNode(testlib.work, None, 0), resources={"num_cpus": 1})
 
 
 def test_ray_actor_options_mapping():
-    from launch.ray_launcher import actor_options  # pylint: disable=g-import-not-at-top
+    from launch.ray_launcher import actor_options
+
     program = launch.Program("p")
     plain = program.add_node(launch.FunctionNode(testlib.work, None, 0), "plain")
     rich = program.add_node(
-        launch.FunctionNode(testlib.work, None, 0), "rich",
+        launch.FunctionNode(testlib.work, None, 0),
+        "rich",
         resources=launch.Resources(num_cpus=2, num_gpus=0.5, custom={"tpu": 1}),
-        restart=launch.RestartPolicy(max_restarts=4))
+        restart=launch.RestartPolicy(max_restarts=4),
+    )
     opts = actor_options(program.get(plain))
     assert opts["num_cpus"] == 0 and opts["num_gpus"] == 0  # Reserve nothing.
     assert opts["max_restarts"] == 0 and opts["max_task_retries"] == 0
@@ -225,10 +226,11 @@ def test_unknown_launcher_lists_accepted_ones():
 
 
 def test_import_is_cheap_and_independent():
-    code = ("import sys, launch; heavy = [m for m in ('ray', 'reverb', 'tensorflow', 'acme',"
-            " 'agents', 'baselines') if m in sys.modules]; print(heavy)")
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, check=True,
-                         capture_output=True, text=True).stdout
+    code = (
+        "import sys, launch; heavy = [m for m in ('ray', 'reverb', 'tensorflow', 'acme',"
+        " 'agents', 'baselines') if m in sys.modules]; print(heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, check=True, capture_output=True, text=True).stdout
     assert out.strip() == "[]"
     for path in (REPO_ROOT / "launch").glob("*.py"):
         source = path.read_text()

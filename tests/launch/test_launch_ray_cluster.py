@@ -29,15 +29,15 @@ def _pid_gone(pid: int, timeout: float = 30.0) -> bool:
 
 
 def test_sigkilled_node_restarts_and_program_finishes(ray_cluster, tmp_path):
-    import ray  # pylint: disable=g-import-not-at-top
+    import ray
 
     result_path = str(tmp_path / "kill.json")
     program = launch.Program("restart")
     counter = program.add_node(launch.ServiceNode(testlib.Counter), "counter")
-    program.add_node(launch.ServiceNode(testlib.PidReporter, counter), "reporter",
-                     restart=launch.RestartPolicy(max_restarts=2))
-    program.add_node(launch.FunctionNode(testlib.kill_reporter_once, counter, result_path),
-                     "killer", terminal=True)
+    program.add_node(
+        launch.ServiceNode(testlib.PidReporter, counter), "reporter", restart=launch.RestartPolicy(max_restarts=2)
+    )
+    program.add_node(launch.FunctionNode(testlib.kill_reporter_once, counter, result_path), "killer", terminal=True)
 
     launch.launch(program, "ray", address=ray_cluster.address, timeout=300)
 
@@ -88,8 +88,7 @@ def test_dead_actor_without_restarts_is_a_node_error(ray_cluster):
 
     start = time.monotonic()
     with pytest.raises(launch.NodeError) as info:
-        launch.launch(program, "ray", address=ray_cluster.address, timeout=300,
-                      grace_period=1.0)
+        launch.launch(program, "ray", address=ray_cluster.address, timeout=300, grace_period=1.0)
 
     assert info.value.label == "doomed"
     assert "died" in str(info.value)
@@ -97,19 +96,22 @@ def test_dead_actor_without_restarts_is_a_node_error(ray_cluster):
 
 
 def test_sigterm_during_ray_launch_stops_cleanly(ray_cluster, tmp_path):
-    import subprocess  # pylint: disable=g-import-not-at-top
-    import sys  # pylint: disable=g-import-not-at-top
+    import subprocess
+    import sys
 
     running_path = str(tmp_path / "running.json")
     marker = str(tmp_path / "ticker_stopped")
     repo_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     proc = subprocess.Popen(
-        [sys.executable, "-c", testlib.RAY_DRIVER_SCRIPT, ray_cluster.address, running_path,
-         marker], cwd=repo_root, env=dict(os.environ, PYTHONPATH=repo_root),
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [sys.executable, "-c", testlib.RAY_DRIVER_SCRIPT, ray_cluster.address, running_path, marker],
+        cwd=repo_root,
+        env=dict(os.environ, PYTHONPATH=repo_root),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
-        testlib.wait_until(lambda: os.path.exists(running_path) or proc.poll() is not None,
-                           timeout=180)
+        testlib.wait_until(lambda: os.path.exists(running_path) or proc.poll() is not None, timeout=180)
         assert proc.poll() is None, proc.communicate()[0]
         with open(running_path) as f:
             node_pid = json.load(f)["pid"]

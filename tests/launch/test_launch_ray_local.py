@@ -63,7 +63,7 @@ class _DescendantWatcher:
 
 @pytest.mark.reverb
 def test_ray_local_end_to_end_and_clean_shutdown(tmp_path):
-    import ray  # pylint: disable=g-import-not-at-top
+    import ray
 
     assert not ray.is_initialized()
     proxy_result = str(tmp_path / "proxy.json")
@@ -77,10 +77,10 @@ def test_ray_local_end_to_end_and_clean_shutdown(tmp_path):
     with program.group("worker", resources=launch.Resources(num_cpus=0.5)):
         program.add_node(launch.FunctionNode(testlib.work, counter, 50))
         program.add_node(launch.FunctionNode(testlib.work, counter, 50))
-    program.add_node(launch.FunctionNode(testlib.check_counter_proxy, counter, 100, proxy_result),
-                     "checker", terminal=True)
-    program.add_node(launch.FunctionNode(testlib.roundtrip_reverb, replay, reverb_result),
-                     "reverb_user", terminal=True)
+    program.add_node(
+        launch.FunctionNode(testlib.check_counter_proxy, counter, 100, proxy_result), "checker", terminal=True
+    )
+    program.add_node(launch.FunctionNode(testlib.roundtrip_reverb, replay, reverb_result), "reverb_user", terminal=True)
 
     watcher = _DescendantWatcher()
     try:
@@ -113,7 +113,7 @@ def test_ray_local_end_to_end_and_clean_shutdown(tmp_path):
 
 
 def test_unreachable_cluster_address_fails_fast():
-    import ray  # pylint: disable=g-import-not-at-top
+    import ray
 
     program = launch.Program("unreachable")
     program.add_node(launch.FunctionNode(testlib.work, None, 0), "noop")

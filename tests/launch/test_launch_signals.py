@@ -48,17 +48,26 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("mode,signum,expected,exit_code", [
-    ("run", signal.SIGTERM, "raised SystemExit 143 restored=True", 143),
-    ("run", signal.SIGINT, "raised KeyboardInterrupt  restored=True", None),
-    ("ctor", signal.SIGINT, "raised KeyboardInterrupt  restored=True", None),
-])
+@pytest.mark.parametrize(
+    "mode,signum,expected,exit_code",
+    [
+        ("run", signal.SIGTERM, "raised SystemExit 143 restored=True", 143),
+        ("run", signal.SIGINT, "raised KeyboardInterrupt  restored=True", None),
+        ("ctor", signal.SIGINT, "raised KeyboardInterrupt  restored=True", None),
+    ],
+)
 def test_signal_stops_program_cleanly(tmp_path, mode, signum, expected, exit_code):
     script = tmp_path / "program.py"
     script.write_text(SCRIPT)
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
-    proc = subprocess.Popen([sys.executable, str(script), mode], cwd=REPO_ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), mode],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         assert proc.stdout.readline().strip() == "running"
         time.sleep(0.2)
@@ -98,10 +107,15 @@ IGNORED_SCRIPT = textwrap.dedent("""
 
 def _start_with_sigint_ignored(script: pathlib.Path, *args: str) -> subprocess.Popen:
     """Starts ``script`` as a shell's ``cmd &`` would: SIGINT inherited as ignored."""
-    return subprocess.Popen([sys.executable, str(script), *args], cwd=REPO_ROOT, text=True,
-                            env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    return subprocess.Popen(
+        [sys.executable, str(script), *args],
+        cwd=REPO_ROOT,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
 
 
 def _wait_for_line(proc: subprocess.Popen, wanted: str, timeout: float) -> list[str]:
@@ -164,9 +178,14 @@ SLOW_START_SCRIPT = textwrap.dedent("""
 def test_ray_ctrl_c_while_nodes_start_stops_them_without_a_warning_each(tmp_path):
     script = tmp_path / "slow_start.py"
     script.write_text(SLOW_START_SCRIPT)
-    proc = subprocess.Popen([sys.executable, str(script)], cwd=REPO_ROOT, text=True,
-                            env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [sys.executable, str(script)],
+        cwd=REPO_ROOT,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     try:
         before = _wait_for_line(proc, "constructing", timeout=180)
         time.sleep(1.0)  # The dependents' constructors are waiting for 'slow'.

@@ -48,10 +48,10 @@ def test_handles_dereference_to_objects_nested_in_args_and_kwargs():
 
     program = launch.Program("deref")
     counter = program.add_node(launch.ServiceNode(testlib.Counter), "counter")
-    holder = program.add_node(launch.ServiceNode(testlib.Holder, [counter], key={"c": counter}),
-                              "holder")
-    program.add_node(launch.FunctionNode(inspect_args, [counter, (holder, 3)], {"h": holder},
-                                         extra={"deep": [counter]}), "inspect")
+    holder = program.add_node(launch.ServiceNode(testlib.Holder, [counter], key={"c": counter}), "holder")
+    program.add_node(
+        launch.FunctionNode(inspect_args, [counter, (holder, 3)], {"h": holder}, extra={"deep": [counter]}), "inspect"
+    )
     launch.launch(program, timeout=30)
 
     the_counter = seen["items"][0]
@@ -79,12 +79,13 @@ def test_reverb_node_dereferences_to_address_in_threads(tmp_path):
     program = launch.Program("reverb-threads")
     checkpoints = tmp_path / "checkpoints"
     checkpoints.mkdir()
-    replay = program.add_node(launch.ReverbNode(testlib.reverb_tables,
-                                                checkpoint_dir=str(checkpoints)), "replay")
-    program.add_node(launch.FunctionNode(testlib.roundtrip_reverb, replay, result, checkpoint=True), "user",
-                     terminal=True)
+    replay = program.add_node(launch.ReverbNode(testlib.reverb_tables, checkpoint_dir=str(checkpoints)), "replay")
+    program.add_node(
+        launch.FunctionNode(testlib.roundtrip_reverb, replay, result, checkpoint=True), "user", terminal=True
+    )
     launch.launch(program, timeout=60)
-    import json  # pylint: disable=g-import-not-at-top
+    import json
+
     with open(result) as f:
         data = json.load(f)
     assert data["data"] == [7, 11]

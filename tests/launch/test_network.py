@@ -25,18 +25,33 @@ REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
 
-@pytest.mark.parametrize("host,expected", [
-    ("localhost", True), ("127.0.0.1", True), ("127.0.1.1", True), ("::1", True), ("[::1]", True),
-    ("0.0.0.0", False), ("::", False), ("10.0.0.5", False), ("example.org", False),
-])
+@pytest.mark.parametrize(
+    "host,expected",
+    [
+        ("localhost", True),
+        ("127.0.0.1", True),
+        ("127.0.1.1", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("10.0.0.5", False),
+        ("example.org", False),
+    ],
+)
 def test_is_loopback(host, expected):
     assert network.is_loopback(host) is expected
 
 
-@pytest.mark.parametrize("address,phrase", [
-    ("my-host", "IP address"), ("0.0.0.0", "every interface"), ("::", "every interface"),
-    ("203.0.113.77", "not an address of this machine"),
-])
+@pytest.mark.parametrize(
+    "address,phrase",
+    [
+        ("my-host", "IP address"),
+        ("0.0.0.0", "every interface"),
+        ("::", "every interface"),
+        ("203.0.113.77", "not an address of this machine"),
+    ],
+)
 def test_bind_address_must_be_one_of_this_machine(address, phrase):
     with pytest.raises(ValueError, match=phrase):
         network.check_bind_address(address)
@@ -64,9 +79,14 @@ REVERB_SERVER = textwrap.dedent("""
 def test_confined_reverb_server_is_reachable_on_loopback_only(tmp_path, mode):
     script = tmp_path / "server.py"
     script.write_text(REVERB_SERVER)
-    process = subprocess.Popen([sys.executable, str(script), mode], cwd=REPO_ROOT, text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+    process = subprocess.Popen(
+        [sys.executable, str(script), mode],
+        cwd=REPO_ROOT,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
+    )
     try:
         port, size = map(int, process.stdout.readline().split())
         found = exposure.listeners(process.pid)
@@ -93,7 +113,7 @@ def test_restrict_to_loopback_refuses_a_port_nothing_listens_on():
 
 
 def _grpc_server_without_ray() -> tuple[object, int]:
-    import grpc  # pylint: disable=g-import-not-at-top
+    import grpc
 
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=1))
     port = server.add_insecure_port("127.0.0.1:0")
@@ -108,8 +128,11 @@ def test_servers_that_are_not_ray_are_refused_quickly():
     silent.bind(("127.0.0.1", 0))
     silent.listen()
     grpc_server, grpc_port = _grpc_server_without_ray()
-    cases = [(http_server.server_address[1], "gRPC"), (silent.getsockname()[1], "did not answer"),
-             (grpc_port, "without Ray's GCS service")]
+    cases = [
+        (http_server.server_address[1], "gRPC"),
+        (silent.getsockname()[1], "did not answer"),
+        (grpc_port, "without Ray's GCS service"),
+    ]
     try:
         for port, phrase in cases:
             start = time.monotonic()

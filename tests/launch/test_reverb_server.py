@@ -39,15 +39,17 @@ def test_a_server_without_checkpoint_dir_makes_no_temporary_directory(tmp_path, 
 @pytest.mark.reverb
 def test_loading_a_checkpoint_drops_only_reverb_progress_lines(tmp_path, capfd):
     first = launch.ReverbNode(testlib.reverb_tables, checkpoint_dir=str(tmp_path / "a")).instantiate(
-        (), {}, host="127.0.0.1")
+        (), {}, host="127.0.0.1"
+    )
     try:
         _fill(first.address, 250)
         saved = _client(first.address).checkpoint()
     finally:
         first.stop()
     capfd.readouterr()
-    second = launch.ReverbNode(testlib.reverb_tables, checkpoint_dir=str(tmp_path / "b"),
-                               fallback_checkpoint_path=saved).instantiate((), {}, host="127.0.0.1")
+    second = launch.ReverbNode(
+        testlib.reverb_tables, checkpoint_dir=str(tmp_path / "b"), fallback_checkpoint_path=saved
+    ).instantiate((), {}, host="127.0.0.1")
     try:
         assert _client(second.address).server_info()["items"].current_size == 100  # the table's max_size
     finally:
@@ -60,8 +62,11 @@ def test_loading_a_checkpoint_drops_only_reverb_progress_lines(tmp_path, capfd):
 def test_what_else_is_written_to_stderr_while_loading_is_kept_even_on_failure(capfd):
     with pytest.raises(RuntimeError, match="load failed"):
         with reverb_server._without_progress_lines():
-            os.write(2, b"[reverb/cc/platform/tfrecord_checkpointer.cc:1] Still reading compressed trajectory data. "
-                        b"100 records have been read so far.\nreal problem\n")
+            os.write(
+                2,
+                b"[reverb/cc/platform/tfrecord_checkpointer.cc:1] Still reading compressed trajectory data. "
+                b"100 records have been read so far.\nreal problem\n",
+            )
             raise RuntimeError("load failed")
     os.write(2, b"after\n")
     assert capfd.readouterr().err == "real problem\nafter\n"

@@ -133,13 +133,17 @@ def until_stopped() -> None:
 
 def check_counter_proxy(counter, target: int, result_path: str) -> None:
     """Waits for ``target`` counts, then exercises the proxy API (Ray)."""
-    import pickle  # pylint: disable=g-import-not-at-top
+    import pickle
 
-    import ray  # pylint: disable=g-import-not-at-top
+    import ray
 
     wait_until(lambda: counter.get() >= target)
-    result = {"count": counter.get(), "future": ray.get(counter.futures.get()),
-              "proxy_type": type(counter).__name__, "pid": os.getpid()}
+    result = {
+        "count": counter.get(),
+        "future": ray.get(counter.futures.get()),
+        "proxy_type": type(counter).__name__,
+        "pid": os.getpid(),
+    }
     try:
         counter.no_such_method()
     except AttributeError as e:
@@ -149,15 +153,22 @@ def check_counter_proxy(counter, target: int, result_path: str) -> None:
 
 
 def reverb_tables():
-    import reverb  # pylint: disable=g-import-not-at-top
-    return [reverb.Table(name="items", sampler=reverb.selectors.Uniform(),
-                         remover=reverb.selectors.Fifo(), max_size=100,
-                         rate_limiter=reverb.rate_limiters.MinSize(1))]
+    import reverb
+
+    return [
+        reverb.Table(
+            name="items",
+            sampler=reverb.selectors.Uniform(),
+            remover=reverb.selectors.Fifo(),
+            max_size=100,
+            rate_limiter=reverb.rate_limiters.MinSize(1),
+        )
+    ]
 
 
 def roundtrip_reverb(address: str, result_path: str, checkpoint: bool = False) -> None:
     """Inserts one item into the reverb server at ``address`` and samples it back."""
-    import reverb  # pylint: disable=g-import-not-at-top
+    import reverb
 
     client = reverb.Client(address)
     client.insert([7, 11], priorities={"items": 1.0})
@@ -179,8 +190,15 @@ def kill_reporter_once(counter, result_path: str) -> None:
     second_pid = counter.pids()[1]
     count_at_restart = counter.get()
     wait_until(lambda: counter.get() >= count_at_restart + 5)
-    write_json(result_path, {"first_pid": first_pid, "second_pid": second_pid,
-                             "count_at_kill": count_at_kill, "count_after": counter.get()})
+    write_json(
+        result_path,
+        {
+            "first_pid": first_pid,
+            "second_pid": second_pid,
+            "count_at_kill": count_at_kill,
+            "count_after": counter.get(),
+        },
+    )
 
 
 def announce_then_wait(path: str) -> None:

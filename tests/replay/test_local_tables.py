@@ -163,8 +163,14 @@ def test_save_and_restore_give_back_items_priorities_and_counters(sampler):
 
 
 def test_a_table_of_variable_length_items_batches_equal_lengths_and_saves_them():
-    spec = tables.TableSpec("episodes", tables.Uniform(), tables.Fifo(), 10, tables.MinSize(1),
-                            signature={"x": tables.LeafSpec((None, 2), np.float32)})
+    spec = tables.TableSpec(
+        "episodes",
+        tables.Uniform(),
+        tables.Fifo(),
+        10,
+        tables.MinSize(1),
+        signature={"x": tables.LeafSpec((None, 2), np.float32)},
+    )
     table = LocalTable(spec)
     table.insert({"x": np.ones((3, 2))})  # cast to the signature's float32
     assert table.sample(4).data["x"].shape == (4, 3, 2) and table.sample(1).data["x"].dtype == np.float32

@@ -19,8 +19,8 @@ import numpy as np
 import optax
 import pytest
 
-from acme.utils import checkpointing, legacy_checkpoints
-from acme.utils.checkpointing import CheckpointError, Checkpointer, LegacyFormatError
+from acme.utils import checkpoint_files, legacy_checkpoints
+from acme.utils.checkpoint_files import Checkpointer, CheckpointError, LegacyFormatError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -50,7 +50,7 @@ def _make_version_1(directory: str, structure_pickle: bytes | None = None) -> No
     """
     import io
 
-    tree, manifest = checkpointing.read_tree(directory)
+    tree, manifest = checkpoint_files.read_tree(directory)
     leaves, treedef = jax.tree_util.tree_flatten(tree)
     kinds = [type(x).__name__ if isinstance(x, (bool, int, float)) else "array" for x in leaves]
     buffer = io.BytesIO()
@@ -61,10 +61,14 @@ def _make_version_1(directory: str, structure_pickle: bytes | None = None) -> No
     with open(os.path.join(directory, "structure.pkl"), "wb") as f:
         f.write(data)
     os.remove(os.path.join(directory, "structure.json"))
-    manifest.update(version=1, leaf_kinds=kinds, sha256={
-        "leaves.npz": _sha256_file(os.path.join(directory, "leaves.npz")),
-        "structure.pkl": _sha256_file(os.path.join(directory, "structure.pkl")),
-    })
+    manifest.update(
+        version=1,
+        leaf_kinds=kinds,
+        sha256={
+            "leaves.npz": _sha256_file(os.path.join(directory, "leaves.npz")),
+            "structure.pkl": _sha256_file(os.path.join(directory, "structure.pkl")),
+        },
+    )
     with open(os.path.join(directory, "manifest.json"), "w") as f:
         json.dump(manifest, f)
 
@@ -76,8 +80,7 @@ def _state():
 
 def _run_cli(args: list[str], cwd: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=ROOT)
-    return subprocess.run([sys.executable, "-m", *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run([sys.executable, "-m", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
 def test_the_structure_is_json_and_round_trips_containers(tmp_path):
@@ -106,17 +109,24 @@ def test_trees_the_format_cannot_hold_are_refused_when_saving(tmp_path):
     assert checkpointer.list_checkpoints() == []
 
 
-@pytest.mark.parametrize("structure, message", [
-    ({"namedtuple": "os:system", "fields": [], "children": []}, "not a NamedTuple class"),
-    ({"namedtuple": "some_module_never_imported:T", "fields": ["x"], "children": [{"leaf": 0}]},
-     "has not imported; loading never imports modules"),
-    ({"namedtuple": "optax._src.transform:ScaleByAdamState", "fields": ["x"], "children": [{"leaf": 0}]},
-     "has fields"),
-    ({"tuple": [{"leaf": 0}, {"leaf": 0}]}, "out of range or repeated"),
-    ({"list": []}, "uses 0 of the 1 stored leaves"),
-    ({"eval": "__import__('os')"}, "Unknown structure node"),
-    ([1, 2], "Malformed structure node"),
-])
+@pytest.mark.parametrize(
+    "structure, message",
+    [
+        ({"namedtuple": "os:system", "fields": [], "children": []}, "not a NamedTuple class"),
+        (
+            {"namedtuple": "some_module_never_imported:T", "fields": ["x"], "children": [{"leaf": 0}]},
+            "has not imported; loading never imports modules",
+        ),
+        (
+            {"namedtuple": "optax._src.transform:ScaleByAdamState", "fields": ["x"], "children": [{"leaf": 0}]},
+            "has fields",
+        ),
+        ({"tuple": [{"leaf": 0}, {"leaf": 0}]}, "out of range or repeated"),
+        ({"list": []}, "uses 0 of the 1 stored leaves"),
+        ({"eval": "__import__('os')"}, "Unknown structure node"),
+        ([1, 2], "Malformed structure node"),
+    ],
+)
 def test_tampered_structures_fail_with_a_clear_error(tmp_path, structure, message):
     path = Checkpointer(str(tmp_path)).save({"x": np.zeros(2)}, step=1)
     data = json.dumps(structure).encode()
@@ -126,7 +136,7 @@ def test_tampered_structures_fail_with_a_clear_error(tmp_path, structure, messag
     manifest["sha256"]["structure.json"] = hashlib.sha256(data).hexdigest()
     json.dump(manifest, open(os.path.join(path, "manifest.json"), "w"))
     with pytest.raises(CheckpointError, match=f"could not be decoded: StructureError: .*{message}"):
-        checkpointing.read_tree(path)
+        checkpoint_files.read_tree(path)
 
 
 def test_a_version_1_checkpoint_is_refused_with_the_conversion_command_and_not_skipped(tmp_path):
@@ -134,8 +144,11 @@ def test_a_version_1_checkpoint_is_refused_with_the_conversion_command_and_not_s
     checkpointer.save(_state(), step=1)
     newest = checkpointer.save(_state(), step=2)
     _make_version_1(newest)
-    with pytest.raises(LegacyFormatError, match=r"pickle: loading it could run any code.*python -m "
-                                                r"acme.utils.legacy_checkpoints .*ckpt-2"):
+    with pytest.raises(
+        LegacyFormatError,
+        match=r"pickle: loading it could run any code.*python -m "
+        r"acme.utils.legacy_checkpoints .*ckpt-2",
+    ):
         checkpointer.restore_latest()
 
 
@@ -155,9 +168,25 @@ def test_conversion_keeps_every_leaf_and_container(tmp_path):
 def trained_run(tmp_path_factory):
     """A short DQN run with a checkpoint directory and a policy snapshot, made through the CLI."""
     base = tmp_path_factory.mktemp("run")
-    result = _run_cli(["baselines", "run", "dqn", "--max-steps", "400", "--eval-every", "0", "--no-progress",
-                       "--checkpoint-dir", str(base / "ckpt"), "--checkpoint-every-steps", "1000",
-                       "--run-dir", str(base / "run")], cwd=str(base))
+    result = _run_cli(
+        [
+            "baselines",
+            "run",
+            "dqn",
+            "--max-steps",
+            "400",
+            "--eval-every",
+            "0",
+            "--no-progress",
+            "--checkpoint-dir",
+            str(base / "ckpt"),
+            "--checkpoint-every-steps",
+            "1000",
+            "--run-dir",
+            str(base / "run"),
+        ],
+        cwd=str(base),
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     return base
 
@@ -188,8 +217,23 @@ def test_a_crafted_checkpoint_is_refused_and_runs_nothing(trained_run, tmp_path)
     import agents.dqn.learning  # noqa: F401 - reading the honest checkpoint needs its TrainingState
 
     _attack(str(newest), str(marker))
-    result = _run_cli(["baselines", "run", "dqn", "--max-steps", "800", "--eval-every", "0", "--no-progress",
-                       "--checkpoint-dir", str(directory), "--run-dir", str(tmp_path / "run")], cwd=str(tmp_path))
+    result = _run_cli(
+        [
+            "baselines",
+            "run",
+            "dqn",
+            "--max-steps",
+            "800",
+            "--eval-every",
+            "0",
+            "--no-progress",
+            "--checkpoint-dir",
+            str(directory),
+            "--run-dir",
+            str(tmp_path / "run"),
+        ],
+        cwd=str(tmp_path),
+    )
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
     assert "could run any code" in result.stderr
     assert not marker.exists()

@@ -21,11 +21,14 @@ def test_require_names_the_extra_and_its_install_line(without_reverb):
         extras.require("reverb", "--replay reverb")
     assert str(error.value) == (
         "--replay reverb needs reverb, which comes with the 'reverb' extra and is not installed: "
-        'pip install -e ".[reverb]" -c constraints.txt (Python 3.11 only). The core install has no reverb.')
+        'pip install -e ".[reverb]" -c constraints.txt (Python 3.11 only). The core install has no reverb.'
+    )
 
 
 def test_an_unknown_optional_module_is_refused():
-    with pytest.raises(ValueError, match=r"No extra provides 'torch'; known optional modules: \['reverb', 'tensorflow'\]"):
+    with pytest.raises(
+        ValueError, match=r"No extra provides 'torch'; known optional modules: \['reverb', 'tensorflow'\]"
+    ):
         extras.available("torch")
 
 
@@ -38,10 +41,13 @@ def test_the_default_logger_writes_csv_only_without_tensorflow(without_reverb, t
         loggers.make_default_logger("evaluator", str(tmp_path), terminal=False, tensorboard=True)
 
 
-@pytest.mark.parametrize("flags, feature", [
-    (["--replay", "reverb"], "--replay reverb"),
-    (["--launcher", "ray"], "--launcher ray (its replay node is a reverb server)"),
-])
+@pytest.mark.parametrize(
+    "flags, feature",
+    [
+        (["--replay", "reverb"], "--replay reverb"),
+        (["--launcher", "ray"], "--launcher ray (its replay node is a reverb server)"),
+    ],
+)
 def test_cli_reverb_features_without_the_extra_exit_2_naming_it(without_reverb, tmp_path, capsys, flags, feature):
     with pytest.raises(SystemExit) as done:
         main(["run", "dqn", "--no-progress", "--run-dir", str(tmp_path / "run"), *flags])

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from acme.utils import extras
 from acme.utils.loggers.base import (
     Dispatcher,
@@ -21,12 +19,12 @@ from acme.utils.loggers.terminal import TerminalLogger
 
 def make_default_logger(
     label: str,
-    directory: Optional[str] = None,
-    steps_key: Optional[str] = None,
+    directory: str | None = None,
+    steps_key: str | None = None,
     time_delta: float = 1.0,
     print_fn=None,
     terminal: bool = True,
-    tensorboard: Optional[bool] = None,
+    tensorboard: bool | None = None,
 ) -> Logger:
     """Terminal output (at most one row per ``time_delta`` seconds) plus, when a
     ``directory`` is given, every row in CSV and TensorBoard files under it.
@@ -48,14 +46,12 @@ def make_default_logger(
 
 
 def make_logger_factory(
-    directory: Optional[str] = None, time_delta: float = 1.0, terminal: bool = True, print_fn=None
+    directory: str | None = None, time_delta: float = 1.0, terminal: bool = True, print_fn=None
 ) -> LoggerFactory:
     """A factory of default loggers writing under one run directory."""
 
-    def factory(label: str, steps_key: Optional[str] = None) -> Logger:
-        return make_default_logger(
-            label, directory, steps_key, time_delta, print_fn=print_fn, terminal=terminal
-        )
+    def factory(label: str, steps_key: str | None = None) -> Logger:
+        return make_default_logger(label, directory, steps_key, time_delta, print_fn=print_fn, terminal=terminal)
 
     return factory
 

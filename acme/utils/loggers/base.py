@@ -5,7 +5,7 @@ from __future__ import annotations
 import abc
 import math
 import time
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -24,7 +24,7 @@ class Logger(abc.ABC):
 
 
 # (label, steps_key) -> Logger. ``steps_key`` names the x-axis of plots (e.g. "actor_steps").
-LoggerFactory = Callable[[str, Optional[str]], Logger]
+LoggerFactory = Callable[[str, str | None], Logger]
 
 
 def to_scalar(value: Any) -> Any:

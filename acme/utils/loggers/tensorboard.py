@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from typing import Optional
 
 from acme.utils import extras
 from acme.utils.loggers.base import Logger, LoggingData, to_scalars
@@ -16,7 +15,7 @@ class TensorBoardLogger(Logger):
     TensorFlow (the ``reverb`` extra) is imported only when this logger is built.
     """
 
-    def __init__(self, directory: str, label: str = "logs", steps_key: Optional[str] = None):
+    def __init__(self, directory: str, label: str = "logs", steps_key: str | None = None):
         extras.require("tensorflow", "The TensorBoard logger")
         import tensorflow as tf
 

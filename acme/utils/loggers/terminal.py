@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Callable, Optional, TextIO
+from typing import Callable, TextIO
 
 from acme.utils.loggers.base import Logger, LoggingData, to_scalars
 
@@ -22,7 +22,7 @@ def format_row(label: str, data: LoggingData) -> str:
 class TerminalLogger(Logger):
     """Prints rows as ``[label] Key = value | ...`` through ``print_fn``."""
 
-    def __init__(self, label: str = "", print_fn: Optional[Callable[[str], None]] = None, stream: TextIO = None):
+    def __init__(self, label: str = "", print_fn: Callable[[str], None] | None = None, stream: TextIO = None):
         self._label = label
         self._stream = stream
         self._print_fn = print_fn

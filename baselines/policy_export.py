@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 import dm_env
 import jax
 
 from acme import snapshots, specs
 from acme.utils import loggers
-from acme.utils.checkpointing import CheckpointError, tree_signature
+from acme.utils.checkpoint_files import CheckpointError, tree_signature
 from baselines import registry
 
 _REQUIRED = ("agent", "environment_id", "agent_config")
@@ -53,7 +53,7 @@ def export_policy(directory: str, agent: str, environment_id: str, agent_config:
     return snapshots.save_policy_snapshot(directory, params, metadata)
 
 
-def load_policy(directory: str, seed: Optional[int] = 0) -> tuple[Callable, dm_env.Environment, Any]:
+def load_policy(directory: str, seed: int | None = 0) -> tuple[Callable, dm_env.Environment, Any]:
     """Rebuilds the greedy policy of a snapshot.
 
     Returns ``(policy, environment, params)`` where ``policy(params, key,
@@ -67,7 +67,7 @@ def load_policy(directory: str, seed: Optional[int] = 0) -> tuple[Callable, dm_e
     if missing:
         raise CheckpointError(
             f"The snapshot at {directory} lacks metadata {missing}; a policy snapshot written by "
-            "baselines.snapshots.export_policy has keys " + ", ".join(_REQUIRED) + "."
+            "baselines.policy_export.export_policy has keys " + ", ".join(_REQUIRED) + "."
         )
     entry = registry.get_agent(metadata["agent"])
     config = entry.make_config(**_tuples(metadata["agent_config"]))

@@ -9,10 +9,10 @@ import pytest
 from acme import specs
 from acme.environments import make_environment
 from acme.snapshots import load_policy_snapshot, save_policy_snapshot
-from acme.utils.checkpointing import CheckpointError
+from acme.utils.checkpoint_files import CheckpointError
 from agents import dqn
 from baselines import cli
-from baselines.snapshots import evaluate_snapshot, export_policy, load_policy
+from baselines.policy_export import evaluate_snapshot, export_policy, load_policy
 
 ENV = "gymnasium:CartPole-v1"
 
@@ -95,13 +95,13 @@ def test_continuous_snapshots_act_exactly_like_the_live_policy(agent, tmp_path):
 
     pendulum = "gymnasium:Pendulum-v1"
     entry = registry.get_agent(agent)
-    config = entry.make_config(policy_hidden_sizes=(16, 16), critic_hidden_sizes=(16, 16),
-                               normalize_observations=True)
+    config = entry.make_config(policy_hidden_sizes=(16, 16), critic_hidden_sizes=(16, 16), normalize_observations=True)
     spec = specs.make_environment_spec(make_environment(pendulum, seed=0, canonical_actions=True))
     networks = entry.make_networks(spec, config)
     builder = entry.make_builder(config)
-    learner = builder.make_learner(jax.random.PRNGKey(1), networks, iter(()),
-                                   lambda label, steps_key=None: loggers.NoOpLogger(), spec)
+    learner = builder.make_learner(
+        jax.random.PRNGKey(1), networks, iter(()), lambda label, steps_key=None: loggers.NoOpLogger(), spec
+    )
     live_params = jax.device_get(learner.get_variables(["policy"])[0])
     live_policy = jax.jit(builder.make_policy(networks, spec, evaluation=True))
     directory = export_policy(str(tmp_path / "policy"), agent, pendulum, config, live_params)
@@ -112,7 +112,8 @@ def test_continuous_snapshots_act_exactly_like_the_live_policy(agent, tmp_path):
     keys = jax.random.split(jax.random.PRNGKey(0), 20)
     loaded = jax.jit(policy)
     for key, observation in zip(keys, observations):
-        np.testing.assert_array_equal(np.asarray(live_policy(live_params, key, observation, 0)),
-                                      np.asarray(loaded(params, key, observation, 0)))
+        np.testing.assert_array_equal(
+            np.asarray(live_policy(live_params, key, observation, 0)), np.asarray(loaded(params, key, observation, 0))
+        )
     returns = evaluate_snapshot(directory, episodes=1)
     assert len(returns) == 1 and np.isfinite(returns[0])

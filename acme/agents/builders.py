@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterator, Sequence
 
 import jax
 
@@ -23,7 +23,7 @@ class AgentBuilder(abc.ABC):
         """An iterator of training batches sampled from the tables."""
 
     @abc.abstractmethod
-    def make_adder(self, replay_client: Any, environment_spec: specs.EnvironmentSpec, policy: Any) -> Optional[Any]:
+    def make_adder(self, replay_client: Any, environment_spec: specs.EnvironmentSpec, policy: Any) -> Any | None:
         """The adder an actor writes its experience with (None for evaluators)."""
 
     @abc.abstractmethod
@@ -32,8 +32,8 @@ class AgentBuilder(abc.ABC):
         random_key: jax.Array,
         policy: Any,
         environment_spec: specs.EnvironmentSpec,
-        variable_source: Optional[core.VariableSource] = None,
-        adder: Optional[Any] = None,
+        variable_source: core.VariableSource | None = None,
+        adder: Any | None = None,
     ) -> core.Actor:
         """An actor acting with ``policy`` and parameters from ``variable_source``."""
 
@@ -45,8 +45,8 @@ class AgentBuilder(abc.ABC):
         dataset: Iterator[Any],
         logger_factory: loggers.LoggerFactory,
         environment_spec: specs.EnvironmentSpec,
-        replay_client: Optional[Any] = None,
-        counter: Optional[counting.Counter] = None,
+        replay_client: Any | None = None,
+        counter: counting.Counter | None = None,
     ) -> core.Learner:
         """The learner updating ``networks`` from ``dataset``."""
 
@@ -59,8 +59,8 @@ class AgentBuilder(abc.ABC):
         random_keys: Sequence[jax.Array],
         policy: Any,
         environment_spec: specs.EnvironmentSpec,
-        variable_source: Optional[core.VariableSource] = None,
-        adders: Optional[Sequence[Any]] = None,
+        variable_source: core.VariableSource | None = None,
+        adders: Sequence[Any] | None = None,
     ) -> Any:
         """An actor of ``len(random_keys)`` environments (``acme.jax.actors.VectorActor``), one adder each."""
         raise NotImplementedError(

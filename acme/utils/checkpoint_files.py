@@ -31,7 +31,7 @@ import re
 import shutil
 import tempfile
 import warnings
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping
 
 import jax
 import numpy as np
@@ -284,8 +284,7 @@ def read_tree(directory: str) -> tuple[Any, dict]:
 _SCALAR_KINDS = {"bool": bool, "int": int, "float": float}
 
 
-def atomic_write_dir(target: str, write: Callable[[str], None],
-                     on_error: Optional[Callable[[str], None]] = None) -> None:
+def atomic_write_dir(target: str, write: Callable[[str], None], on_error: Callable[[str], None] | None = None) -> None:
     """Calls ``write(tmp_dir)`` on a fresh temporary sibling of ``target``, then renames it to ``target``.
 
     An existing ``target`` is replaced only once the new one is complete. On any
@@ -374,7 +373,7 @@ class Checkpointer:
                 steps.append(int(match.group(1)))
         return sorted(steps)
 
-    def latest_step(self) -> Optional[int]:
+    def latest_step(self) -> int | None:
         """The newest checkpoint's step, or None when there is none (contents not verified)."""
         steps = self.list_checkpoints()
         return steps[-1] if steps else None
@@ -383,8 +382,7 @@ class Checkpointer:
         """Where the checkpoint of ``step`` is (or would be) written."""
         return self._path(step)
 
-    def save(self, state: Any, step: int, metadata: Optional[dict] = None,
-             attach: Optional[Mapping[str, str]] = None) -> str:
+    def save(self, state: Any, step: int, metadata: dict | None = None, attach: Mapping[str, str] | None = None) -> str:
         """Writes ``state`` as ``ckpt-<step>`` and prunes to the newest ``keep``; returns its path.
 
         ``metadata`` must be JSON-serialisable; ``restore_latest(expect_metadata=...)`` checks it.
@@ -399,7 +397,9 @@ class Checkpointer:
         attach = dict(attach or {})
         for name, source in attach.items():
             if not name or os.sep in name or name in (LEAVES, STRUCTURE, LEGACY_STRUCTURE, MANIFEST):
-                raise ValueError(f"Attachment names must be plain file names other than the checkpoint's own, got {name!r}.")
+                raise ValueError(
+                    f"Attachment names must be plain file names other than the checkpoint's own, got {name!r}."
+                )
             if not os.path.isdir(source):
                 raise CheckpointError(f"Cannot attach {source} to {self._label} {step}: it is not a directory.")
         target = self._path(step)
@@ -427,7 +427,7 @@ class Checkpointer:
             shutil.rmtree(self._path(old), ignore_errors=True)
         return target
 
-    def restore_latest(self, expect_metadata: Optional[Mapping[str, Any]] = None) -> Optional[tuple[Any, int, dict]]:
+    def restore_latest(self, expect_metadata: Mapping[str, Any] | None = None) -> tuple[Any, int, dict] | None:
         """Returns ``(state, step, metadata)`` of the newest readable checkpoint, or None if there is none.
 
         Unreadable checkpoints are skipped with a warning naming them; if none is
@@ -458,7 +458,8 @@ class Checkpointer:
                 self._check_metadata(path, metadata, expect_metadata)
             return state, int(manifest.get("step", step)), metadata
         raise CheckpointError(
-            f"Every {self._label} in {self._directory} is unreadable: " + "; ".join(corrupt)
+            f"Every {self._label} in {self._directory} is unreadable: "
+            + "; ".join(corrupt)
             + ". Delete them to start afresh, or point to another directory."
         )
 

@@ -11,9 +11,9 @@ import pytest
 from acme import types
 from acme.testing import fakes
 from acme.utils import counting
-from acme.utils.checkpointing import (
-    CheckpointError,
+from acme.utils.checkpoint_files import (
     Checkpointer,
+    CheckpointError,
     CheckpointMismatchError,
     CorruptCheckpointWarning,
     tree_signature,
@@ -26,7 +26,7 @@ class _Sample(NamedTuple):  # the two fields of a reverb.ReplaySample the learne
     data: Any
 
 
-def _make_learner(seed: int, hidden_sizes=(16,)) -> dqn.DQNLearner:
+def _make_learner(seed: int, hidden_sizes=(16,)):
     rng = np.random.default_rng(0)
     batch_size = 16
     data = types.Transition(
@@ -38,7 +38,9 @@ def _make_learner(seed: int, hidden_sizes=(16,)) -> dqn.DQNLearner:
     )
     config = dqn.DQNConfig(hidden_sizes=hidden_sizes, num_sgd_steps_per_step=1)  # one [B] batch per step
     networks = dqn.make_networks(fakes.discrete_spec(), config.hidden_sizes)
-    return dqn.DQNLearner(networks, config, jax.random.PRNGKey(seed), iterator=itertools.repeat(_Sample(None, data)))
+    return dqn.DQN_LEARNER.make_learner(
+        networks, config, jax.random.PRNGKey(seed), iterator=itertools.repeat(_Sample(None, data))
+    )
 
 
 def _state(value: float):
@@ -192,7 +194,7 @@ def test_a_crash_mid_write_leaves_the_previous_checkpoint(tmp_path, monkeypatch)
 
 
 def test_attached_directories_move_in_and_come_back_when_the_write_fails(tmp_path, monkeypatch):
-    from acme.utils import checkpointing as ckpt_module
+    from acme.utils import checkpoint_files as ckpt_module
 
     checkpointer = Checkpointer(str(tmp_path / "ckpts"))
     replay = tmp_path / "replay"

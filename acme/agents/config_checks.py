@@ -58,8 +58,15 @@ def check_transition_replay(config: Any) -> None:
     """
     check = ConfigChecker(config)
     check.in_unit_interval(config, "discount")
-    check.positive_int(config, "n_step", "batch_size", "min_replay_size", "prefetch_size", "variable_update_period",
-                       "num_sgd_steps_per_step")
+    check.positive_int(
+        config,
+        "n_step",
+        "batch_size",
+        "min_replay_size",
+        "prefetch_size",
+        "variable_update_period",
+        "num_sgd_steps_per_step",
+    )
     check(
         config.max_replay_size >= config.min_replay_size,
         f"max_replay_size ({config.max_replay_size}) must be >= min_replay_size ({config.min_replay_size}).",

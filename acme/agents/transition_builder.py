@@ -4,20 +4,22 @@ DQN, SAC, TD3, D4PG and MPO all store n-step transitions in one replay table
 under a samples-per-insert rate limiter and act with a ``GenericActor``; they
 differ only in their learner and policy. Their builders subclass
 ``NStepTransitionBuilder`` and read the shared fields from ``self.config``
-(see ``acme.config_checks.check_transition_replay``), plus optional
+(see ``acme.agents.config_checks.check_transition_replay``), plus optional
 ``prioritized_replay`` and ``priority_exponent``.
 """
 
 from __future__ import annotations
 
 import abc
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterator, Sequence
 
 import jax
 
-from acme import adders, builders, core, specs
+from acme import adders, core, specs
+from acme.agents import builders
 from acme.datasets import ReplaySample
 from acme.jax.actors import GenericActor, VectorActor
+from acme.jax.learner import LearnerDefinition
 from acme.jax.prefetch import PrefetchIterator
 from acme.jax.running_statistics import ObservationNormalizer
 from acme.jax.variable_client import VariableClient
@@ -27,9 +29,21 @@ from acme.replay.tables import TableSpec
 
 
 class NStepTransitionBuilder(builders.AgentBuilder):
-    """The data side of an n-step-transition agent; subclasses add the learner and policy."""
+    """The data side of an n-step-transition agent; subclasses add the learner and policy.
 
-    def __init__(self, config: Any):
+    Subclasses set ``config_class``: a builder made without a config uses its
+    defaults, and a config of another class is refused.
+    """
+
+    config_class: type = type(None)
+
+    def __init__(self, config: Any = None):
+        if config is None:
+            config = self.config_class()
+        elif not isinstance(config, self.config_class):
+            raise TypeError(
+                f"{type(self).__name__} takes a {self.config_class.__name__}, got a {type(config).__name__}."
+            )
         self.config = config
 
     def make_replay_tables(self, environment_spec: specs.EnvironmentSpec, policy: Any = None) -> list[TableSpec]:
@@ -94,29 +108,24 @@ class NStepTransitionBuilder(builders.AgentBuilder):
         random_key: jax.Array,
         policy: Any,
         environment_spec: specs.EnvironmentSpec,
-        variable_source: Optional[core.VariableSource] = None,
+        variable_source: core.VariableSource | None = None,
         adder: Any = None,
     ) -> core.Actor:
         if variable_source is None:
-            raise ValueError(
-                f"A {type(self).__name__} actor needs a variable_source (the learner or a handle to it)."
-            )
+            raise ValueError(f"A {type(self).__name__} actor needs a variable_source (the learner or a handle to it).")
         client = VariableClient(variable_source, "policy", update_period=self.config.variable_update_period)
         return GenericActor(policy, random_key, client, adder)
-
 
     def make_vector_actor(
         self,
         random_keys: Sequence[jax.Array],
         policy: Any,
         environment_spec: specs.EnvironmentSpec,
-        variable_source: Optional[core.VariableSource] = None,
-        adders: Optional[Sequence[Any]] = None,
+        variable_source: core.VariableSource | None = None,
+        adders: Sequence[Any] | None = None,
     ) -> VectorActor:
         if variable_source is None:
-            raise ValueError(
-                f"A {type(self).__name__} actor needs a variable_source (the learner or a handle to it)."
-            )
+            raise ValueError(f"A {type(self).__name__} actor needs a variable_source (the learner or a handle to it).")
         client = VariableClient(variable_source, "policy", update_period=self.config.variable_update_period)
         return VectorActor(policy, random_keys, client, adders)
 
@@ -124,14 +133,17 @@ class NStepTransitionBuilder(builders.AgentBuilder):
 class ActorCriticBuilder(NStepTransitionBuilder):
     """An n-step-transition agent whose learner serves ``"policy" = (policy_params, observation_stats)``.
 
-    Subclasses set ``agent_name`` and ``learner_class`` (constructed as
-    ``learner_class(networks, config, random_key, iterator, counter, logger)``)
-    and implement ``select_actions``; the config needs ``normalize_observations``.
-    The networks need an ``environment_spec`` attribute.
+    Subclasses set ``config_class`` and ``learner`` (the agent's
+    ``LearnerDefinition``: its update, state and variables) and implement
+    ``select_actions``; the config needs ``normalize_observations``. The
+    networks need an ``environment_spec`` attribute.
     """
 
-    agent_name: str = "agent"
-    learner_class: Any = None
+    learner: LearnerDefinition
+
+    @property
+    def agent_name(self) -> str:
+        return self.learner.name
 
     def check_networks(self, networks: Any, environment_spec: specs.EnvironmentSpec) -> None:
         """Raises a clear error when the networks do not fit the environment or config."""
@@ -149,11 +161,12 @@ class ActorCriticBuilder(NStepTransitionBuilder):
     ) -> core.Learner:
         self.check_networks(networks, environment_spec)
         logger = logger_factory("learner", "learner_steps")
-        return self.learner_class(networks, self.config, random_key, dataset, counter, logger)
+        return self.learner.make_learner(networks, self.config, random_key, dataset, counter, logger)
 
     @abc.abstractmethod
-    def select_actions(self, networks: Any, policy_params: Any, key: jax.Array, observations: Any,
-                       evaluation: bool) -> jax.Array:
+    def select_actions(
+        self, networks: Any, policy_params: Any, key: jax.Array, observations: Any, evaluation: bool
+    ) -> jax.Array:
         """Actions in [-1, 1] for a batch of (normalised) observations; deterministic if ``evaluation``."""
 
     def make_policy(self, networks: Any, environment_spec: specs.EnvironmentSpec, evaluation: bool = False):

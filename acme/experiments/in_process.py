@@ -1,0 +1,324 @@
+"""Runs an experiment in one process: build it, act and learn under the replay's rate limiter, tear it down."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any, Callable
+
+import jax
+import numpy as np
+
+from acme import core, specs
+from acme.environment_loop import EnvironmentLoop
+from acme.experiments.checkpointing import (
+    ExperimentCheckpointer,
+    Restored,
+    experiment_identity,
+    learner_steps_of,
+    reverb_checkpointer,
+)
+from acme.experiments.config import ExperimentConfig
+from acme.experiments.evaluation import EvaluationResult, Evaluator
+from acme.experiments.interrupt import StopAtEpisodeEnd
+from acme.experiments.learning_actor import (
+    InsertPressure,
+    LearnerStepper,
+    LearningActor,
+    LearningVectorActor,
+    table_infos,
+)
+from acme.experiments.seeding import ExperimentSeeds
+from acme.replay.local_client import LocalReplay
+from acme.utils import counting, extras
+from acme.vector_environment_loop import VectorEnvironmentLoop
+
+REPLAY_BACKENDS = ("local", "reverb")
+
+__all__ = ["REPLAY_BACKENDS", "EvaluationResult", "ExperimentResult", "run_experiment"]
+
+
+@dataclasses.dataclass
+class ExperimentResult:
+    """What a run reached: every evaluation, and the best one."""
+
+    evaluations: list[EvaluationResult]
+    actor_steps: int
+    learner_steps: int
+    wall_seconds: float
+    policy_params: Any = None  # the learner's final "policy" variables (host arrays), for a policy snapshot
+
+    @property
+    def best(self) -> EvaluationResult | None:
+        return max(self.evaluations, key=lambda e: e.mean_return) if self.evaluations else None
+
+    def first_reaching(self, threshold: float) -> EvaluationResult | None:
+        return next((e for e in self.evaluations if e.mean_return >= threshold), None)
+
+
+def run_experiment(
+    config: ExperimentConfig,
+    progress: bool = True,
+    stop_at_return: float | None = None,
+    replay: str = "local",
+) -> ExperimentResult:
+    """Trains ``config.builder``'s agent for ``config.max_num_actor_steps`` steps in this process.
+
+    Evaluation episodes (greedy policy, separate environment) run every
+    ``config.eval_every`` actor steps and are logged under the label ``evaluator``.
+    With ``stop_at_return`` the run ends at the first evaluation whose mean
+    return reaches it (for tests and time-to-solve benchmarks). ``replay`` picks
+    the backend: ``"local"`` (tables in this process, the default) or
+    ``"reverb"`` (an in-process reverb server).
+    """
+    if replay not in REPLAY_BACKENDS:
+        raise ValueError(f"replay must be one of {REPLAY_BACKENDS}, got {replay!r}.")
+    run = _InProcessRun(config, replay)
+    try:
+        run.train(progress, stop_at_return)
+    finally:
+        run.close()
+    return run.result()
+
+
+class _InProcessRun:
+    """One in-process run: built (or resumed from a checkpoint) by the constructor, then ``train``, ``close``."""
+
+    def __init__(self, config: ExperimentConfig, replay: str):
+        self.config = config
+        self.checkpointer, restored = None, None
+        if config.checkpointing is not None:
+            self.checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
+            restored = self.checkpointer.restore()
+        loop_state = dict(restored.loop) if restored is not None else {}
+        self.resumes = int(loop_state.get("resumes", -1)) + 1 if restored is not None else 0
+        self.start = time.perf_counter() - float(loop_state.get("wall_seconds", 0.0))
+        self.evaluations = [EvaluationResult(*e) for e in loop_state.get("evaluations", [])]
+        self.actor_steps = int(loop_state.get("actor_steps", 0))
+        self.next_eval = int(loop_state.get("next_eval", config.eval_every))
+
+        seeds = ExperimentSeeds(config.seed)
+        num_envs = config.num_envs_per_actor
+        environments = [config.environment_factory(seed) for seed in seeds.environment_seeds(0, num_envs, self.resumes)]
+        spec = specs.make_environment_spec(environments[0])
+        networks = config.network_factory(spec)
+        builder = config.builder
+        policy = builder.make_policy(networks, spec, evaluation=False)
+        if restored is not None:
+            self.checkpointer.check_replay_backend(restored, replay)
+        tables = builder.make_replay_tables(spec, policy)
+        self.stop_replay, pressure = None, None
+        if replay == "local":
+            self.replay_client = LocalReplay(tables, seed=config.seed, wait_on_insert=False)
+        else:
+            self.replay_client, self.stop_replay, pressure = _start_reverb(tables, self.checkpointer, restored)
+        self.counter = counting.Counter()
+        self.iterator = builder.make_dataset_iterator(self.replay_client)
+        logger_factory = config.get_logger_factory()
+        self.learner = builder.make_learner(
+            seeds.learner_key(),
+            networks,
+            self.iterator,
+            logger_factory,
+            spec,
+            self.replay_client,
+            counting.Counter(self.counter, prefix="learner"),
+        )
+        if restored is not None:
+            try:
+                _restore(self.checkpointer, restored, self.learner, self.counter, self.replay_client)
+            except BaseException:
+                if self.stop_replay is not None:
+                    self.stop_replay()
+                raise
+            print(restored.describe(), flush=True)
+        elif self.checkpointer is not None:
+            print(f"Checkpoints go to {self.checkpointer.directory} ({_interval(self.checkpointer)}).", flush=True)
+
+        self.actor_logger = logger_factory("actor", "actor_steps")
+        keys = seeds.actor_keys(0, num_envs, self.resumes)  # a resumed run does not replay its first random streams
+        actor_counter = counting.Counter(self.counter, prefix="actor")
+        if num_envs == 1:
+            adder = builder.make_adder(self.replay_client, spec, policy)
+            self.actor = builder.make_actor(keys[0], policy, spec, variable_source=self.learner, adder=adder)
+            self.train_loop = EnvironmentLoop(
+                environments[0],
+                LearningActor(self.actor, self.learner, self.iterator, pressure),
+                counter=actor_counter,
+                logger=self.actor_logger,
+                label="actor",
+            )
+        else:
+            adders = [builder.make_adder(self.replay_client, spec, policy) for _ in range(num_envs)]
+            self.actor = builder.make_vector_actor(keys, policy, spec, variable_source=self.learner, adders=adders)
+            self.train_loop = VectorEnvironmentLoop(
+                environments,
+                LearningVectorActor(self.actor, LearnerStepper(self.learner, self.iterator, pressure)),
+                counter=actor_counter,
+                logger=self.actor_logger,
+                label="actor",
+            )
+        if restored is not None and restored.actor_state is not None and hasattr(self.actor, "restore"):
+            self.actor.restore(restored.actor_state)  # exploration schedules go on from the saved step
+        self.evaluator = Evaluator(config, spec, networks, self.learner) if config.eval_every else None
+
+    def train(self, progress: bool, stop_at_return: float | None) -> None:
+        """Acts (and learns) until the step budget is spent, evaluating and checkpointing on the way."""
+        config = self.config
+        bar = None
+        if progress:
+            from tqdm import tqdm
+
+            bar = tqdm(
+                total=config.max_num_actor_steps,
+                initial=min(self.actor_steps, config.max_num_actor_steps),
+                unit="step",
+                dynamic_ncols=True,
+                mininterval=1.0,
+                desc=config.environment_id or "train",
+            )
+        say = bar.write if bar is not None else print  # messages that do not break the progress bar
+        # With checkpoints, the first Ctrl-C or SIGTERM saves one when the episode ends and then stops the run.
+        interrupt = StopAtEpisodeEnd(enabled=self.checkpointer is not None, announce=say)
+        try:
+            with interrupt:
+                while self.actor_steps < config.max_num_actor_steps:
+                    until_eval = self.next_eval - self.actor_steps if self.evaluator is not None else None
+                    taken, episode_return = _act(
+                        self.train_loop, config.max_num_actor_steps - self.actor_steps, until_eval, self.actor_logger
+                    )
+                    self.actor_steps += taken
+                    if bar is not None:
+                        bar.update(taken)
+                        if episode_return is not None:
+                            bar.set_postfix(ret=f"{episode_return:.1f}", refresh=False)
+                    finished = self.actor_steps >= config.max_num_actor_steps
+                    if self.evaluator is not None and (self.actor_steps >= self.next_eval or finished):
+                        mean_return = self._evaluate()
+                        if bar is not None:
+                            bar.set_description(f"{config.environment_id or 'train'} eval={mean_return:.1f}")
+                        finished = finished or (stop_at_return is not None and mean_return >= stop_at_return)
+                    # Between episodes the adder has flushed every item, so replay matches the counts saved with
+                    # it (with K environments, others are mid-episode: their unwritten n-step items are not saved).
+                    if self.checkpointer is not None and (
+                        finished or interrupt.requested or self.checkpointer.due(learner_steps_of(self.learner))
+                    ):
+                        self._save_checkpoint(say)
+                    if interrupt.requested and not finished:
+                        interrupt.stop(f"at actor step {self.actor_steps}, after a checkpoint")
+                    if finished:
+                        break
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def _evaluate(self) -> float:
+        evaluation = self.evaluator.evaluate(
+            self.actor_steps, self.counter.get_counts, lambda: time.perf_counter() - self.start
+        )
+        self.evaluations.append(evaluation)
+        while self.next_eval <= self.actor_steps:
+            self.next_eval += self.config.eval_every
+        return evaluation.mean_return
+
+    def _save_checkpoint(self, say: Callable[[str], Any]) -> None:
+        path = self.checkpointer.save(
+            self.learner.save(),
+            learner_steps_of(self.learner),
+            self.counter.save(),
+            loop={
+                "actor_steps": self.actor_steps,
+                "next_eval": self.next_eval,
+                "resumes": self.resumes,
+                "wall_seconds": time.perf_counter() - self.start,
+                "evaluations": [dataclasses.astuple(e) for e in self.evaluations],
+            },
+            replay_client=self.replay_client,
+            actor_state=self.actor.save() if hasattr(self.actor, "save") else None,
+        )
+        say(f"Checkpoint saved: {path} (actor steps {self.actor_steps}).")
+
+    def close(self) -> None:
+        """Closes the loggers and the dataset, and stops an in-process reverb server."""
+        self.actor_logger.close()
+        if self.evaluator is not None:
+            self.evaluator.close()
+        if hasattr(self.iterator, "close"):
+            self.iterator.close()
+        if self.stop_replay is not None:
+            self.stop_replay()
+
+    def result(self) -> ExperimentResult:
+        return ExperimentResult(
+            self.evaluations,
+            self.actor_steps,
+            learner_steps_of(self.learner),
+            time.perf_counter() - self.start,
+            policy_params=jax.device_get(self.learner.get_variables(["policy"])[0]),
+        )
+
+
+_VECTOR_CHUNK = 1_000  # K environments act this many steps between checks for evaluations and checkpoints
+
+
+def _act(loop: Any, budget: int, until_eval: int | None, logger: Any) -> tuple[int, float | None]:
+    """One stretch of acting: an episode (one environment) or up to the next check (K environments).
+
+    Returns the steps taken and the return of the last episode that ended (None if none did).
+    """
+    if isinstance(loop, EnvironmentLoop):
+        result = loop.run_episode(max_steps=budget)
+        logger.write(result)
+        return result["episode_length"], float(np.sum(result["episode_return"]))
+    steps = min(budget, _VECTOR_CHUNK, until_eval if until_eval is not None and until_eval > 0 else budget)
+    rows = loop.run(steps)  # the loop logs each finished episode itself
+    return steps, float(np.sum(rows[-1]["episode_return"])) if rows else None
+
+
+def _interval(checkpointer: ExperimentCheckpointer) -> str:
+    config = checkpointer.config
+    every = []
+    if config.every_minutes is not None:
+        every.append(f"{config.every_minutes:g} min")
+    if config.every_learner_steps is not None:
+        every.append(f"{config.every_learner_steps} learner steps")
+    return f"every {' or '.join(every)}, between episodes; the newest {config.keep} kept"
+
+
+def _start_reverb(
+    tables: list, checkpointer: ExperimentCheckpointer | None, restored: Restored | None
+) -> tuple[Any, Callable[[], None], InsertPressure]:
+    """An in-process reverb server of ``tables`` (loading ``restored``'s replay): ``(client, stop, pressure)``."""
+    extras.require("reverb", "replay='reverb' (--replay reverb)")
+    import reverb
+
+    from acme.replay.reverb_tables import to_reverb_tables
+    from launch import network
+    from launch.reverb_server import start_reverb_server
+
+    replay_checkpointer = None
+    if checkpointer is not None and checkpointer.config.replay:
+        replay_checkpointer = reverb_checkpointer(*checkpointer.prepare_replay(restored))
+    tables = to_reverb_tables(tables)
+    server = start_reverb_server(tables, port=None, checkpointer=replay_checkpointer)
+    network.confine_server(server)  # reverb listens on every interface; only this process uses it
+    client = reverb.Client(f"localhost:{server.port}")
+    pressure = InsertPressure(table_infos(tables, client, restored is not None and replay_checkpointer is not None))
+    return client, server.stop, pressure
+
+
+def _restore(
+    checkpointer: ExperimentCheckpointer,
+    restored: Restored,
+    learner: core.Learner,
+    counter: counting.Counter,
+    replay_client: Any,
+) -> None:
+    """Puts a checkpoint's learner state, counts and replay (reverb's is already loaded) in place, checking each."""
+    checkpointer.check_learner_state(restored, learner.save())
+    learner.restore(restored.learner_state)
+    # The learner adds its steps to the counter once a second; the checkpoint's step is the exact count.
+    counter.restore({**restored.counts, "learner_steps": restored.learner_steps})
+    if restored.replay_state is not None and checkpointer.config.replay:
+        replay_client.restore(restored.replay_state)
+    checkpointer.check_replay(restored, replay_client)

@@ -1,0 +1,44 @@
+"""One optimiser step, the sequence every agent's update repeats: gradients, the optimiser's update, new parameters."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import jax
+import optax
+
+
+class OptimizerStep(NamedTuple):
+    """What one optimiser step gives: the loss function's value, the gradients, new parameters and optimiser state."""
+
+    value: Any
+    gradients: Any
+    params: Any
+    opt_state: Any
+
+
+def apply_gradients(
+    optimizer: optax.GradientTransformation, gradients: Any, params: Any, opt_state: Any
+) -> tuple[Any, Any]:
+    """``(new params, new optimiser state)`` after ``optimizer`` turns ``gradients`` into an update of ``params``."""
+    updates, opt_state = optimizer.update(gradients, opt_state, params)
+    return optax.apply_updates(params, updates), opt_state
+
+
+def gradient_step(
+    loss_fn: Callable[..., Any],
+    optimizer: optax.GradientTransformation,
+    params: Any,
+    opt_state: Any,
+    *args: Any,
+    has_aux: bool = True,
+) -> OptimizerStep:
+    """Differentiates ``loss_fn(params, *args)`` with respect to ``params`` and takes one optimiser step.
+
+    Returns ``OptimizerStep(value, gradients, params, opt_state)`` (it unpacks
+    as a 4-tuple), where ``value`` is what ``loss_fn`` returned: ``(loss, aux)``
+    when ``has_aux`` (the default), else the loss.
+    """
+    value, gradients = jax.value_and_grad(loss_fn, has_aux=has_aux)(params, *args)
+    params, opt_state = apply_gradients(optimizer, gradients, params, opt_state)
+    return OptimizerStep(value, gradients, params, opt_state)
