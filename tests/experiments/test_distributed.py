@@ -15,8 +15,16 @@ from acme.experiments.checkpointing import experiment_identity
 from acme.utils import extras, loggers
 from baselines.registry import make_experiment_config
 
+# U = 16 fused updates a call: these runs are short (a few thousand steps), and at DQN's default of 64 x 32 samples
+# per call a 4,000-step run is about 13 learner calls, so the actors can spend the budget before a restarted
+# learner takes its first step (the learner-restart test then has nothing to check).
 SMALL_DQN = dict(
-    hidden_sizes=(32, 32), min_replay_size=100, batch_size=32, samples_per_insert=8.0, epsilon_decay_steps=1_000
+    hidden_sizes=(32, 32),
+    min_replay_size=100,
+    batch_size=32,
+    samples_per_insert=8.0,
+    epsilon_decay_steps=1_000,
+    num_sgd_steps_per_step=16,
 )
 
 
