@@ -102,17 +102,7 @@ def _child(args: argparse.Namespace) -> dict:
     ]
     if args.max_steps is not None:
         command += ["--max-steps", str(args.max_steps)]
-    completed = subprocess.run(
-        command,
-        env={**os.environ, **SINGLE_THREAD_ENV, "PYTHONPATH": ROOT},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
-    if completed.returncode != 0 or not lines:
-        raise RuntimeError(f"run {args.agents[0]} seed {args.seeds[0]} failed:\n{completed.stderr[-3000:]}")
-    return json.loads(lines[-1])
+    return _last_json_line(command, {"PYTHONPATH": ROOT}, f"run {args.agents[0]} seed {args.seeds[0]}")
 
 
 def _peer(args: argparse.Namespace, agent: str, seed: int) -> dict:
@@ -128,12 +118,17 @@ def _peer(args: argparse.Namespace, agent: str, seed: int) -> dict:
         str(protocol["eval_every"]),
         str(args.core),
     ]
+    return _last_json_line(command, {}, f"SBX run {agent} seed {seed}")
+
+
+def _last_json_line(command: list[str], extra_env: dict, what: str) -> dict:
+    """Runs ``command`` single-threaded (plus ``extra_env``) and returns the last JSON line it printed."""
     completed = subprocess.run(
-        command, env={**os.environ, **SINGLE_THREAD_ENV}, capture_output=True, text=True, check=False
+        command, env={**os.environ, **SINGLE_THREAD_ENV, **extra_env}, capture_output=True, text=True, check=False
     )
     lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
     if completed.returncode != 0 or not lines:
-        raise RuntimeError(f"SBX run {agent} seed {seed} failed:\n{completed.stderr[-3000:]}")
+        raise RuntimeError(f"{what} failed:\n{completed.stderr[-3000:]}")
     return json.loads(lines[-1])
 
 

@@ -32,15 +32,18 @@ class NStepTransitionBuilder(builders.AgentBuilder):
     """The data side of an n-step-transition agent; subclasses add the learner and policy.
 
     Subclasses set ``config_class``: a builder made without a config uses its
-    defaults, and a config of another class is refused.
+    defaults, and a config of another class is refused. Without a
+    ``config_class`` a config must be given.
     """
 
-    config_class: type = type(None)
+    config_class: type | None = None
 
     def __init__(self, config: Any = None):
         if config is None:
+            if self.config_class is None:
+                raise TypeError(f"{type(self).__name__} has no config_class: give it a config.")
             config = self.config_class()
-        elif not isinstance(config, self.config_class):
+        elif self.config_class is not None and not isinstance(config, self.config_class):
             raise TypeError(
                 f"{type(self).__name__} takes a {self.config_class.__name__}, got a {type(config).__name__}."
             )
@@ -111,10 +114,7 @@ class NStepTransitionBuilder(builders.AgentBuilder):
         variable_source: core.VariableSource | None = None,
         adder: Any = None,
     ) -> core.Actor:
-        if variable_source is None:
-            raise ValueError(f"A {type(self).__name__} actor needs a variable_source (the learner or a handle to it).")
-        client = VariableClient(variable_source, "policy", update_period=self.config.variable_update_period)
-        return GenericActor(policy, random_key, client, adder)
+        return GenericActor(policy, random_key, self._policy_client(variable_source), adder)
 
     def make_vector_actor(
         self,
@@ -124,10 +124,13 @@ class NStepTransitionBuilder(builders.AgentBuilder):
         variable_source: core.VariableSource | None = None,
         adders: Sequence[Any] | None = None,
     ) -> VectorActor:
+        return VectorActor(policy, random_keys, self._policy_client(variable_source), adders)
+
+    def _policy_client(self, variable_source: core.VariableSource | None) -> VariableClient:
+        """A client of ``variable_source``'s ``"policy"`` variables, fetched every ``variable_update_period`` steps."""
         if variable_source is None:
             raise ValueError(f"A {type(self).__name__} actor needs a variable_source (the learner or a handle to it).")
-        client = VariableClient(variable_source, "policy", update_period=self.config.variable_update_period)
-        return VectorActor(policy, random_keys, client, adders)
+        return VariableClient(variable_source, "policy", update_period=self.config.variable_update_period)
 
 
 class ActorCriticBuilder(NStepTransitionBuilder):

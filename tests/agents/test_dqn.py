@@ -235,3 +235,18 @@ def test_distributed_actors_get_a_spread_of_epsilons():
     assert builder.for_actor(0, 1) is builder
     fixed = dqn.DQNBuilder(dqn.DQNConfig(actor_epsilon_base=None))
     assert fixed.for_actor(3, 4).config.epsilon_end == 0.05
+
+
+def test_a_builder_takes_only_its_own_config_and_defaults_without_one():
+    from acme.agents.transition_builder import NStepTransitionBuilder
+    from agents import sac
+
+    assert dqn.DQNBuilder().config == dqn.DQNConfig()
+    with pytest.raises(TypeError, match="DQNBuilder takes a DQNConfig, got a SACConfig"):
+        dqn.DQNBuilder(sac.SACConfig())
+
+    class NoDefault(NStepTransitionBuilder):
+        make_learner = make_policy = None  # only the config handling is under test
+
+    with pytest.raises(TypeError, match="NoDefault has no config_class: give it a config"):
+        NoDefault()
