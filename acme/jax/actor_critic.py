@@ -53,15 +53,15 @@ def init_actor_critic_state(networks: Any, optimizer: optax.GradientTransformati
     return ActorCriticState(**actor_critic_fields(networks, optimizer, key))
 
 
-def actor_critic_variables(state: ActorCriticState) -> dict:
-    """What actors and snapshots need (the policy parameters and observation statistics), and the critic and
-    both targets."""
-    return {
-        "policy": (state.policy_params, state.observation_stats),
-        "critic": state.critic_params,
-        "target_policy": state.target_policy_params,
-        "target_critic": state.target_critic_params,
-    }
+def actor_critic_variables(state: Any) -> dict:
+    """What actors and snapshots need (``"policy"``: the policy parameters with the observation statistics), and
+    the critic and whichever target networks ``state`` has (a target policy comes with the statistics too)."""
+    variables = {"policy": (state.policy_params, state.observation_stats), "critic": state.critic_params}
+    if "target_policy_params" in state._fields:
+        variables["target_policy"] = (state.target_policy_params, state.observation_stats)
+    if "target_critic_params" in state._fields:
+        variables["target_critic"] = state.target_critic_params
+    return variables
 
 
 def learning_rate_hint(config: Any) -> str:

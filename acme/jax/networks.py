@@ -92,6 +92,11 @@ def sample_tanh_gaussian(key: jax.Array, mean: jnp.ndarray, log_std: jnp.ndarray
     return jnp.tanh(pre_tanh), log_prob
 
 
+def sample_clipped_gaussian(key: jax.Array, mean: jnp.ndarray, std: jnp.ndarray | float) -> jnp.ndarray:
+    """``mean + std * eps`` clipped to the canonical action range [-1, 1] (Gaussian exploration)."""
+    return jnp.clip(mean + std * jax.random.normal(key, mean.shape, mean.dtype), -1.0, 1.0)
+
+
 class TanhGaussianHead(hk.Module):
     """Maps features to the ``(mean, log_std)`` of a Gaussian that is squashed by tanh.
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 
 from acme import specs
 from acme.agents.transition_builder import ActorCriticBuilder
+from acme.jax import networks as networks_lib
 from agents.d4pg.config import D4PGConfig
 from agents.d4pg.learning import D4PG_LEARNER
 from agents.d4pg.networks import D4PGNetworks
@@ -30,7 +30,4 @@ class D4PGBuilder(ActorCriticBuilder):
 
     def select_actions(self, networks: D4PGNetworks, policy_params, key: jax.Array, observations, evaluation: bool):
         actions = networks.policy.apply(policy_params, observations)
-        if evaluation:
-            return actions
-        noise = self.config.sigma * jax.random.normal(key, actions.shape, actions.dtype)
-        return jnp.clip(actions + noise, -1.0, 1.0)
+        return actions if evaluation else networks_lib.sample_clipped_gaussian(key, actions, self.config.sigma)

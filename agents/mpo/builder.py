@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 
 from acme.agents.transition_builder import ActorCriticBuilder
+from acme.jax import networks as networks_lib
 from agents.mpo.config import MPOConfig
 from agents.mpo.learning import MPO_LEARNER
 from agents.mpo.networks import MPONetworks
@@ -19,6 +19,4 @@ class MPOBuilder(ActorCriticBuilder):
 
     def select_actions(self, networks: MPONetworks, policy_params, key: jax.Array, observations, evaluation: bool):
         mean, std = networks.policy.apply(policy_params, observations)
-        if evaluation:
-            return mean  # already in (-1, 1)
-        return jnp.clip(mean + std * jax.random.normal(key, mean.shape, mean.dtype), -1.0, 1.0)
+        return mean if evaluation else networks_lib.sample_clipped_gaussian(key, mean, std)  # the mean is in (-1, 1)

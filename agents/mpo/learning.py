@@ -278,14 +278,4 @@ def make_update(networks: MPONetworks, config: MPOConfig):
     return update
 
 
-def policy_variables(state: TrainingState) -> dict:
-    """What actors and snapshots need: the policy parameters and observation statistics."""
-    return {
-        "policy": (state.policy_params, state.observation_stats),
-        "critic": state.critic_params,
-        "target_policy": (state.target_policy_params, state.observation_stats),
-        "target_critic": state.target_critic_params,
-    }
-
-
-MPO_LEARNER = actor_critic_learner("MPO", make_update, make_initial_state, policy_variables)
+MPO_LEARNER = actor_critic_learner("MPO", make_update, make_initial_state)

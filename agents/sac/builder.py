@@ -20,7 +20,4 @@ class SACBuilder(ActorCriticBuilder):
 
     def select_actions(self, networks: SACNetworks, policy_params, key: jax.Array, observations, evaluation: bool):
         mean, log_std = networks.policy.apply(policy_params, observations)
-        if evaluation:
-            return jnp.tanh(mean)
-        actions, _ = networks_lib.sample_tanh_gaussian(key, mean, log_std)
-        return actions
+        return jnp.tanh(mean) if evaluation else networks_lib.sample_tanh_gaussian(key, mean, log_std)[0]

@@ -115,13 +115,4 @@ def make_update(networks: SACNetworks, config: SACConfig):
     return update
 
 
-def policy_variables(state: TrainingState) -> dict:
-    """What actors and snapshots need: the policy parameters and observation statistics."""
-    return {
-        "policy": (state.policy_params, state.observation_stats),
-        "critic": state.critic_params,
-        "target_critic": state.target_critic_params,
-    }
-
-
-SAC_LEARNER = actor_critic_learner("SAC", make_update, make_initial_state, policy_variables)
+SAC_LEARNER = actor_critic_learner("SAC", make_update, make_initial_state)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 
 from acme.agents.transition_builder import ActorCriticBuilder
+from acme.jax import networks as networks_lib
 from agents.td3.config import TD3Config
 from agents.td3.learning import TD3_LEARNER
 from agents.td3.networks import TD3Networks
@@ -19,7 +19,5 @@ class TD3Builder(ActorCriticBuilder):
 
     def select_actions(self, networks: TD3Networks, policy_params, key: jax.Array, observations, evaluation: bool):
         actions = networks.policy.apply(policy_params, observations)
-        if evaluation:
-            return actions
-        noise = self.config.exploration_sigma * jax.random.normal(key, actions.shape, actions.dtype)
-        return jnp.clip(actions + noise, -1.0, 1.0)
+        sigma = self.config.exploration_sigma
+        return actions if evaluation else networks_lib.sample_clipped_gaussian(key, actions, sigma)
