@@ -211,7 +211,7 @@ def reproduce_command(args: argparse.Namespace) -> int:
     if (args.agent, args.env) not in registry.BASELINES:
         known = ", ".join(f"{a} on {e}" for a, e in sorted(registry.BASELINES))
         raise ValueError(f"No registered baseline for {args.agent} on {args.env}; known baselines: {known}.")
-    group = "continuous" if registry.get_agent(args.agent).action_space == "continuous" else "discrete"
+    group = registry.action_group(args.agent, args.env)
     output = args.output or os.path.join(results.RESULTS_DIR, f"{group}_control.json")
     for seed in args.seeds:
         print(f"Reproducing {args.agent} on {args.env}, seed {seed} ...", flush=True)
@@ -220,11 +220,7 @@ def reproduce_command(args: argparse.Namespace) -> int:
         print(f"Logs: {log_dir}", flush=True)
         record = results.reproduce(args.agent, args.env, seed, max_steps=args.max_steps, log_dir=log_dir)
         print(json.dumps({k: v for k, v in record.items() if k not in ("curve", "machine")}), flush=True)
-    same_group = [
-        a
-        for a in registry.agent_names()
-        if registry.get_agent(a).action_space == registry.get_agent(args.agent).action_space
-    ]
+    same_group = [a for a in registry.agent_names() if registry.get_agent(a).action_space in (group, "any")]
     summary = results.summarize(output=output, agents=same_group)
     print(results.summary_table(summary), flush=True)
     print(f"Summary written to {output}", flush=True)

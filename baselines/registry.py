@@ -6,6 +6,7 @@ import dataclasses
 import importlib
 from typing import Any, Callable, Mapping
 
+from acme import specs
 from acme.agents.definition import AgentDefinition
 from acme.environments import make_environment
 from acme.experiments import CheckpointingConfig, ExperimentConfig
@@ -26,6 +27,7 @@ class Baseline:
     eval_every: int = 2_500
     num_eval_episodes: int = 10
     step_limit: int | None = None
+    num_envs_per_actor: int = 1
 
 
 def _loader(name: str) -> Callable[[], AgentEntry]:
@@ -34,7 +36,7 @@ def _loader(name: str) -> Callable[[], AgentEntry]:
 
 # Each agent is imported on first use, so listing agents loads none of them.
 AGENT_LOADERS: dict[str, Callable[[], AgentEntry]] = {
-    name: _loader(name) for name in ("dqn", "sac", "td3", "d4pg", "mpo")
+    name: _loader(name) for name in ("dqn", "sac", "td3", "d4pg", "mpo", "ppo")
 }
 
 CONTINUOUS_AGENTS = ("sac", "td3", "d4pg", "mpo")
@@ -111,15 +113,28 @@ def get_agent(name: str) -> AgentEntry:
 
 
 def make_agent_environment(agent: str, environment_id: str, seed: int = 0):
-    """``environment_id`` as ``agent`` trains on it: the baseline's step limit, and for continuous agents
-    actions in [-1, 1] that the environment rescales to its own bounds."""
+    """``environment_id`` as ``agent`` trains on it: the baseline's step limit, and continuous actions in
+    [-1, 1] that the environment rescales to its own bounds."""
     baseline = BASELINES.get((agent, environment_id))
     return make_environment(
         environment_id,
         seed=seed,
         step_limit=baseline.step_limit if baseline else None,
-        canonical_actions=get_agent(agent).action_space == "continuous",
+        canonical_actions=get_agent(agent).action_space != "discrete",  # discrete action specs are left alone
     )
+
+
+def action_group(agent: str, environment_id: str) -> str:
+    """``"discrete"`` or ``"continuous"``: the agent's action space, or for an agent of both the environment's."""
+    space = get_agent(agent).action_space
+    if space != "any":
+        return space
+    environment = make_environment(environment_id)
+    try:
+        discrete = isinstance(environment.action_spec(), specs.DiscreteArray)
+    finally:
+        environment.close()
+    return "discrete" if discrete else "continuous"
 
 
 def _given_or(value: int | None, default: int) -> int:
@@ -163,4 +178,5 @@ def make_experiment_config(
         logger_factory=logger_factory,
         environment_id=environment_id,
         checkpointing=checkpointing,
+        num_envs_per_actor=baseline.num_envs_per_actor if baseline else 1,
     )

@@ -8,7 +8,7 @@ from typing import Any, Callable
 from acme import specs
 from acme.agents import builders
 
-ACTION_SPACES = ("discrete", "continuous")
+ACTION_SPACES = ("discrete", "continuous", "any")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -17,7 +17,7 @@ class AgentDefinition:
 
     ``make_builder(config)`` and ``make_networks(environment_spec, config)``
     build the parts an ``ExperimentConfig`` needs; ``action_space`` is
-    ``"discrete"`` or ``"continuous"``.
+    ``"discrete"``, ``"continuous"`` or ``"any"`` (both).
     """
 
     name: str

@@ -13,7 +13,8 @@ from acme import core, types
 from acme.adders import Adder
 from acme.jax.variable_client import VariableClient
 
-# policy(params, key, observation, actor_step) -> action, for one unbatched observation.
+# policy(params, key, observation, actor_step) -> action, for one unbatched observation; a policy with
+# extras returns (action, extras): what the adder stores beside the action (e.g. the behaviour log-probability).
 ActorPolicy = Callable[[types.Params, types.PRNGKey, types.NestedArray, jnp.ndarray], types.NestedArray]
 
 
@@ -46,6 +47,8 @@ class GenericActor(core.Actor):
 
     The policy and the random-key split run in one jitted call per step, and the
     actor's own step count is passed to the policy (for exploration schedules).
+    With ``policy_extras`` the policy returns ``(action, extras)`` and the
+    extras go to the adder with the action.
     """
 
     def __init__(
@@ -55,6 +58,7 @@ class GenericActor(core.Actor):
         variable_client: VariableClient | None,
         adder: Adder | None = None,
         backend: str | None = "cpu",
+        policy_extras: bool = False,
     ):
         def select(params, key, observation, step):
             key, policy_key = jax.random.split(key)
@@ -64,6 +68,8 @@ class GenericActor(core.Actor):
         self._key = self._select.place(random_key)
         self._variable_client = variable_client
         self._adder = adder
+        self._policy_extras = bool(policy_extras)
+        self._extras = ()
         self._num_steps = 0
         self._episode_open = False
 
@@ -90,6 +96,9 @@ class GenericActor(core.Actor):
         params = self._variable_client.params if self._variable_client is not None else None
         action, self._key = self._select(params, self._key, observation, self._num_steps)
         self._num_steps += 1
+        if self._policy_extras:
+            action, extras = action
+            self._extras = jax.tree.map(np.asarray, extras)
         return np.asarray(action)
 
     def observe_first(self, timestep: dm_env.TimeStep) -> None:
@@ -101,7 +110,7 @@ class GenericActor(core.Actor):
 
     def observe(self, action: types.NestedArray, next_timestep: dm_env.TimeStep) -> None:
         if self._adder is not None:
-            self._adder.add(action, next_timestep)
+            self._adder.add(action, next_timestep, self._extras)
             self._episode_open = not next_timestep.last()
 
     def update(self, wait: bool = False) -> None:
@@ -114,7 +123,8 @@ class VectorActor:
 
     Environment ``i`` has its own random key, step count (exploration
     schedules follow it) and adder, so K environments driven by one
-    ``VectorActor`` produce what K ``GenericActor``\\ s with the same keys would.
+    ``VectorActor`` produce what K ``GenericActor``\\ s with the same keys would
+    (``policy_extras`` as there).
     """
 
     def __init__(
@@ -124,6 +134,7 @@ class VectorActor:
         variable_client: VariableClient | None,
         adders: Sequence[Adder | None] | None = None,
         backend: str | None = "cpu",
+        policy_extras: bool = False,
     ):
         if len(random_keys) < 1:
             raise ValueError("random_keys must hold one key per environment (at least one).")
@@ -138,6 +149,8 @@ class VectorActor:
         self._keys = self._select.place(jnp.stack([jnp.asarray(k) for k in random_keys]))
         self._variable_client = variable_client
         self._adders = list(adders) if adders is not None else [None] * len(random_keys)
+        self._policy_extras = bool(policy_extras)
+        self._extras = ()
         self._steps = np.zeros(len(random_keys), np.int32)
         self._episode_open = [False] * len(random_keys)
 
@@ -171,6 +184,9 @@ class VectorActor:
         params = self._variable_client.params if self._variable_client is not None else None
         actions, self._keys = self._select(params, self._keys, observations, self._steps)
         self._steps += 1
+        if self._policy_extras:
+            actions, extras = actions
+            self._extras = jax.tree.map(np.asarray, extras)
         return np.asarray(actions)
 
     def observe_first(self, index: int, timestep: dm_env.TimeStep) -> None:
@@ -184,7 +200,8 @@ class VectorActor:
     def observe(self, index: int, action: types.NestedArray, next_timestep: dm_env.TimeStep) -> None:
         adder = self._adders[index]
         if adder is not None:
-            adder.add(action, next_timestep)
+            extras = jax.tree.map(lambda x: x[index], self._extras) if self._policy_extras else ()
+            adder.add(action, next_timestep, extras)
             self._episode_open[index] = not next_timestep.last()
 
     def update(self, wait: bool = False) -> None:

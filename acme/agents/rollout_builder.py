@@ -1,0 +1,122 @@
+"""Replay, dataset, adder and actor for on-policy agents that learn from fixed-length rollouts through a queue.
+
+An actor writes each environment's steps as one stream (episodes joined; see
+``acme.jax.sequences``) cut into rollouts of ``unroll_length + 1`` steps that
+start every ``unroll_length`` steps, so consecutive rollouts share one step
+to bootstrap from. The rollouts go through a FIFO queue that the learner
+consumes once, ``batch_size`` at a time. The policy returns ``(action,
+extras)``; the extras (e.g. the behaviour log-probability and the learner
+step of the acting parameters) are stored with every step.
+
+The config needs ``unroll_length``, ``batch_size``, ``queue_size``,
+``replay_table_name``, ``prefetch_size`` and ``variable_update_period``.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, Iterator, Sequence
+
+import jax
+
+from acme import adders, core, specs
+from acme.agents import builders
+from acme.datasets import ReplaySample
+from acme.jax.actors import GenericActor, VectorActor
+from acme.jax.learner import LearnerDefinition
+from acme.jax.prefetch import PrefetchIterator
+from acme.jax.variable_client import VariableClient
+from acme.replay.local_client import LocalBatches, LocalReplay
+from acme.replay.tables import TableSpec
+
+
+class RolloutBuilder(builders.AgentBuilder):
+    """The data side of a rollout agent; subclasses set ``config_class`` and ``learner`` and implement
+    ``extras_spec``, ``check_networks`` and ``make_policy``."""
+
+    config_class: type
+    learner: LearnerDefinition
+
+    def __init__(self, config: Any = None):
+        if config is None:
+            config = self.config_class()
+        elif not isinstance(config, self.config_class):
+            raise TypeError(
+                f"{type(self).__name__} takes a {self.config_class.__name__}, got a {type(config).__name__}."
+            )
+        self.config = config
+
+    @abc.abstractmethod
+    def extras_spec(self, environment_spec: specs.EnvironmentSpec) -> Any:
+        """The nest of ``specs.Array`` the policy's extras fill for one step."""
+
+    @abc.abstractmethod
+    def check_networks(self, networks: Any, environment_spec: specs.EnvironmentSpec) -> None:
+        """Raises a clear error when the networks do not fit the environment."""
+
+    def make_replay_tables(self, environment_spec: specs.EnvironmentSpec, policy: Any = None) -> list[TableSpec]:
+        """One FIFO queue of rollouts (each consumed once)."""
+        c = self.config
+        signature = adders.SequenceAdder.signature(
+            environment_spec, c.unroll_length + 1, self.extras_spec(environment_spec)
+        )
+        return [TableSpec.queue(c.replay_table_name, c.queue_size, signature)]
+
+    def make_dataset_iterator(self, replay_client: Any) -> Iterator[ReplaySample]:
+        """Batches of ``batch_size`` rollouts, leaves ``[batch_size, unroll_length + 1, ...]``."""
+        c = self.config
+        if isinstance(replay_client, LocalReplay):
+            return LocalBatches(replay_client.table(c.replay_table_name), c.batch_size)
+        from acme.datasets.reverb import make_reverb_iterator, server_address_of
+
+        iterator = make_reverb_iterator(server_address_of(replay_client), c.replay_table_name, c.batch_size)
+        return PrefetchIterator(iterator, buffer_size=c.prefetch_size)
+
+    def make_adder(self, replay_client: Any, environment_spec: specs.EnvironmentSpec, policy: Any = None):
+        return adders.SequenceAdder(
+            client=replay_client,
+            sequence_length=self.config.unroll_length + 1,
+            period=self.config.unroll_length,
+            priority_fns={self.config.replay_table_name: None},
+            pad_end_of_episode=False,
+            break_end_of_episode=False,
+        )
+
+    def make_actor(
+        self,
+        random_key: jax.Array,
+        policy: Any,
+        environment_spec: specs.EnvironmentSpec,
+        variable_source: core.VariableSource | None = None,
+        adder: Any = None,
+    ) -> core.Actor:
+        return GenericActor(policy, random_key, self._policy_client(variable_source), adder, policy_extras=True)
+
+    def make_vector_actor(
+        self,
+        random_keys: Sequence[jax.Array],
+        policy: Any,
+        environment_spec: specs.EnvironmentSpec,
+        variable_source: core.VariableSource | None = None,
+        adders: Sequence[Any] | None = None,
+    ) -> VectorActor:
+        return VectorActor(policy, random_keys, self._policy_client(variable_source), adders, policy_extras=True)
+
+    def _policy_client(self, variable_source: core.VariableSource | None) -> VariableClient:
+        if variable_source is None:
+            raise ValueError(f"A {type(self).__name__} actor needs a variable_source (the learner or a handle to it).")
+        return VariableClient(variable_source, "policy", update_period=self.config.variable_update_period)
+
+    def make_learner(
+        self,
+        random_key: jax.Array,
+        networks: Any,
+        dataset: Iterator[Any],
+        logger_factory: Any,
+        environment_spec: specs.EnvironmentSpec,
+        replay_client: Any = None,
+        counter: Any = None,
+    ) -> core.Learner:
+        self.check_networks(networks, environment_spec)
+        logger = logger_factory("learner", "learner_steps")
+        return self.learner.make_learner(networks, self.config, random_key, dataset, counter, logger)
