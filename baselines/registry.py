@@ -91,6 +91,32 @@ BASELINES: dict[tuple[str, str], Baseline] = {
     ),
 }
 
+# PPO: RL Zoo's CartPole settings are its defaults (8 environments per actor, 32-step rollouts, 20 epochs).
+# On Pendulum, RL Zoo's PPO uses 4 environments, 1024-step rollouts, minibatches of 64, discount 0.9, bigger
+# networks and normalised observations (and gSDE, which this library does not have).
+BASELINES[("ppo", "gymnasium:CartPole-v1")] = Baseline(
+    "ppo", "gymnasium:CartPole-v1", max_steps=100_000, target_return=475.0, eval_every=5_000, num_envs_per_actor=8
+)
+BASELINES[("ppo", "gymnasium:Pendulum-v1")] = Baseline(
+    "ppo",
+    "gymnasium:Pendulum-v1",
+    max_steps=500_000,
+    target_return=-300.0,
+    eval_every=20_000,
+    num_envs_per_actor=4,
+    config_overrides=dict(
+        unroll_length=1024,
+        batch_size=4,
+        num_minibatches=64,
+        num_epochs=10,
+        discount=0.9,
+        gae_lambda=0.95,
+        hidden_sizes=(256, 256),
+        normalize_observations=True,
+        initial_log_std=-1.0,
+    ),
+)
+
 # The budget and evaluation schedule of an (agent, environment) pair without a tuned baseline.
 DEFAULT_MAX_STEPS = 100_000
 DEFAULT_EVAL_EVERY = 5_000

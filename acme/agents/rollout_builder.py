@@ -5,8 +5,9 @@ An actor writes each environment's steps as one stream (episodes joined; see
 start every ``unroll_length`` steps, so consecutive rollouts share one step
 to bootstrap from. The rollouts go through a FIFO queue that the learner
 consumes once, ``batch_size`` at a time. The policy returns ``(action,
-extras)``; the extras (e.g. the behaviour log-probability and the learner
-step of the acting parameters) are stored with every step.
+extras)`` (an ``acme.jax.actors.ExtrasPolicy``; evaluation policies return
+the action only); the extras (e.g. the behaviour log-probability and the
+learner step of the acting parameters) are stored with every step.
 
 The config needs ``unroll_length``, ``batch_size``, ``queue_size``,
 ``replay_table_name``, ``prefetch_size`` and ``variable_update_period``.
@@ -90,7 +91,7 @@ class RolloutBuilder(builders.AgentBuilder):
         variable_source: core.VariableSource | None = None,
         adder: Any = None,
     ) -> core.Actor:
-        return GenericActor(policy, random_key, self._policy_client(variable_source), adder, policy_extras=True)
+        return GenericActor(policy, random_key, self._policy_client(variable_source), adder)
 
     def make_vector_actor(
         self,
@@ -100,7 +101,7 @@ class RolloutBuilder(builders.AgentBuilder):
         variable_source: core.VariableSource | None = None,
         adders: Sequence[Any] | None = None,
     ) -> VectorActor:
-        return VectorActor(policy, random_keys, self._policy_client(variable_source), adders, policy_extras=True)
+        return VectorActor(policy, random_keys, self._policy_client(variable_source), adders)
 
     def _policy_client(self, variable_source: core.VariableSource | None) -> VariableClient:
         if variable_source is None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import dm_env
 import jax
@@ -13,9 +13,19 @@ from acme import core, types
 from acme.adders import Adder
 from acme.jax.variable_client import VariableClient
 
-# policy(params, key, observation, actor_step) -> action, for one unbatched observation; a policy with
-# extras returns (action, extras): what the adder stores beside the action (e.g. the behaviour log-probability).
+# policy(params, key, observation, actor_step) -> action, for one unbatched observation.
 ActorPolicy = Callable[[types.Params, types.PRNGKey, types.NestedArray, jnp.ndarray], types.NestedArray]
+
+
+class ExtrasPolicy(NamedTuple):
+    """A policy that returns ``(action, extras)``: actors hand the extras (e.g. the behaviour
+    log-probability) to their adder with the action."""
+
+    policy: ActorPolicy
+
+
+def _unwrap(policy: ActorPolicy | ExtrasPolicy) -> tuple[ActorPolicy, bool]:
+    return (policy.policy, True) if isinstance(policy, ExtrasPolicy) else (policy, False)
 
 
 class _Placed:
@@ -47,19 +57,19 @@ class GenericActor(core.Actor):
 
     The policy and the random-key split run in one jitted call per step, and the
     actor's own step count is passed to the policy (for exploration schedules).
-    With ``policy_extras`` the policy returns ``(action, extras)`` and the
-    extras go to the adder with the action.
+    An ``ExtrasPolicy``'s extras go to the adder with the action.
     """
 
     def __init__(
         self,
-        policy: ActorPolicy,
+        policy: ActorPolicy | ExtrasPolicy,
         random_key: types.PRNGKey,
         variable_client: VariableClient | None,
         adder: Adder | None = None,
         backend: str | None = "cpu",
-        policy_extras: bool = False,
     ):
+        policy, self._policy_extras = _unwrap(policy)
+
         def select(params, key, observation, step):
             key, policy_key = jax.random.split(key)
             return policy(params, policy_key, observation, step), key
@@ -68,7 +78,6 @@ class GenericActor(core.Actor):
         self._key = self._select.place(random_key)
         self._variable_client = variable_client
         self._adder = adder
-        self._policy_extras = bool(policy_extras)
         self._extras = ()
         self._num_steps = 0
         self._episode_open = False
@@ -124,22 +133,22 @@ class VectorActor:
     Environment ``i`` has its own random key, step count (exploration
     schedules follow it) and adder, so K environments driven by one
     ``VectorActor`` produce what K ``GenericActor``\\ s with the same keys would
-    (``policy_extras`` as there).
+    (an ``ExtrasPolicy``'s extras as there).
     """
 
     def __init__(
         self,
-        policy: ActorPolicy,
+        policy: ActorPolicy | ExtrasPolicy,
         random_keys: Sequence[types.PRNGKey],
         variable_client: VariableClient | None,
         adders: Sequence[Adder | None] | None = None,
         backend: str | None = "cpu",
-        policy_extras: bool = False,
     ):
         if len(random_keys) < 1:
             raise ValueError("random_keys must hold one key per environment (at least one).")
         if adders is not None and len(adders) != len(random_keys):
             raise ValueError(f"Give one adder per environment: {len(random_keys)} keys but {len(adders)} adders.")
+        policy, self._policy_extras = _unwrap(policy)
 
         def select(params, key, observation, step):
             key, policy_key = jax.random.split(key)
@@ -149,7 +158,6 @@ class VectorActor:
         self._keys = self._select.place(jnp.stack([jnp.asarray(k) for k in random_keys]))
         self._variable_client = variable_client
         self._adders = list(adders) if adders is not None else [None] * len(random_keys)
-        self._policy_extras = bool(policy_extras)
         self._extras = ()
         self._steps = np.zeros(len(random_keys), np.int32)
         self._episode_open = [False] * len(random_keys)

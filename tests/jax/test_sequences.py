@@ -1,0 +1,57 @@
+"""GAE over joined-episode streams, against values worked out by hand."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from acme.jax import sequences
+
+REWARDS = jnp.array([1.0, 2.0, 3.0])
+DISCOUNTS = jnp.array([0.5, 0.5, 0.5])
+VALUES = jnp.array([10.0, 20.0, 30.0, 40.0])
+
+
+def test_gae_without_episode_ends_matches_the_recursion():
+    # delta = (1 + 0.5*20 - 10, 2 + 0.5*30 - 20, 3 + 0.5*40 - 30) = (1, -3, -7); A_t = delta_t + 0.25 A_{t+1}.
+    advantages = sequences.generalized_advantages(REWARDS, DISCOUNTS, VALUES, jnp.zeros(3, bool), 0.5)
+    np.testing.assert_allclose(advantages, [-0.1875, -4.75, -7.0])
+
+
+def test_a_final_step_gets_no_advantage_and_blocks_the_next_episode():
+    # Step 1 is the final observation of a time-limited episode: step 0 bootstraps from its value (20) alone.
+    advantages = sequences.generalized_advantages(REWARDS, DISCOUNTS, VALUES, jnp.array([False, True, False]), 0.5)
+    np.testing.assert_allclose(advantages, [1.0, 0.0, -7.0])
+
+
+def test_a_termination_bootstraps_from_nothing():
+    discounts = jnp.array([0.0, 0.5, 0.5])  # the environment's discount 0 after step 0's action
+    advantages = sequences.generalized_advantages(REWARDS, discounts, VALUES, jnp.array([False, True, False]), 0.5)
+    np.testing.assert_allclose(advantages, [1.0 - 10.0, 0.0, -7.0])
+
+
+def test_lambda_one_gives_discounted_returns_minus_values():
+    advantages = sequences.generalized_advantages(REWARDS, DISCOUNTS, VALUES, jnp.zeros(3, bool), 1.0)
+    returns = [1 + 0.5 * (2 + 0.5 * (3 + 0.5 * 40)), 2 + 0.5 * (3 + 0.5 * 40), 3 + 0.5 * 40]
+    np.testing.assert_allclose(advantages, np.array(returns) - VALUES[:3])
+
+
+def test_batched_gae_is_gae_per_row():
+    is_final = jnp.array([[False, False, False], [False, True, False]])
+    batched = sequences.batched_generalized_advantages(
+        jnp.stack([REWARDS, REWARDS]), jnp.stack([DISCOUNTS, DISCOUNTS]), jnp.stack([VALUES, VALUES]), is_final, 0.5
+    )
+    np.testing.assert_allclose(batched, [[-0.1875, -4.75, -7.0], [1.0, 0.0, -7.0]])
+
+
+def test_final_steps_are_those_followed_by_an_episode_start():
+    start = jnp.array([[True, False, False, True, False]])
+    np.testing.assert_array_equal(sequences.final_steps(start), [[False, False, True, False]])
+
+
+@pytest.mark.parametrize(
+    "mask, expected", [([True, False, True], 2.0), ([False, False, False], 0.0), ([True, True, True], 2.0)]
+)
+def test_masked_mean(mask, expected):
+    assert float(sequences.masked_mean(jnp.array([1.0, 2.0, 3.0]), jnp.array(mask))) == pytest.approx(expected)
