@@ -1,4 +1,4 @@
-"""PPO: config checks, the clipped objective, the rollouts it stores, one learner step, the policy-lag bound, end to end."""
+"""PPO: config, the clipped objective, the stored rollouts, a learner step, the policy-lag bound, end to end."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def test_clipped_surrogate_matches_a_hand_computed_value():
     log_prob = jnp.log(jnp.array([1.5, 0.5, 1.1, 0.7]))  # ratios 1.5, 0.5, 1.1, 0.7 against log mu = 0
     advantage = jnp.array([2.0, 2.0, -1.0, -1.0])
     loss = clipped_surrogate_loss(log_prob, jnp.zeros(4), advantage, 0.2)
-    # A > 0: min(rho, clip(rho)) A = (1.2 * 2, 0.5 * 2); A < 0: min(rho A, clip(rho) A) = (-1.2 ... no: -1.1, -0.8).
+    # A > 0: min(rho, clip(rho)) A = (1.2 * 2, 0.5 * 2); A < 0: min(rho A, clip(rho) A) = (-1.1, -0.8).
     np.testing.assert_allclose(loss, [-2.4, -1.0, 1.1, 0.8], rtol=1e-6)
 
 
