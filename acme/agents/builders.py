@@ -67,6 +67,13 @@ class AgentBuilder(abc.ABC):
             f"{type(self).__name__} does not support num_envs_per_actor > 1; use num_envs_per_actor=1."
         )
 
+    @property
+    def actors_fetch_directly(self) -> bool:
+        """Whether distributed actors fetch parameters from the learner itself, each time their variable client
+        asks, rather than from a copy polled every ``variable_poll_seconds`` (the default, cheaper; an agent that
+        bounds its policy lag needs the newest parameters)."""
+        return False
+
     def for_actor(self, actor_id: int, num_actors: int) -> "AgentBuilder":
         """The builder actor ``actor_id`` of ``num_actors`` uses in a distributed run.
 

@@ -55,6 +55,12 @@ class RolloutBuilder(builders.AgentBuilder):
     def check_networks(self, networks: Any, environment_spec: specs.EnvironmentSpec) -> None:
         """Raises a clear error when the networks do not fit the environment."""
 
+    @property
+    def actors_fetch_directly(self) -> bool:
+        """With a ``max_policy_lag``, actors fetch from the learner itself (every ``variable_update_period``
+        steps), so their parameters lag only by the learner steps taken since."""
+        return getattr(self.config, "max_policy_lag", None) is not None
+
     def make_replay_tables(self, environment_spec: specs.EnvironmentSpec, policy: Any = None) -> list[TableSpec]:
         """One FIFO queue of rollouts (each consumed once)."""
         c = self.config

@@ -238,7 +238,10 @@ class ActorNode:
         networks = config.network_factory(spec)
         policy = builder.make_policy(networks, spec, evaluation=False)
         client = replay_client(self._replay)
-        source = PollingVariableSource(self._learner, ["policy"], self._poll)
+        if builder.actors_fetch_directly:
+            source = _DirectSource(self._learner)
+        else:
+            source = PollingVariableSource(self._learner, ["policy"], self._poll)
         num_envs = config.num_envs_per_actor
         self._adders = [builder.make_adder(client, spec, policy) for _ in range(num_envs)]
         # A restarted or resumed actor takes up its share of the steps so far, so exploration
@@ -279,6 +282,19 @@ class ActorNode:
         counts = self._counter.increment(actor_node_finishes=1)
         logger.write({**counts, "actor_finished": 1})
         logger.close()
+
+
+class _DirectSource:
+    """The learner handle as a variable source, closed like a ``PollingVariableSource``."""
+
+    def __init__(self, learner: Any):
+        self._learner = learner
+
+    def get_variables(self, names):
+        return self._learner.get_variables(names)
+
+    def close(self) -> None:
+        pass
 
 
 class EvaluatorNode:

@@ -40,7 +40,10 @@ class PPOConfig:
     # Rollouts and the queue.
     unroll_length: int = 32  # steps per rollout; a rollout is stored with one more step to bootstrap from
     batch_size: int = 8  # rollouts per learner step
-    queue_size: int = 1_024  # rollouts the queue holds before inserts wait (distributed runs)
+    # Rollouts the queue holds. In a distributed run actors wait while it is full, so it bounds how far acting
+    # runs ahead of learning (and the policy lag: about queue_size / batch_size learner steps). In one process
+    # the learner empties it as soon as a batch is ready: it must hold batch_size + num_envs_per_actor - 1.
+    queue_size: int = 32
     replay_table_name: str = "ppo_queue"
     prefetch_size: int = 1
     variable_update_period: int = 1  # actor steps between parameter fetches (1: the newest every step)

@@ -9,8 +9,10 @@ carry no loss.
 
 Every step records the learner step of the parameters that chose its action
 (``extras["policy_step"]``); the metrics report the policy lag (this learner
-step minus that one) and, with ``max_policy_lag``, rollouts whose oldest step
-lags more are dropped from the loss and counted.
+step minus that one: ``policy_lag_mean``, ``policy_lag_max``) and, with
+``max_policy_lag``, rollouts whose oldest step lags more are dropped from the
+loss and counted (``dropped_rollouts``); ``trained_policy_lag_max`` is the
+largest lag among the steps the update learned from.
 """
 
 from __future__ import annotations
@@ -172,6 +174,7 @@ def make_update(networks: PPONetworks, config: PPOConfig):
             "mean_value": masked_mean(values[:, :unroll], acted),
             "policy_lag_mean": masked_mean(lag.astype(jnp.float32), acted),
             "policy_lag_max": jnp.max(acted_lag),
+            "trained_policy_lag_max": jnp.max(jnp.where(mask, lag, 0)),  # over the rollouts kept
             "dropped_rollouts": dropped,
         }
         return new_state, metrics
