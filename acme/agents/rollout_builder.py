@@ -107,6 +107,14 @@ class RolloutBuilder(builders.AgentBuilder):
         variable_source: core.VariableSource | None = None,
         adders: Sequence[Any] | None = None,
     ) -> VectorActor:
+        c = self.config
+        if c.queue_size < c.batch_size + len(random_keys) - 1:
+            # In one process the learner empties the queue only once a whole batch is there, and each of the K
+            # environments may finish a rollout in the same step: a smaller queue would drop the oldest.
+            raise ValueError(
+                f"queue_size ({c.queue_size}) must be at least batch_size + num_envs_per_actor - 1 "
+                f"({c.batch_size} + {len(random_keys)} - 1) for an actor of {len(random_keys)} environments."
+            )
         return VectorActor(policy, random_keys, self._policy_client(variable_source), adders)
 
     def _policy_client(self, variable_source: core.VariableSource | None) -> VariableClient:

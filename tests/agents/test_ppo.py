@@ -238,3 +238,12 @@ def test_action_dtype_follows_the_environment():
     assert np.asarray(action).dtype == spec.actions.dtype
     assert set(extras) == {"log_prob", "policy_step", "raw_action"}
     assert isinstance(spec.actions, specs.DiscreteArray)
+
+
+def test_a_queue_too_small_for_the_actors_environments_is_refused():
+    spec = SPECS["discrete"]
+    builder = PPOBuilder(PPOConfig(**{**TINY, "queue_size": 4}))  # batch 2: holds 2 + 3 - 1 rollouts at most
+    networks = make_networks(spec, (8,))
+    keys = list(jax.random.split(jax.random.PRNGKey(0), 4))
+    with pytest.raises(ValueError, match=r"queue_size \(4\) must be at least batch_size \+ num_envs_per_actor - 1"):
+        builder.make_vector_actor(keys, builder.make_policy(networks, spec), spec, variable_source=object())
