@@ -10,30 +10,41 @@ the action only); the extras (e.g. the behaviour log-probability and the
 learner step of the acting parameters) are stored with every step.
 
 The config needs ``unroll_length``, ``batch_size``, ``queue_size``,
-``replay_table_name``, ``prefetch_size`` and ``variable_update_period``.
+``replay_table_name``, ``prefetch_size``, ``variable_update_period``,
+``normalize_observations`` and ``max_policy_lag``.
 """
 
 from __future__ import annotations
 
-import abc
 from typing import Any, Iterator, Sequence
 
 import jax
+import jax.numpy as jnp
+import numpy as np
 
 from acme import adders, core, specs
 from acme.agents import builders
 from acme.datasets import ReplaySample
-from acme.jax.actors import GenericActor, VectorActor
+from acme.jax.actors import ExtrasPolicy, GenericActor, VectorActor
 from acme.jax.learner import LearnerDefinition
+from acme.jax.policy_value import PolicyValueNetworks, check_policy_value_networks
 from acme.jax.prefetch import PrefetchIterator
+from acme.jax.running_statistics import ObservationNormalizer
 from acme.jax.variable_client import VariableClient
 from acme.replay.local_client import LocalBatches, LocalReplay
 from acme.replay.tables import TableSpec
 
 
 class RolloutBuilder(builders.AgentBuilder):
-    """The data side of a rollout agent; subclasses set ``config_class`` and ``learner`` and implement
-    ``extras_spec``, ``check_networks`` and ``make_policy``."""
+    """A rollout agent with ``PolicyValueNetworks``: subclasses set ``config_class`` and ``learner`` (its
+    learner serves ``"policy" = (policy params, observation statistics, learner step)``, as
+    ``acme.jax.on_policy.on_policy_variables`` does).
+
+    The policy samples from the network's distribution (continuous actions
+    clipped to [-1, 1] for the environment) and acts with its mode in
+    evaluation; each training step stores the behaviour log-probability, the
+    sampled action (``raw_action``) and the learner step of the parameters.
+    """
 
     config_class: type
     learner: LearnerDefinition
@@ -47,19 +58,53 @@ class RolloutBuilder(builders.AgentBuilder):
             )
         self.config = config
 
-    @abc.abstractmethod
-    def extras_spec(self, environment_spec: specs.EnvironmentSpec) -> Any:
-        """The nest of ``specs.Array`` the policy's extras fill for one step."""
+    @property
+    def agent_name(self) -> str:
+        return self.learner.name
 
-    @abc.abstractmethod
-    def check_networks(self, networks: Any, environment_spec: specs.EnvironmentSpec) -> None:
+    def check_networks(self, networks: PolicyValueNetworks, environment_spec: specs.EnvironmentSpec) -> None:
         """Raises a clear error when the networks do not fit the environment."""
+        check_policy_value_networks(networks, environment_spec, self.agent_name)
+
+    def extras_spec(self, environment_spec: specs.EnvironmentSpec) -> dict:
+        """What the policy stores with each step: ``log_prob``, ``policy_step`` and ``raw_action``."""
+        actions = environment_spec.actions
+        raw_dtype = np.int32 if isinstance(actions, specs.DiscreteArray) else np.float32
+        return {
+            "log_prob": specs.Array((), np.float32),
+            "policy_step": specs.Array((), np.int32),
+            "raw_action": specs.Array(actions.shape, raw_dtype),
+        }
+
+    def make_policy(
+        self, networks: PolicyValueNetworks, environment_spec: specs.EnvironmentSpec, evaluation: bool = False
+    ):
+        self.check_networks(networks, environment_spec)
+        normalizer = ObservationNormalizer(self.config.normalize_observations)
+        action_dtype = environment_spec.actions.dtype
+
+        def policy(params, key, observation, step):
+            policy_params, statistics, learner_step = params
+            observations = normalizer.apply(statistics, jax.tree.map(lambda x: x[None], observation))
+            distribution = networks.distribution(networks.policy.apply(policy_params, observations))
+            raw = distribution.mode() if evaluation else distribution.sample(seed=key)
+            action = (raw if networks.discrete else jnp.clip(raw, -1.0, 1.0))[0].astype(action_dtype)
+            if evaluation:
+                return action
+            extras = {
+                "log_prob": distribution.log_prob(raw)[0].astype(jnp.float32),
+                "policy_step": jnp.asarray(learner_step, jnp.int32),
+                "raw_action": raw[0].astype(jnp.int32 if networks.discrete else jnp.float32),
+            }
+            return action, extras
+
+        return policy if evaluation else ExtrasPolicy(policy)
 
     @property
     def actors_fetch_directly(self) -> bool:
         """With a ``max_policy_lag``, actors fetch from the learner itself (every ``variable_update_period``
         steps), so their parameters lag only by the learner steps taken since."""
-        return getattr(self.config, "max_policy_lag", None) is not None
+        return self.config.max_policy_lag is not None
 
     def make_replay_tables(self, environment_spec: specs.EnvironmentSpec, policy: Any = None) -> list[TableSpec]:
         """One FIFO queue of rollouts (each consumed once)."""

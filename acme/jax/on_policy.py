@@ -1,0 +1,98 @@
+"""Pieces every on-policy learner shares: its state, the policy-lag mask and metrics, the variables it serves.
+
+Each step of a rollout records ``extras["policy_step"]``, the learner step of
+the parameters that chose its action. At learner step ``L`` that step lags by
+``L - policy_step``. With a ``max_policy_lag`` bound, a rollout whose oldest
+acted step lags more is left out of the update and counted in
+``dropped_rollouts``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from acme.jax.policy_value import PolicyValueNetworks
+from acme.jax.running_statistics import ObservationNormalizer, RunningStatistics
+from acme.jax.sequences import final_steps, masked_mean
+
+
+class OnPolicyState(NamedTuple):
+    params: Any  # {"policy": ..., "value": ...}
+    opt_state: Any
+    observation_stats: RunningStatistics
+    steps: jnp.ndarray  # learner steps (batches of rollouts) taken
+    random_key: jax.Array
+    dropped_rollouts: jnp.ndarray  # rollouts left out for lagging more than max_policy_lag
+
+
+def init_on_policy_state(
+    networks: PolicyValueNetworks, optimizer: optax.GradientTransformation, random_key: jax.Array
+) -> OnPolicyState:
+    init_key, random_key = jax.random.split(random_key)
+    params = networks.init(init_key)
+    return OnPolicyState(
+        params=params,
+        opt_state=optimizer.init(params),
+        observation_stats=ObservationNormalizer(True).init(networks.environment_spec.observations),
+        steps=jnp.zeros((), jnp.int32),
+        random_key=random_key,
+        dropped_rollouts=jnp.zeros((), jnp.int32),
+    )
+
+
+class LagMask(NamedTuple):
+    """Which steps of a ``[B, T + 1]`` batch of rollouts the update learns from, and why."""
+
+    is_final: jnp.ndarray  # [B, T]: episodes' final steps (no action was taken there)
+    mask: jnp.ndarray  # [B, T]: acted steps of the rollouts kept
+    kept: jnp.ndarray  # [B]: rollouts within the lag bound
+    lag: jnp.ndarray  # [B, T]: learner steps each step's parameters lag by
+
+
+def lag_mask(steps: jnp.ndarray, rollouts: Any, max_policy_lag: int | None) -> LagMask:
+    """The ``LagMask`` of ``rollouts`` (a ``Step`` with ``extras["policy_step"]``) at learner step ``steps``."""
+    unroll = rollouts.reward.shape[1] - 1
+    is_final = final_steps(rollouts.start_of_episode)
+    acted = ~is_final
+    lag = steps - rollouts.extras["policy_step"][:, :unroll]
+    if max_policy_lag is None:
+        kept = jnp.ones(lag.shape[0], bool)
+    else:
+        kept = jnp.max(jnp.where(acted, lag, 0), axis=1) <= max_policy_lag
+    return LagMask(is_final, acted & kept[:, None], kept, lag)
+
+
+def lag_metrics(lags: LagMask, dropped_rollouts: jnp.ndarray) -> dict:
+    """``policy_lag_mean`` and ``policy_lag_max`` over the acted steps received, ``trained_policy_lag_max`` over
+    those learned from, and the running count of ``dropped_rollouts``."""
+    acted = ~lags.is_final
+    return {
+        "policy_lag_mean": masked_mean(lags.lag.astype(jnp.float32), acted),
+        "policy_lag_max": jnp.max(jnp.where(acted, lags.lag, 0)),
+        "trained_policy_lag_max": jnp.max(jnp.where(lags.mask, lags.lag, 0)),
+        "dropped_rollouts": dropped_rollouts,
+    }
+
+
+def merge_leading(x: jnp.ndarray, num: int = 2) -> jnp.ndarray:
+    """``x`` with its first ``num`` dimensions merged into one."""
+    return x.reshape((-1, *x.shape[num:]))
+
+
+def apply_over_time(apply, params: Any, observations: Any) -> Any:
+    """``apply(params, observations)`` for observations ``[B, T, ...]``: the network sees ``[B * T, ...]``."""
+    batch, time = jax.tree.leaves(observations)[0].shape[:2]
+    output = apply(params, jax.tree.map(merge_leading, observations))
+    return jax.tree.map(lambda x: x.reshape((batch, time, *x.shape[1:])), output)
+
+
+def on_policy_variables(state: OnPolicyState) -> dict:
+    """``"policy"``: the policy parameters, observation statistics and the learner step that made them."""
+    return {
+        "policy": (state.params["policy"], state.observation_stats, state.steps),
+        "value": state.params["value"],
+    }
