@@ -26,6 +26,11 @@ class ConfigChecker:
             value = getattr(config, name)
             self(value > 0, f"{name} must be > 0, got {value}.")
 
+    def non_negative(self, config: Any, *names: str) -> None:
+        for name in names:
+            value = getattr(config, name)
+            self(value >= 0, f"{name} must be >= 0, got {value}.")
+
     def positive_int(self, config: Any, *names: str) -> None:
         for name in names:
             value = getattr(config, name)

@@ -12,6 +12,8 @@ to bootstrap from (consecutive sequences overlap by that one step).
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import rlax
@@ -61,3 +63,46 @@ def masked_mean(x: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:
     """The mean of ``x`` where ``mask`` is true (0 where it is nowhere true)."""
     mask = mask.astype(x.dtype)
     return jnp.sum(x * mask) / jnp.maximum(jnp.sum(mask), 1.0)
+
+
+def vtrace(
+    values: jnp.ndarray,
+    rewards: jnp.ndarray,
+    discounts: jnp.ndarray,
+    rhos: jnp.ndarray,
+    is_final: jnp.ndarray,
+    lambda_: float = 1.0,
+    clip_rho_threshold: float = 1.0,
+    clip_pg_rho_threshold: float = 1.0,
+) -> Any:
+    """V-trace over one stream of steps (rlax's ``vtrace_td_error_and_advantage``), with final steps cut out.
+
+    ``values`` has ``T + 1`` entries; ``rewards``, ``discounts`` and the
+    importance weights ``rhos = pi(a_t|x_t) / mu(a_t|x_t)`` have ``T``. At a
+    final step the temporal difference is made 0 (reward ``V_t``, discount 0,
+    as in ``generalized_advantages``), so its target is its own value and
+    nothing flows across the episode boundary. Targets carry no gradient.
+    Returns ``errors`` (``v_s - V_t``), ``pg_advantage`` and ``q_estimate``.
+    """
+    rewards = jnp.where(is_final, jax.lax.stop_gradient(values[:-1]), rewards)
+    discounts = jnp.where(is_final, 0.0, discounts)
+    rhos = jnp.where(is_final, 1.0, rhos)
+    return rlax.vtrace_td_error_and_advantage(
+        values[:-1], values[1:], rewards, discounts, rhos, lambda_, clip_rho_threshold, clip_pg_rho_threshold
+    )
+
+
+def batched_vtrace(
+    values: jnp.ndarray,
+    rewards: jnp.ndarray,
+    discounts: jnp.ndarray,
+    rhos: jnp.ndarray,
+    is_final: jnp.ndarray,
+    lambda_: float = 1.0,
+    clip_rho_threshold: float = 1.0,
+    clip_pg_rho_threshold: float = 1.0,
+) -> Any:
+    """``vtrace`` over a batch: leaves ``[B, T]`` (values ``[B, T + 1]``)."""
+    return jax.vmap(vtrace, in_axes=(0, 0, 0, 0, 0, None, None, None))(
+        values, rewards, discounts, rhos, is_final, lambda_, clip_rho_threshold, clip_pg_rho_threshold
+    )

@@ -55,3 +55,43 @@ def test_final_steps_are_those_followed_by_an_episode_start():
 )
 def test_masked_mean(mask, expected):
     assert float(sequences.masked_mean(jnp.array([1.0, 2.0, 3.0]), jnp.array(mask))) == pytest.approx(expected)
+
+
+V_VALUES = jnp.array([1.0, 2.0, 3.0])
+V_REWARDS = jnp.array([1.0, 1.0])
+V_DISCOUNTS = jnp.array([0.9, 0.9])
+
+
+def test_vtrace_on_policy_is_the_n_step_return():
+    # vs_1 = 1 + 0.9 * 3 = 3.7; vs_0 = 1 + 0.9 * 3.7 = 4.33.
+    out = sequences.vtrace(V_VALUES, V_REWARDS, V_DISCOUNTS, jnp.ones(2), jnp.zeros(2, bool))
+    np.testing.assert_allclose(out.errors, [4.33 - 1.0, 3.7 - 2.0], rtol=1e-6)
+    np.testing.assert_allclose(out.pg_advantage, [1 + 0.9 * 3.7 - 1.0, 1 + 0.9 * 3.0 - 2.0], rtol=1e-6)
+
+
+def test_vtrace_truncates_the_importance_weights():
+    # rho = (2, 0.5), thresholds 1: delta_1 = 0.5 (1 + 2.7 - 2) = 0.85; delta_0 = 1 (1 + 1.8 - 1) = 1.8;
+    # vs_0 - V_0 = 1.8 + 0.9 * min(1, 2) * 0.85 = 2.565. pg: q_0 = 1 + 0.9 * (2 + 0.85) = 3.565 -> 2.565;
+    # q_1 = 1 + 0.9 * 3 = 3.7 -> 0.5 * (3.7 - 2) = 0.85.
+    out = sequences.vtrace(V_VALUES, V_REWARDS, V_DISCOUNTS, jnp.array([2.0, 0.5]), jnp.zeros(2, bool))
+    np.testing.assert_allclose(out.errors, [2.565, 0.85], rtol=1e-6)
+    np.testing.assert_allclose(out.pg_advantage, [2.565, 0.85], rtol=1e-6)
+
+
+def test_vtrace_stops_at_a_final_step():
+    # Step 1 is a final step: its error and advantage are 0 and step 0 bootstraps from V_1 = 2 alone.
+    out = sequences.vtrace(V_VALUES, V_REWARDS, V_DISCOUNTS, jnp.array([1.0, 7.0]), jnp.array([False, True]))
+    np.testing.assert_allclose(out.errors, [1 + 0.9 * 2 - 1.0, 0.0], atol=1e-6)
+    np.testing.assert_allclose(out.pg_advantage, [1 + 0.9 * 2 - 1.0, 0.0], atol=1e-6)
+
+
+def test_batched_vtrace_is_vtrace_per_row():
+    rhos = jnp.array([[1.0, 1.0], [2.0, 0.5]])
+    out = sequences.batched_vtrace(
+        jnp.stack([V_VALUES, V_VALUES]),
+        jnp.stack([V_REWARDS, V_REWARDS]),
+        jnp.stack([V_DISCOUNTS, V_DISCOUNTS]),
+        rhos,
+        jnp.zeros((2, 2), bool),
+    )
+    np.testing.assert_allclose(out.errors, [[3.33, 1.7], [2.565, 0.85]], rtol=1e-6)

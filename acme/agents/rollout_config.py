@@ -1,0 +1,61 @@
+"""The rollout and queue fields every on-policy agent's config has (a base for those configs)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from acme.agents.config_checks import ConfigChecker
+
+
+@dataclasses.dataclass(frozen=True)
+class RolloutConfig:
+    """Rollouts, the queue they travel through, parameter fetching and the policy-lag bound.
+
+    An agent's config subclasses it (redeclaring a field changes its default)
+    and calls ``check_rollout_config`` in its ``__post_init__``.
+
+    Attributes:
+      unroll_length: steps per rollout; a rollout is stored with one more step to bootstrap from.
+      batch_size: rollouts per learner step.
+      queue_size: rollouts the queue holds. In a distributed run actors wait while it is full, so it bounds
+        how far acting runs ahead of learning (the policy lag: about ``queue_size / batch_size`` learner
+        steps). In one process the learner empties it as soon as a batch is ready: it must hold
+        ``batch_size + num_envs_per_actor - 1``.
+      replay_table_name: the queue's name.
+      prefetch_size: batches a reverb dataset keeps ready.
+      variable_update_period: actor steps between parameter fetches (1: the newest every step).
+      max_policy_lag: rollouts whose oldest step acted on parameters more than this many learner steps old
+        are dropped (and counted), and distributed actors fetch from the learner itself rather than from a
+        copy polled every ``variable_poll_seconds``; None keeps every rollout.
+      normalize_observations: normalise observations with running statistics the learner keeps.
+    """
+
+    unroll_length: int = 32
+    batch_size: int = 8
+    queue_size: int = 32
+    replay_table_name: str = "rollout_queue"
+    prefetch_size: int = 1
+    variable_update_period: int = 1
+    max_policy_lag: int | None = None
+    normalize_observations: bool = False
+
+    @property
+    def num_sgd_steps_per_step(self) -> int:
+        """Batches per learner call: one."""
+        return 1
+
+
+def check_rollout_config(config: RolloutConfig) -> None:
+    """Checks ``RolloutConfig``'s fields."""
+    check = ConfigChecker(config)
+    check.positive_int(config, "unroll_length", "batch_size", "queue_size", "prefetch_size", "variable_update_period")
+    check(
+        config.queue_size >= config.batch_size,
+        f"queue_size ({config.queue_size}) must be >= batch_size ({config.batch_size}): a batch must fit the queue.",
+    )
+    check(bool(config.replay_table_name), "replay_table_name must be a non-empty string.")
+    lag = config.max_policy_lag
+    check(
+        lag is None or (isinstance(lag, int) and not isinstance(lag, bool) and lag >= 0),
+        f"max_policy_lag must be None or an integer >= 0, got {lag!r}.",
+    )

@@ -1,0 +1,50 @@
+"""IMPALA hyper-parameters; the defaults learn gymnasium:CartPole-v1."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+from acme.agents.config_checks import ConfigChecker
+from acme.agents.rollout_config import RolloutConfig, check_rollout_config
+
+
+@dataclasses.dataclass(frozen=True)
+class IMPALAConfig(RolloutConfig):
+    """Configuration of IMPALA: an actor-critic trained with V-trace targets on queued rollouts.
+
+    One learner step is one gradient step on ``batch_size`` rollouts of
+    ``unroll_length`` steps. V-trace corrects for rollouts acted on by older
+    parameters (in distributed runs actors act on stale parameters).
+    """
+
+    # The objective.
+    discount: float = 0.99
+    vtrace_lambda: float = 1.0
+    clip_rho_threshold: float = 1.0  # truncation of the importance weights in the value targets
+    clip_pg_rho_threshold: float = 1.0  # truncation of the importance weights in the policy gradient
+    baseline_coef: float = 0.5
+    entropy_coef: float = 0.01
+
+    # Optimisation.
+    learning_rate: float = 5e-4
+    adam_eps: float = 1e-8
+    max_gradient_norm: float = 0.5
+    hidden_sizes: Sequence[int] = (64, 64)
+    initial_log_std: float = 0.0  # continuous actions: the Gaussian's state-independent log-std at the start
+
+    # Rollouts and the queue (RolloutConfig's fields, with IMPALA's defaults).
+    unroll_length: int = 20
+    batch_size: int = 8
+    queue_size: int = 64
+    replay_table_name: str = "impala_queue"
+
+    def __post_init__(self):
+        check = ConfigChecker(self)
+        check.in_unit_interval(self, "discount", "vtrace_lambda")
+        check.positive(
+            self, "clip_rho_threshold", "clip_pg_rho_threshold", "learning_rate", "adam_eps", "max_gradient_norm"
+        )
+        check.non_negative(self, "baseline_coef", "entropy_coef")
+        check.layer_sizes(self, "hidden_sizes")
+        check_rollout_config(self)
