@@ -115,8 +115,9 @@ def make_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--num-envs",
         type=arguments.positive_integer,
-        default=1,
-        help="environments each actor drives, with one batched policy call per step",
+        default=None,
+        help="environments each actor drives, with one batched policy call per step (default: the tuned "
+        "baseline's, else 1)",
     )
     run.add_argument(
         "--num-actors", type=arguments.positive_integer, default=2, help="actors of a distributed run (threads/ray)"
@@ -358,7 +359,8 @@ def run_command(args: argparse.Namespace) -> int:
         logger_factory=loggers.make_logger_factory(run_dir, time_delta=args.log_every, print_fn=print_fn),
         checkpointing=checkpointing,
     )
-    config = dataclasses.replace(config, num_envs_per_actor=args.num_envs)
+    if args.num_envs is not None:
+        config = dataclasses.replace(config, num_envs_per_actor=args.num_envs)
     with _new_run_directory(run_dir):  # only once the arguments made a valid experiment
         return _train(args, config, run_dir)
 
@@ -372,7 +374,7 @@ def _train(args: argparse.Namespace, config, run_dir: str) -> int:
     if args.launcher != "local":
         return run_distributed(args, config, run_dir)
     replay = args.replay or "local"
-    envs = f", {args.num_envs} environments" if args.num_envs > 1 else ""
+    envs = f", {config.num_envs_per_actor} environments" if config.num_envs_per_actor > 1 else ""
     print(
         f"Running {args.agent} on {args.env} (seed {args.seed}) for {config.max_num_actor_steps} steps "
         f"({replay} replay{envs}); logs in {run_dir}",

@@ -118,6 +118,12 @@ BASELINES[("ppo", "gymnasium:Pendulum-v1")] = Baseline(
     ),
 )
 
+# IMPALA: the target is for a distributed run (Ray launcher, 2 actors of 4 environments), where actors act on
+# parameters polled from the learner every 0.2 s and V-trace corrects for the lag.
+BASELINES[("impala", "gymnasium:CartPole-v1")] = Baseline(
+    "impala", "gymnasium:CartPole-v1", max_steps=500_000, target_return=475.0, eval_every=10_000, num_envs_per_actor=4
+)
+
 # The budget and evaluation schedule of an (agent, environment) pair without a tuned baseline.
 DEFAULT_MAX_STEPS = 100_000
 DEFAULT_EVAL_EVERY = 5_000

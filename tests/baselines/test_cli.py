@@ -339,3 +339,12 @@ def test_bad_replay_and_environment_flags_are_clear_errors(tmp_path, capsys, fla
     assert done.value.code == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+def test_run_takes_the_baselines_environments_per_actor_unless_told(tmp_path, capsys):
+    # PPO's CartPole baseline drives 8 environments per actor; --num-envs overrides it.
+    common = ["--max-steps", "512", "--eval-every", "0", "--no-progress"]
+    assert main(["run", "ppo", *common, "--run-dir", str(tmp_path / "a")]) == 0
+    assert "(local replay, 8 environments)" in capsys.readouterr().out
+    assert main(["run", "ppo", *common, "--num-envs", "1", "--run-dir", str(tmp_path / "b")]) == 0
+    assert "environments)" not in capsys.readouterr().out
