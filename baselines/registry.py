@@ -36,7 +36,7 @@ def _loader(name: str) -> Callable[[], AgentEntry]:
 
 # Each agent is imported on first use, so listing agents loads none of them.
 AGENT_LOADERS: dict[str, Callable[[], AgentEntry]] = {
-    name: _loader(name) for name in ("dqn", "sac", "td3", "d4pg", "mpo", "ppo", "impala")
+    name: _loader(name) for name in ("dqn", "sac", "td3", "d4pg", "mpo", "ppo", "impala", "r2d2")
 }
 
 CONTINUOUS_AGENTS = ("sac", "td3", "d4pg", "mpo")

@@ -50,7 +50,8 @@ class NStepTransitionBuilder(builders.AgentBuilder):
         self.config = config
 
     def make_replay_tables(self, environment_spec: specs.EnvironmentSpec, policy: Any = None) -> list[TableSpec]:
-        """One n-step transition table under a samples-per-insert limit (backend-free; see ``acme.replay``)."""
+        """One table of ``replay_signature`` items under a samples-per-insert limit (backend-free; see
+        ``acme.replay``)."""
         c = self.config
         if getattr(c, "prioritized_replay", False):
             sampler = replay_tables.Prioritized(c.priority_exponent)
@@ -76,9 +77,14 @@ class NStepTransitionBuilder(builders.AgentBuilder):
                 remover=replay_tables.Fifo(),
                 max_size=c.max_replay_size,
                 rate_limiter=limiter,
-                signature=adders.NStepTransitionAdder.signature(environment_spec),
+                signature=self.replay_signature(environment_spec),
             )
         ]
+
+    def replay_signature(self, environment_spec: specs.EnvironmentSpec) -> Any:
+        """The signature of one replay item: an n-step transition (agents that store other items override it,
+        with ``make_adder``)."""
+        return adders.NStepTransitionAdder.signature(environment_spec)
 
     def make_dataset_iterator(self, replay_client: Any) -> Iterator[ReplaySample]:
         """Batches of ``batch_size``, or ``[U, batch_size]`` stacks for ``num_sgd_steps_per_step`` U > 1.

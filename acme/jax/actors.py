@@ -29,7 +29,7 @@ def _unwrap(policy: ActorPolicy | ExtrasPolicy) -> tuple[ActorPolicy, bool]:
 
 
 class _Placed:
-    """A jitted ``select(params, key, observation, step)`` run on ``backend``'s first device (None: jax's default).
+    """A jitted ``select(params, key, *inputs)`` run on ``backend``'s first device (None: jax's default).
 
     The parameters are put on that device when the variable client hands over a
     new set, the keys once (``place``; ``select`` returns them there), and jax
@@ -46,10 +46,10 @@ class _Placed:
         """``tree`` on this device (as it is without a backend)."""
         return jax.device_put(tree, self._device) if self._device is not None else tree
 
-    def __call__(self, params, key, observation, step):
+    def __call__(self, params, key, *inputs):
         if params is not self._params:
             self._params, self._placed_params = params, self.place(params)
-        return self._jitted(self._placed_params, key, observation, step)
+        return self._jitted(self._placed_params, key, *inputs)
 
 
 class GenericActor(core.Actor):
@@ -211,6 +211,97 @@ class VectorActor:
             extras = jax.tree.map(lambda x: x[index], self._extras) if self._policy_extras else ()
             adder.add(action, next_timestep, extras)
             self._episode_open[index] = not next_timestep.last()
+
+    def update(self, wait: bool = False) -> None:
+        if self._variable_client is not None:
+            self._variable_client.update(wait)
+
+
+class RecurrentPolicy(NamedTuple):
+    """A policy with a recurrent state carried across an episode's steps.
+
+    ``policy(params, key, observation, core_state, actor_step) -> (action, extras, new_core_state)`` for one
+    unbatched observation; ``initial_state(params)`` is the state at an episode's start. ``extras`` (a dict,
+    maybe empty) goes to the adder.
+    """
+
+    policy: Callable
+    initial_state: Callable
+
+
+class RecurrentActor(core.Actor):
+    """Acts with a ``RecurrentPolicy``, carrying its state across steps and resetting it at episode starts.
+
+    The adder receives, with every action, the policy's extras and
+    ``extras["core_state"]``: the recurrent state the action was chosen from
+    (so a learner can start unrolling a stored sequence from its first step's
+    state). Policy and key split run in one jitted call per step.
+    """
+
+    def __init__(
+        self,
+        policy: RecurrentPolicy,
+        random_key: types.PRNGKey,
+        variable_client: VariableClient | None,
+        adder: Adder | None = None,
+        backend: str | None = "cpu",
+    ):
+        def select(params, key, observation, core_state, step):
+            key, policy_key = jax.random.split(key)
+            action, extras, core_state = policy.policy(params, policy_key, observation, core_state, step)
+            return action, extras, core_state, key
+
+        self._select = _Placed(jax.jit(select), backend)
+        self._initial_state = jax.jit(policy.initial_state)
+        self._key = self._select.place(random_key)
+        self._variable_client = variable_client
+        self._adder = adder
+        self._num_steps = 0
+        self._episode_open = False
+        self._core_state = None
+        self._extras: dict = {}
+
+    @property
+    def num_steps(self) -> int:
+        return self._num_steps
+
+    def save(self) -> dict:
+        """The step count and random key (a recurrent state is not kept across a restart: episodes restart)."""
+        return {"num_steps": self._num_steps, "key": np.asarray(jax.device_get(self._key))}
+
+    def restore(self, state: dict) -> None:
+        if np.ndim(state["num_steps"]) != 0:
+            raise ValueError(f"The saved actor drove {np.size(state['num_steps'])} environments; this one drives 1.")
+        self._num_steps = int(state["num_steps"])
+        if "key" in state:
+            self._key = self._select.place(np.asarray(state["key"]))
+
+    def _params(self):
+        return self._variable_client.params if self._variable_client is not None else None
+
+    def select_action(self, observation: types.NestedArray) -> np.ndarray:
+        if self._core_state is None:
+            self._core_state = self._initial_state(self._params())
+        action, extras, new_state, self._key = self._select(
+            self._params(), self._key, observation, self._core_state, self._num_steps
+        )
+        self._extras = {**jax.tree.map(np.asarray, extras), "core_state": jax.tree.map(np.asarray, self._core_state)}
+        self._core_state = new_state
+        self._num_steps += 1
+        return np.asarray(action)
+
+    def observe_first(self, timestep: dm_env.TimeStep) -> None:
+        self._core_state = None  # a new episode starts from the initial state
+        if self._adder is not None:
+            if self._episode_open:
+                self._adder.reset()
+            self._adder.add_first(timestep)
+            self._episode_open = True
+
+    def observe(self, action: types.NestedArray, next_timestep: dm_env.TimeStep) -> None:
+        if self._adder is not None:
+            self._adder.add(action, next_timestep, self._extras)
+            self._episode_open = not next_timestep.last()
 
     def update(self, wait: bool = False) -> None:
         if self._variable_client is not None:

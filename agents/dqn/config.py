@@ -6,12 +6,14 @@ import dataclasses
 from typing import Sequence
 
 from acme.agents.config_checks import ConfigChecker, check_transition_replay
+from acme.agents.exploration import EpsilonGreedyConfig, check_epsilon_greedy
 from acme.agents.transition_config import TransitionReplayConfig
 
 
 @dataclasses.dataclass(frozen=True)
-class DQNConfig(TransitionReplayConfig):
-    """Configuration of a double DQN with n-step returns and optional prioritized replay."""
+class DQNConfig(TransitionReplayConfig, EpsilonGreedyConfig):
+    """Configuration of a double DQN with n-step returns and optional prioritized replay; epsilon-greedy
+    exploration as ``EpsilonGreedyConfig`` says (its defaults)."""
 
     # Learning.
     learning_rate: float = 1e-3
@@ -32,29 +34,11 @@ class DQNConfig(TransitionReplayConfig):
     importance_sampling_exponent: float = 0.4
     num_sgd_steps_per_step: int = 64  # U: updates per jitted learner call, on a [U, batch_size] stack (by benchmark)
 
-    # Acting.
-    epsilon_start: float = 1.0
-    epsilon_end: float = 0.05
-    epsilon_decay_steps: int = 10_000  # actor steps of linear decay from start to end
-    evaluation_epsilon: float = 0.0
-    # Distributed runs: actor i of N > 1 ends its decay at base ** (1 + spread * i / (N - 1)),
-    # a range of exploration rates across actors (as in Ape-X). None: every actor uses epsilon_end.
-    actor_epsilon_base: float | None = 0.4
-    actor_epsilon_spread: float = 7.0
-
     def __post_init__(self):
         check = ConfigChecker(self)
         check.positive(self, "learning_rate", "adam_eps", "huber_loss_delta", "max_gradient_norm")
         check(self.target_update_period >= 1, f"target_update_period must be >= 1, got {self.target_update_period}.")
         check.layer_sizes(self, "hidden_sizes")
         check.in_unit_interval(self, "priority_exponent", "importance_sampling_exponent")
-        for name in ("epsilon_start", "epsilon_end", "evaluation_epsilon"):
-            value = getattr(self, name)
-            check(0 <= value <= 1, f"{name} must be a probability in [0, 1], got {value}.")
-        check(self.epsilon_decay_steps >= 0, f"epsilon_decay_steps must be >= 0, got {self.epsilon_decay_steps}.")
-        check(
-            self.actor_epsilon_base is None or 0 < self.actor_epsilon_base < 1,
-            f"actor_epsilon_base must be None or in (0, 1), got {self.actor_epsilon_base}.",
-        )
-        check(self.actor_epsilon_spread >= 0, f"actor_epsilon_spread must be >= 0, got {self.actor_epsilon_spread}.")
+        check_epsilon_greedy(self)
         check_transition_replay(self)

@@ -1,0 +1,72 @@
+"""R2D2 hyper-parameters; the defaults learn gymnasium:CartPole-v1."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+from acme.agents.config_checks import ConfigChecker, check_transition_replay
+from acme.agents.exploration import EpsilonGreedyConfig, check_epsilon_greedy
+from acme.agents.transition_config import TransitionReplayConfig
+
+
+@dataclasses.dataclass(frozen=True)
+class R2D2Config(TransitionReplayConfig, EpsilonGreedyConfig):
+    """Configuration of R2D2: a recurrent double Q-network on prioritized replay of stored sequences.
+
+    Each replay item is a sequence of ``burn_in_length + trace_length`` steps
+    (a new one every ``sequence_period`` steps, padded at an episode's end)
+    with the actor's recurrent state at its first step. The learner unrolls
+    the burn-in steps without gradient to warm the state up, then learns from
+    n-step double-Q targets on the trace, in value-rescaled space. Exploration is
+    epsilon-greedy (``EpsilonGreedyConfig``).
+    """
+
+    # Learning.
+    learning_rate: float = 1e-3
+    adam_eps: float = 1e-3
+    max_gradient_norm: float = 40.0
+    discount: float = 0.99
+    n_step: int = 5
+    batch_size: int = 32
+    target_update_period: int = 100  # learner steps between target-network copies
+    value_rescaling: bool = True  # learn h(Q) with h(x) = sign(x)(sqrt(|x| + 1) - 1) + eps x (rlax's pair)
+    torso_sizes: Sequence[int] = (64,)
+    lstm_size: int = 64
+
+    # Sequences.
+    burn_in_length: int = 8
+    trace_length: int = 24
+    sequence_period: int = 12
+
+    # Prioritized sequence replay: an item's priority mixes the max and mean |TD error| over its trace.
+    max_priority_weight: float = 0.9
+    priority_exponent: float = 0.9
+    importance_sampling_exponent: float = 0.6
+    prioritized_replay: bool = True
+    min_replay_size: int = 100  # sequences
+    max_replay_size: int = 20_000
+    samples_per_insert: float = 16.0  # sampled sequences per inserted sequence
+    replay_table_name: str = "r2d2_sequences"
+
+    # Acting (EpsilonGreedyConfig's fields, with R2D2's final epsilon).
+    epsilon_end: float = 0.01
+
+    def __post_init__(self):
+        check = ConfigChecker(self)
+        check.positive(self, "learning_rate", "adam_eps", "max_gradient_norm")
+        check.positive_int(self, "target_update_period", "trace_length", "sequence_period", "lstm_size")
+        check(
+            isinstance(self.burn_in_length, int) and self.burn_in_length >= 0,
+            f"burn_in_length must be an integer >= 0, got {self.burn_in_length!r}.",
+        )
+        check(self.trace_length >= 2, f"trace_length must be >= 2 (a step and the one after), got {self.trace_length}.")
+        check.layer_sizes(self, "torso_sizes")
+        check.in_unit_interval(self, "max_priority_weight", "priority_exponent", "importance_sampling_exponent")
+        check_epsilon_greedy(self)
+        check(self.prioritized_replay, "R2D2 replays sequences by priority: prioritized_replay must be True.")
+        check_transition_replay(self)
+
+    @property
+    def sequence_length(self) -> int:
+        return self.burn_in_length + self.trace_length

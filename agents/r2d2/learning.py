@@ -1,0 +1,133 @@
+"""The R2D2 learner: n-step double Q-learning on stored sequences, with burn-in and value rescaling.
+
+For a batch of sequences ``[B, burn_in + trace]`` the learner starts both
+networks from the recurrent state the actor stored at the first step,
+unrolls them over the burn-in steps without gradient, then over the trace.
+Targets are n-step double-Q returns in value-rescaled space
+(``h(x) = sign(x)(sqrt(|x| + 1) - 1) + eps x``, rlax's signed-hyperbolic
+pair) from the target network, over the steps the actor acted on
+(``extras["acted"]``; not an episode's final step, not padding). Sequences
+are weighted by importance weights ``(1 / P)^beta`` (normalised by their
+maximum), and each gets the new priority
+``eta max_t |td_t| + (1 - eta) mean_t |td_t|``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import haiku as hk
+import jax
+import jax.numpy as jnp
+import optax
+import rlax
+
+from acme.jax.learner import PRIORITIES, LearnerDefinition
+from acme.jax.optimization import gradient_step
+from acme.jax.sequences import masked_mean
+from agents.r2d2.config import R2D2Config
+from agents.r2d2.networks import R2D2Networks
+
+
+class TrainingState(NamedTuple):
+    params: Any
+    target_params: Any
+    opt_state: Any
+    steps: jnp.ndarray
+    random_key: jax.Array
+
+
+def make_optimizer(config: R2D2Config) -> optax.GradientTransformation:
+    return optax.chain(
+        optax.clip_by_global_norm(config.max_gradient_norm),
+        optax.adam(config.learning_rate, eps=config.adam_eps),
+    )
+
+
+def make_initial_state(networks: R2D2Networks, config: R2D2Config, random_key: jax.Array) -> TrainingState:
+    init_key, random_key = jax.random.split(random_key)
+    params = networks.init_params(init_key)
+    return TrainingState(params, params, make_optimizer(config).init(params), jnp.zeros((), jnp.int32), random_key)
+
+
+def mixed_priorities(abs_td: jnp.ndarray, mask: jnp.ndarray, eta: float) -> jnp.ndarray:
+    """``eta * max + (1 - eta) * mean`` of ``abs_td`` ``[B, T]`` over the masked steps of each sequence."""
+    maximum = jnp.max(jnp.where(mask, abs_td, 0.0), axis=1)
+    mean = jnp.sum(abs_td * mask, axis=1) / jnp.maximum(jnp.sum(mask, axis=1), 1.0)
+    return eta * maximum + (1.0 - eta) * mean
+
+
+def _time_major(x: jnp.ndarray) -> jnp.ndarray:
+    return jnp.swapaxes(x, 0, 1)
+
+
+def make_update(networks: R2D2Networks, config: R2D2Config):
+    """``update(state, (sequences, probabilities)) -> (state, metrics)``: one step on a batch of sequences."""
+    optimizer = make_optimizer(config)
+    tx_pair = rlax.SIGNED_HYPERBOLIC_PAIR if config.value_rescaling else rlax.IDENTITY_PAIR
+    burn_in = config.burn_in_length
+
+    def n_step_td(q, actions, target_q, selector, rewards, discounts):
+        return rlax.transformed_n_step_q_learning(
+            q, actions, target_q, selector, rewards, discounts, config.n_step, tx_pair=tx_pair
+        )
+
+    def loss_fn(params, target_params, sequences, probabilities):
+        observations = jax.tree.map(_time_major, sequences.observation)  # [L, B, ...]
+        core = sequences.extras["core_state"]
+        state = hk.LSTMState(hidden=core["hidden"][:, 0], cell=core["cell"][:, 0])
+        online_state, target_state = state, state
+        if burn_in:
+            burn = jax.tree.map(lambda x: x[:burn_in], observations)
+            _, online_state = networks.unroll(params, burn, state)
+            _, target_state = networks.unroll(target_params, burn, state)
+            online_state = jax.lax.stop_gradient(online_state)
+        trace = jax.tree.map(lambda x: x[burn_in:], observations)
+        q, _ = networks.unroll(params, trace, online_state)  # [T, B, A]
+        target_q, _ = networks.unroll(target_params, trace, target_state)
+        actions = _time_major(sequences.action[:, burn_in:]).astype(jnp.int32)
+        rewards = _time_major(sequences.reward[:, burn_in:]).astype(jnp.float32)
+        discounts = config.discount * _time_major(sequences.discount[:, burn_in:]).astype(jnp.float32)
+        td = jax.vmap(n_step_td, in_axes=1, out_axes=0)(
+            q[:-1], actions[:-1], target_q[1:], jnp.argmax(q[1:], axis=-1), rewards[:-1], discounts[:-1]
+        )  # [B, T - 1]
+        mask = sequences.extras["acted"][:, burn_in:-1]
+        per_sequence = jnp.sum(0.5 * jnp.square(td) * mask, axis=1) / jnp.maximum(jnp.sum(mask, axis=1), 1.0)
+        weights = (1.0 / jnp.maximum(probabilities.astype(jnp.float32), 1e-12)) ** config.importance_sampling_exponent
+        weights = jax.lax.stop_gradient(weights / jnp.max(weights))
+        loss = jnp.mean(weights * per_sequence)
+        priorities = mixed_priorities(jnp.abs(td), mask, config.max_priority_weight)
+        return loss, (jax.lax.stop_gradient(priorities), masked_mean(jnp.max(q[:-1], axis=-1).T, mask))
+
+    def update(state: TrainingState, batch):
+        sequences, probabilities = batch
+        (loss, (priorities, mean_q)), _, params, opt_state = gradient_step(
+            loss_fn, optimizer, state.params, state.opt_state, state.target_params, sequences, probabilities
+        )
+        steps = state.steps + 1
+        target_params = optax.periodic_update(params, state.target_params, steps, config.target_update_period)
+        metrics = {"loss": loss, "mean_q": mean_q, PRIORITIES: priorities}
+        return TrainingState(params, target_params, opt_state, steps, state.random_key), metrics
+
+    return update
+
+
+def r2d2_variables(state: TrainingState) -> dict:
+    """``"policy"``: the online parameters; also the target ones."""
+    return {"policy": state.params, "target_params": state.target_params}
+
+
+def batch_fn(config: R2D2Config):
+    """``sample -> (sequences, sampling probabilities)``."""
+    return lambda sample: (sample.data, sample.info.probability)
+
+
+R2D2_LEARNER = LearnerDefinition(
+    name="R2D2",
+    make_update=make_update,
+    make_initial_state=make_initial_state,
+    variables=r2d2_variables,
+    finite_metrics=("loss",),
+    hint=lambda config: f"Lower learning_rate (now {config.learning_rate}) or check the rewards for NaNs.",
+    make_batch_fn=batch_fn,
+)
