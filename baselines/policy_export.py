@@ -56,12 +56,19 @@ def export_policy(directory: str, agent: str, environment_id: str, agent_config:
 def load_policy(directory: str, seed: int | None = 0) -> tuple[Callable, dm_env.Environment, Any]:
     """Rebuilds the greedy policy of a snapshot.
 
-    Returns ``(policy, environment, params)`` where ``policy(params, key,
-    observation, step) -> action`` is the agent's evaluation policy and
+    Returns ``(policy, environment, params)`` where ``policy`` is the agent's
+    evaluation policy (``policy(params, key, observation, step) -> action``,
+    or an ``acme.jax.actors.RecurrentPolicy`` for a recurrent agent) and
     ``environment`` a fresh instance of the environment it was trained on
     (seeded with ``seed``). Raises ``CheckpointError`` for a missing or broken
     snapshot.
     """
+    policy, environment, params, _ = _load(directory, seed)
+    return policy, environment, params
+
+
+def _load(directory: str, seed: int | None) -> tuple[Any, dm_env.Environment, Any, Any]:
+    """``load_policy``'s policy, environment and parameters, and the agent's builder."""
     params, metadata = snapshots.load_policy_snapshot(directory)
     missing = [key for key in _REQUIRED if key not in metadata]
     if missing:
@@ -84,7 +91,7 @@ def load_policy(directory: str, seed: int | None = 0) -> tuple[Callable, dm_env.
                 f"({fresh}); was it written by another version of the agent?"
             )
     policy = builder.make_policy(networks, spec, evaluation=True)
-    return policy, environment, params
+    return policy, environment, params, builder
 
 
 def _fresh_policy_variables(builder: Any, networks: Any, spec: specs.EnvironmentSpec) -> Any:
@@ -108,14 +115,13 @@ class _StaticVariableSource:
 def evaluate_snapshot(directory: str, episodes: int, seed: int = 0) -> list[float]:
     """Runs ``episodes`` greedy episodes of the snapshot's policy; returns each episode's return."""
     from acme.environment_loop import EnvironmentLoop
-    from acme.jax.actors import GenericActor
-    from acme.jax.variable_client import VariableClient
 
     if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
         raise ValueError(f"episodes must be an integer >= 1, got {episodes!r}.")
-    policy, environment, params = load_policy(directory, seed=seed)
-    client = VariableClient(_StaticVariableSource(params), "policy")
-    actor = GenericActor(policy, jax.random.PRNGKey(seed), client, adder=None)
+    policy, environment, params, builder = _load(directory, seed)
+    spec = specs.make_environment_spec(environment)
+    # The agent's own actor: a recurrent policy needs one that carries its state across steps.
+    actor = builder.make_actor(jax.random.PRNGKey(seed), policy, spec, _StaticVariableSource(params), adder=None)
     loop = EnvironmentLoop(environment, actor, logger=loggers.NoOpLogger(), should_update=False)
     returns = loop.episode_returns(episodes)
     for value in returns:

@@ -11,7 +11,7 @@ import dm_env
 
 from acme import wrappers
 
-KNOWN_PREFIXES = ("gymnasium", "bsuite", "dm_control", "atari")
+KNOWN_PREFIXES = ("gymnasium", "bsuite", "dm_control", "atari", "memory")
 EXAMPLE_IDS = (
     "gymnasium:CartPole-v1",
     "gymnasium:Pendulum-v1",
@@ -130,11 +130,26 @@ def _make_atari(name: str, seed: int | None) -> dm_env.Environment:
     return _make_gymnasium(f"ALE/{name}-v5", seed)
 
 
+# Partially observed versions of fully observed tasks: the entries of the observation each keeps.
+MEMORY_TASKS = {"CartPole-v1": ("CartPole-v1", (0, 2))}  # cart position and pole angle, no velocities
+
+
+def _make_memory(name: str, seed: int | None) -> dm_env.Environment:
+    if name not in MEMORY_TASKS:
+        raise UnknownEnvironmentError(
+            f"No memory task {name!r}; known: {', '.join('memory:' + n for n in MEMORY_TASKS)} "
+            "(a gymnasium task with part of its observation hidden)."
+        )
+    base, indices = MEMORY_TASKS[name]
+    return wrappers.ObservationSubsetWrapper(_make_gymnasium(base, seed), indices)
+
+
 _FACTORIES: dict[str, Callable[[str, int | None], dm_env.Environment]] = {
     "gymnasium": _make_gymnasium,
     "bsuite": _make_bsuite,
     "dm_control": _make_dm_control,
     "atari": _make_atari,
+    "memory": _make_memory,
 }
 
 
@@ -148,7 +163,8 @@ def make_environment(
     """Builds a dm_env environment from an id such as ``"gymnasium:CartPole-v1"``.
 
     Args:
-      environment_id: ``"<prefix>:<name>"``; prefixes: gymnasium, bsuite, dm_control, atari.
+      environment_id: ``"<prefix>:<name>"``; prefixes: gymnasium, bsuite, dm_control, atari, memory
+        (``memory:CartPole-v1``: CartPole without its velocities).
       seed: seeds the environment's randomness where the family supports it.
       single_precision: cast 64-bit observations, rewards and discounts to 32 bits.
       step_limit: truncate episodes after this many steps.

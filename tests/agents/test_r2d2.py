@@ -1,0 +1,204 @@
+"""R2D2: value rescaling, mixed priorities, stored recurrent state, burn-in, a learner step, end to end, snapshots."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import rlax
+
+from acme.environment_loop import EnvironmentLoop
+from acme.experiments import ExperimentConfig, run_experiment
+from acme.replay.local import ReplaySample
+from acme.replay.local_client import LocalBatches, LocalReplay
+from acme.testing import fakes
+from acme.utils import loggers
+from agents.r2d2 import R2D2Builder, R2D2Config, make_networks
+from agents.r2d2.learning import mixed_priorities
+from baselines.policy_export import evaluate_snapshot, export_policy
+
+SPEC = fakes.discrete_spec(obs_shape=(3,), num_actions=2)
+TINY = dict(
+    torso_sizes=(8,),
+    lstm_size=4,
+    burn_in_length=2,
+    trace_length=4,
+    sequence_period=3,
+    n_step=2,
+    batch_size=4,
+    min_replay_size=4,
+    samples_per_insert=4.0,
+)
+
+
+def _no_logs(label, steps_key=None):
+    return loggers.NoOpLogger()
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("burn_in_length", -1, "burn_in_length must be an integer >= 0"),
+        ("trace_length", 1, r"trace_length must be >= 2"),
+        ("lstm_size", 0, "lstm_size must be an integer >= 1"),
+        ("prioritized_replay", False, "prioritized_replay must be True"),
+        ("max_priority_weight", 1.5, r"max_priority_weight must be in \[0, 1\]"),
+        ("epsilon_end", 2.0, r"epsilon_end must be a probability in \[0, 1\]"),
+        ("n_step", 0, "n_step must be an integer >= 1"),
+    ],
+)
+def test_invalid_config_values_are_rejected(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        R2D2Config(**{field: value})
+
+
+def test_value_rescaling_and_its_inverse():
+    h, h_inverse = rlax.SIGNED_HYPERBOLIC_PAIR
+    # h(x) = sign(x) (sqrt(|x| + 1) - 1) + 1e-3 x
+    np.testing.assert_allclose(h(jnp.array([3.0, -8.0, 0.0])), [1.003, -2.008, 0.0], rtol=1e-6)
+    x = jnp.array([-500.0, -1.0, 0.0, 0.5, 42.0, 1e4])
+    np.testing.assert_allclose(h_inverse(h(x)), x, rtol=1e-4, atol=1e-4)
+
+
+def test_mixed_priorities_weigh_the_max_and_the_mean_of_the_acted_steps():
+    abs_td = jnp.array([[1.0, 3.0, 100.0], [2.0, 2.0, 2.0]])
+    mask = jnp.array([[True, True, False], [True, True, True]])  # 100 is on a step not acted on
+    np.testing.assert_allclose(mixed_priorities(abs_td, mask, 0.9), [0.9 * 3 + 0.1 * 2, 2.0], rtol=1e-6)
+
+
+def _parts(**overrides):
+    config = R2D2Config(**{**TINY, **overrides})
+    return config, R2D2Builder(config), make_networks(SPEC, config.torso_sizes, config.lstm_size)
+
+
+def _stored_sequences(steps: int = 24):
+    config, builder, networks = _parts()
+    replay = LocalReplay(builder.make_replay_tables(SPEC), wait_on_insert=False)
+    learner = builder.make_learner(jax.random.PRNGKey(0), networks, iter(()), _no_logs, SPEC, replay)
+    actor = builder.make_actor(
+        jax.random.PRNGKey(1), builder.make_policy(networks, SPEC), SPEC, learner, builder.make_adder(replay, SPEC)
+    )
+    environment = fakes.FakeEnvironment(SPEC, episode_length=8)
+    EnvironmentLoop(environment, actor, logger=loggers.NoOpLogger(), should_update=False).run(num_steps=steps)
+    table = replay.table(config.replay_table_name)
+    return table.sample(len(table)).data, networks, learner.get_variables(["policy"])[0]
+
+
+def test_sequences_carry_the_recurrent_state_the_actor_acted_from():
+    sequences, networks, params = _stored_sequences()
+    # 3 episodes of 8 steps (9 with the final one); items of 6 steps start at 0, 3 and 6 (padded): 9 items.
+    assert sequences.reward.shape == (9, 6)
+    core = sequences.extras["core_state"]
+    observations = np.asarray(sequences.observation)
+    for i in range(9):
+        start = int(observations[i, 0, 0])  # the fake environment's observation is the step's index
+        state = networks.initial_state(params, 1)
+        if start:
+            # Unroll the network over the episode's first `start` observations (each filled with its index).
+            earlier = jnp.broadcast_to(jnp.arange(start, dtype=jnp.float32)[:, None, None], (start, 1, 3))
+            _, state = networks.unroll(params, earlier, state)
+        np.testing.assert_allclose(core["hidden"][i, 0], state.hidden[0], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(core["cell"][i, 0], state.cell[0], rtol=1e-5, atol=1e-6)
+
+
+def test_acted_marks_real_steps_only():
+    sequences, _, _ = _stored_sequences()
+    acted = np.asarray(sequences.extras["acted"])
+    steps = np.asarray(sequences.observation)[..., 0]
+    # Step indices 0..7 were acted on; 8 is the final step, and padding (zeros after it) was not.
+    padding = np.zeros_like(acted)
+    padding[:, 1:] = steps[:, 1:] == 0
+    np.testing.assert_array_equal(acted, (steps < 8) & ~padding)
+
+
+def _learner_on(sequences, **overrides):
+    config, builder, networks = _parts(**overrides)
+    probabilities = np.full(len(sequences.reward), 0.1, np.float32)
+    info = dataclasses.make_dataclass("Info", ["key", "probability"])(np.arange(len(probabilities)), probabilities)
+    sample = ReplaySample(info, sequences)
+    return builder.make_learner(jax.random.PRNGKey(0), networks, iter(lambda: sample, None), _no_logs, SPEC)
+
+
+def _priorities_after_a_step(sequences) -> np.ndarray:
+    seen = {}
+    learner = _learner_on(sequences)
+    learner._on_priorities = lambda sample, priorities: seen.setdefault("p", priorities)
+    learner.step()
+    learner.check_finite()
+    return seen["p"]
+
+
+def test_burn_in_steps_warm_the_state_but_carry_no_loss():
+    sequences, _, _ = _stored_sequences()
+    base = _priorities_after_a_step(sequences)
+    # Other rewards and actions in the burn-in steps (the first 2): the same TD errors.
+    changed = sequences._replace(reward=np.asarray(sequences.reward).copy(), action=np.asarray(sequences.action).copy())
+    changed.reward[:, :2] += 5.0
+    changed.action[:, :2] = 1 - changed.action[:, :2]
+    np.testing.assert_allclose(_priorities_after_a_step(changed), base, rtol=1e-6)
+    # Other observations in the burn-in steps change the warmed-up state, hence the TD errors.
+    warmed = sequences._replace(observation=np.asarray(sequences.observation).copy())
+    warmed.observation[:, :2] += 3.0
+    assert not np.allclose(_priorities_after_a_step(warmed), base)
+
+
+def test_one_learner_step_changes_the_parameters_and_writes_priorities_back():
+    config, builder, networks = _parts()
+    replay = LocalReplay(builder.make_replay_tables(SPEC), wait_on_insert=False)
+    table = replay.table(config.replay_table_name)
+    dataset = LocalBatches(table, config.batch_size)
+    learner = builder.make_learner(jax.random.PRNGKey(0), networks, dataset, _no_logs, SPEC, replay)
+    actor = builder.make_actor(
+        jax.random.PRNGKey(1), builder.make_policy(networks, SPEC), SPEC, learner, builder.make_adder(replay, SPEC)
+    )
+    EnvironmentLoop(fakes.FakeEnvironment(SPEC, episode_length=8), actor, logger=loggers.NoOpLogger()).run(num_steps=24)
+    before = jax.tree.leaves(jax.device_get(learner.state.params))
+    learner.step()
+    learner.check_finite()
+    after = jax.tree.leaves(jax.device_get(learner.state.params))
+    assert any(not np.allclose(a, b) for a, b in zip(before, after))
+    priorities = table.sample(len(table)).info.priority
+    assert np.sum(priorities != 1.0) >= 1  # the sampled sequences' priorities were rewritten
+
+
+def test_builder_runs_end_to_end_and_refuses_several_environments_per_actor():
+    config, builder, _ = _parts()
+    experiment = ExperimentConfig(
+        builder=builder,
+        environment_factory=lambda seed: fakes.FakeEnvironment(SPEC, episode_length=10),
+        network_factory=lambda s: make_networks(s, config.torso_sizes, config.lstm_size),
+        seed=0,
+        max_num_actor_steps=100,
+        eval_every=50,
+        num_eval_episodes=2,
+        logger_factory=_no_logs,
+    )
+    result = run_experiment(experiment, progress=False)
+    assert result.actor_steps == 100 and result.learner_steps > 0
+    assert all(e.mean_return == pytest.approx(55.0) for e in result.evaluations)  # rewards 1..10
+    with pytest.raises(NotImplementedError, match="use num_envs_per_actor=1"):
+        run_experiment(dataclasses.replace(experiment, num_envs_per_actor=2), progress=False)
+
+
+def test_distributed_actors_get_a_spread_of_epsilons():
+    _, builder, _ = _parts()
+    epsilons = [builder.for_actor(i, 4).config.epsilon_end for i in range(4)]
+    assert epsilons[0] == pytest.approx(0.4) and epsilons[-1] == pytest.approx(0.4**8)
+    assert epsilons == sorted(epsilons, reverse=True)
+
+
+def test_a_recurrent_snapshot_evaluates(tmp_path):
+    config, builder, networks = _parts()
+    from acme import specs
+    from acme.environments import make_environment
+
+    spec = specs.make_environment_spec(make_environment("gymnasium:CartPole-v1", seed=0))
+    networks = make_networks(spec, config.torso_sizes, config.lstm_size)
+    params = networks.init_params(jax.random.PRNGKey(0))
+    export_policy(str(tmp_path / "policy"), "r2d2", "gymnasium:CartPole-v1", config, params)
+    returns = evaluate_snapshot(str(tmp_path / "policy"), episodes=2, seed=0)
+    assert len(returns) == 2 and all(1 <= r <= 500 for r in returns)
+    assert evaluate_snapshot(str(tmp_path / "policy"), episodes=2, seed=0) == returns
