@@ -124,6 +124,19 @@ BASELINES[("impala", "gymnasium:CartPole-v1")] = Baseline(
     "impala", "gymnasium:CartPole-v1", max_steps=500_000, target_return=475.0, eval_every=10_000, num_envs_per_actor=4
 )
 
+# R2D2 on CartPole, and on CartPole with its velocities hidden (memory:CartPole-v1), where the feed-forward DQN,
+# seeing only positions, stays near a return of 40.
+BASELINES.update(
+    {
+        (agent, environment): Baseline(agent, environment, max_steps=200_000, target_return=475.0, eval_every=10_000)
+        for agent, environment in (
+            ("r2d2", "gymnasium:CartPole-v1"),
+            ("r2d2", "memory:CartPole-v1"),
+            ("dqn", "memory:CartPole-v1"),
+        )
+    }
+)
+
 # The budget and evaluation schedule of an (agent, environment) pair without a tuned baseline.
 DEFAULT_MAX_STEPS = 100_000
 DEFAULT_EVAL_EVERY = 5_000

@@ -46,7 +46,7 @@ class R2D2Config(TransitionReplayConfig, EpsilonGreedyConfig):
     prioritized_replay: bool = True
     min_replay_size: int = 100  # sequences
     max_replay_size: int = 20_000
-    samples_per_insert: float = 16.0  # sampled sequences per inserted sequence
+    samples_per_insert: float = 32.0  # sampled sequences per inserted sequence (16: seed 0 peaked at 425 in 200k steps)
     replay_table_name: str = "r2d2_sequences"
 
     # Acting (EpsilonGreedyConfig's fields, with R2D2's final epsilon).
