@@ -23,19 +23,17 @@ import jax.numpy as jnp
 import numpy as np
 
 from acme import adders, core, specs
-from acme.agents import builders
+from acme.agents.configured_builder import ConfiguredBuilder
 from acme.datasets import ReplaySample
-from acme.jax.actors import ExtrasPolicy, GenericActor, VectorActor
-from acme.jax.learner import LearnerDefinition
+from acme.jax.actors import ExtrasPolicy, VectorActor
 from acme.jax.policy_value import PolicyValueNetworks, check_policy_value_networks
 from acme.jax.prefetch import PrefetchIterator
 from acme.jax.running_statistics import ObservationNormalizer
-from acme.jax.variable_client import VariableClient
 from acme.replay.local_client import LocalBatches, LocalReplay
 from acme.replay.tables import TableSpec
 
 
-class RolloutBuilder(builders.AgentBuilder):
+class RolloutBuilder(ConfiguredBuilder):
     """A rollout agent with ``PolicyValueNetworks``: subclasses set ``config_class`` and ``learner`` (its
     learner serves ``"policy" = (policy params, observation statistics, learner step)``, as
     ``acme.jax.on_policy.on_policy_variables`` does).
@@ -45,22 +43,6 @@ class RolloutBuilder(builders.AgentBuilder):
     evaluation; each training step stores the behaviour log-probability, the
     sampled action (``raw_action``) and the learner step of the parameters.
     """
-
-    config_class: type
-    learner: LearnerDefinition
-
-    def __init__(self, config: Any = None):
-        if config is None:
-            config = self.config_class()
-        elif not isinstance(config, self.config_class):
-            raise TypeError(
-                f"{type(self).__name__} takes a {self.config_class.__name__}, got a {type(config).__name__}."
-            )
-        self.config = config
-
-    @property
-    def agent_name(self) -> str:
-        return self.learner.name
 
     def check_networks(self, networks: PolicyValueNetworks, environment_spec: specs.EnvironmentSpec) -> None:
         """Raises a clear error when the networks do not fit the environment."""
@@ -134,16 +116,6 @@ class RolloutBuilder(builders.AgentBuilder):
             break_end_of_episode=False,
         )
 
-    def make_actor(
-        self,
-        random_key: jax.Array,
-        policy: Any,
-        environment_spec: specs.EnvironmentSpec,
-        variable_source: core.VariableSource | None = None,
-        adder: Any = None,
-    ) -> core.Actor:
-        return GenericActor(policy, random_key, self._policy_client(variable_source), adder)
-
     def make_vector_actor(
         self,
         random_keys: Sequence[jax.Array],
@@ -160,23 +132,4 @@ class RolloutBuilder(builders.AgentBuilder):
                 f"queue_size ({c.queue_size}) must be at least batch_size + num_envs_per_actor - 1 "
                 f"({c.batch_size} + {len(random_keys)} - 1) for an actor of {len(random_keys)} environments."
             )
-        return VectorActor(policy, random_keys, self._policy_client(variable_source), adders)
-
-    def _policy_client(self, variable_source: core.VariableSource | None) -> VariableClient:
-        if variable_source is None:
-            raise ValueError(f"A {type(self).__name__} actor needs a variable_source (the learner or a handle to it).")
-        return VariableClient(variable_source, "policy", update_period=self.config.variable_update_period)
-
-    def make_learner(
-        self,
-        random_key: jax.Array,
-        networks: Any,
-        dataset: Iterator[Any],
-        logger_factory: Any,
-        environment_spec: specs.EnvironmentSpec,
-        replay_client: Any = None,
-        counter: Any = None,
-    ) -> core.Learner:
-        self.check_networks(networks, environment_spec)
-        logger = logger_factory("learner", "learner_steps")
-        return self.learner.make_learner(networks, self.config, random_key, dataset, counter, logger)
+        return super().make_vector_actor(random_keys, policy, environment_spec, variable_source, adders)

@@ -11,43 +11,23 @@ differ only in their learner and policy. Their builders subclass
 from __future__ import annotations
 
 import abc
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator
 
 import jax
 
-from acme import adders, core, specs
-from acme.agents import builders
+from acme import adders, specs
+from acme.agents.configured_builder import ConfiguredBuilder
 from acme.datasets import ReplaySample
-from acme.jax.actors import GenericActor, VectorActor
-from acme.jax.learner import LearnerDefinition
 from acme.jax.prefetch import PrefetchIterator
 from acme.jax.running_statistics import ObservationNormalizer
-from acme.jax.variable_client import VariableClient
 from acme.replay import tables as replay_tables
 from acme.replay.local_client import LocalBatches, LocalReplay, stack_batches
 from acme.replay.tables import TableSpec
 
 
-class NStepTransitionBuilder(builders.AgentBuilder):
-    """The data side of an n-step-transition agent; subclasses add the learner and policy.
-
-    Subclasses set ``config_class``: a builder made without a config uses its
-    defaults, and a config of another class is refused. Without a
-    ``config_class`` a config must be given.
-    """
-
-    config_class: type | None = None
-
-    def __init__(self, config: Any = None):
-        if config is None:
-            if self.config_class is None:
-                raise TypeError(f"{type(self).__name__} has no config_class: give it a config.")
-            config = self.config_class()
-        elif self.config_class is not None and not isinstance(config, self.config_class):
-            raise TypeError(
-                f"{type(self).__name__} takes a {self.config_class.__name__}, got a {type(config).__name__}."
-            )
-        self.config = config
+class NStepTransitionBuilder(ConfiguredBuilder):
+    """The data side of an n-step-transition agent; subclasses set ``config_class`` and add the learner and
+    policy (actors: ``ConfiguredBuilder``'s)."""
 
     def make_replay_tables(self, environment_spec: specs.EnvironmentSpec, policy: Any = None) -> list[TableSpec]:
         """One table of ``replay_signature`` items under a samples-per-insert limit (backend-free; see
@@ -112,32 +92,6 @@ class NStepTransitionBuilder(builders.AgentBuilder):
             priority_fns={self.config.replay_table_name: None},
         )
 
-    def make_actor(
-        self,
-        random_key: jax.Array,
-        policy: Any,
-        environment_spec: specs.EnvironmentSpec,
-        variable_source: core.VariableSource | None = None,
-        adder: Any = None,
-    ) -> core.Actor:
-        return GenericActor(policy, random_key, self._policy_client(variable_source), adder)
-
-    def make_vector_actor(
-        self,
-        random_keys: Sequence[jax.Array],
-        policy: Any,
-        environment_spec: specs.EnvironmentSpec,
-        variable_source: core.VariableSource | None = None,
-        adders: Sequence[Any] | None = None,
-    ) -> VectorActor:
-        return VectorActor(policy, random_keys, self._policy_client(variable_source), adders)
-
-    def _policy_client(self, variable_source: core.VariableSource | None) -> VariableClient:
-        """A client of ``variable_source``'s ``"policy"`` variables, fetched every ``variable_update_period`` steps."""
-        if variable_source is None:
-            raise ValueError(f"A {type(self).__name__} actor needs a variable_source (the learner or a handle to it).")
-        return VariableClient(variable_source, "policy", update_period=self.config.variable_update_period)
-
 
 class ActorCriticBuilder(NStepTransitionBuilder):
     """An n-step-transition agent whose learner serves ``"policy" = (policy_params, observation_stats)``.
@@ -148,29 +102,9 @@ class ActorCriticBuilder(NStepTransitionBuilder):
     networks need an ``environment_spec`` attribute.
     """
 
-    learner: LearnerDefinition
-
-    @property
-    def agent_name(self) -> str:
-        return self.learner.name
-
     def check_networks(self, networks: Any, environment_spec: specs.EnvironmentSpec) -> None:
         """Raises a clear error when the networks do not fit the environment or config."""
         specs.check_same_shapes(networks.environment_spec, environment_spec, f"The {self.agent_name} networks")
-
-    def make_learner(
-        self,
-        random_key: jax.Array,
-        networks: Any,
-        dataset: Iterator[Any],
-        logger_factory: Any,
-        environment_spec: specs.EnvironmentSpec,
-        replay_client: Any = None,
-        counter: Any = None,
-    ) -> core.Learner:
-        self.check_networks(networks, environment_spec)
-        logger = logger_factory("learner", "learner_steps")
-        return self.learner.make_learner(networks, self.config, random_key, dataset, counter, logger)
 
     @abc.abstractmethod
     def select_actions(

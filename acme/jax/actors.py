@@ -229,13 +229,15 @@ class RecurrentPolicy(NamedTuple):
     initial_state: Callable
 
 
-class RecurrentActor(core.Actor):
+class RecurrentActor(GenericActor):
     """Acts with a ``RecurrentPolicy``, carrying its state across steps and resetting it at episode starts.
 
     The adder receives, with every action, the policy's extras and
     ``extras["core_state"]``: the recurrent state the action was chosen from
     (so a learner can start unrolling a stored sequence from its first step's
-    state). Policy and key split run in one jitted call per step.
+    state). Policy and key split run in one jitted call per step. Saved
+    state is ``GenericActor``'s (a recurrent state is not kept across a
+    restart: the episode restarts).
     """
 
     def __init__(
@@ -251,30 +253,11 @@ class RecurrentActor(core.Actor):
             action, extras, core_state = policy.policy(params, policy_key, observation, core_state, step)
             return action, extras, core_state, key
 
+        super().__init__(policy.policy, random_key, variable_client, adder, backend)
         self._select = _Placed(jax.jit(select), backend)
-        self._initial_state = jax.jit(policy.initial_state)
         self._key = self._select.place(random_key)
-        self._variable_client = variable_client
-        self._adder = adder
-        self._num_steps = 0
-        self._episode_open = False
+        self._initial_state = jax.jit(policy.initial_state)
         self._core_state = None
-        self._extras: dict = {}
-
-    @property
-    def num_steps(self) -> int:
-        return self._num_steps
-
-    def save(self) -> dict:
-        """The step count and random key (a recurrent state is not kept across a restart: episodes restart)."""
-        return {"num_steps": self._num_steps, "key": np.asarray(jax.device_get(self._key))}
-
-    def restore(self, state: dict) -> None:
-        if np.ndim(state["num_steps"]) != 0:
-            raise ValueError(f"The saved actor drove {np.size(state['num_steps'])} environments; this one drives 1.")
-        self._num_steps = int(state["num_steps"])
-        if "key" in state:
-            self._key = self._select.place(np.asarray(state["key"]))
 
     def _params(self):
         return self._variable_client.params if self._variable_client is not None else None
@@ -292,17 +275,4 @@ class RecurrentActor(core.Actor):
 
     def observe_first(self, timestep: dm_env.TimeStep) -> None:
         self._core_state = None  # a new episode starts from the initial state
-        if self._adder is not None:
-            if self._episode_open:
-                self._adder.reset()
-            self._adder.add_first(timestep)
-            self._episode_open = True
-
-    def observe(self, action: types.NestedArray, next_timestep: dm_env.TimeStep) -> None:
-        if self._adder is not None:
-            self._adder.add(action, next_timestep, self._extras)
-            self._episode_open = not next_timestep.last()
-
-    def update(self, wait: bool = False) -> None:
-        if self._variable_client is not None:
-            self._variable_client.update(wait)
+        super().observe_first(timestep)

@@ -32,6 +32,13 @@ VariablesFn = Callable[[Any], Mapping[str, Any]]
 PRIORITIES = "priorities"  # a metric of per-item priorities, handed to ``on_priorities`` rather than logged
 
 
+def importance_weights(probabilities: jnp.ndarray, exponent: float) -> jnp.ndarray:
+    """Prioritized replay's correction ``(1 / P(i))^exponent``, divided by its largest value in the batch (no
+    gradient)."""
+    weights = (1.0 / jnp.maximum(probabilities.astype(jnp.float32), 1e-12)) ** exponent
+    return jax.lax.stop_gradient(weights / jnp.max(weights))
+
+
 def _describe(tree: Any) -> tuple:
     return jax.tree.structure(tree), [(np.shape(x), np.asarray(x).dtype.name) for x in jax.tree.leaves(tree)]
 

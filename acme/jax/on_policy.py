@@ -13,8 +13,8 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
-import optax
 
+from acme.jax.optimization import clipped_adam
 from acme.jax.policy_value import PolicyValueNetworks
 from acme.jax.running_statistics import ObservationNormalizer, RunningStatistics
 from acme.jax.sequences import final_steps, masked_mean
@@ -29,14 +29,13 @@ class OnPolicyState(NamedTuple):
     dropped_rollouts: jnp.ndarray  # rollouts left out for lagging more than max_policy_lag
 
 
-def init_on_policy_state(
-    networks: PolicyValueNetworks, optimizer: optax.GradientTransformation, random_key: jax.Array
-) -> OnPolicyState:
+def init_on_policy_state(networks: PolicyValueNetworks, config: Any, random_key: jax.Array) -> OnPolicyState:
+    """The state before any update; the optimiser is ``clipped_adam(config)``."""
     init_key, random_key = jax.random.split(random_key)
     params = networks.init(init_key)
     return OnPolicyState(
         params=params,
-        opt_state=optimizer.init(params),
+        opt_state=clipped_adam(config).init(params),
         observation_stats=ObservationNormalizer(True).init(networks.environment_spec.observations),
         steps=jnp.zeros((), jnp.int32),
         random_key=random_key,

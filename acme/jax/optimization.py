@@ -42,3 +42,12 @@ def gradient_step(
     value, gradients = jax.value_and_grad(loss_fn, has_aux=has_aux)(params, *args)
     params, opt_state = apply_gradients(optimizer, gradients, params, opt_state)
     return OptimizerStep(value, gradients, params, opt_state)
+
+
+def clipped_adam(config: Any) -> optax.GradientTransformation:
+    """Adam (``config.learning_rate``, ``config.adam_eps``) after clipping the gradients' global norm to
+    ``config.max_gradient_norm``: the optimiser of DQN, R2D2, PPO and IMPALA."""
+    return optax.chain(
+        optax.clip_by_global_norm(config.max_gradient_norm),
+        optax.adam(config.learning_rate, eps=config.adam_eps),
+    )

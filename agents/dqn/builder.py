@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
-
 import distrax
 import jax
 
 from acme import specs
 from acme.agents import exploration
 from acme.agents.transition_builder import NStepTransitionBuilder
-from acme.datasets import ReplaySample
-from acme.jax.learner import SGDLearner
-from acme.replay.priorities import priority_writer
-from acme.utils import counting, loggers
 from agents.dqn.config import DQNConfig
 from agents.dqn.learning import DQN_LEARNER
 from agents.dqn.networks import DQNNetworks, check_networks_match
@@ -23,38 +17,18 @@ class DQNBuilder(NStepTransitionBuilder):
     """Double DQN with n-step returns and optional prioritized replay."""
 
     config_class = DQNConfig
+    learner = DQN_LEARNER
 
     def for_actor(self, actor_id: int, num_actors: int) -> "DQNBuilder":
         """Actor ``actor_id`` of ``num_actors`` explores with its own final epsilon (see EpsilonGreedyConfig)."""
         config = exploration.for_actor(self.config, actor_id, num_actors)
         return self if config is self.config else DQNBuilder(config)
 
-    def make_learner(
-        self,
-        random_key: jax.Array,
-        networks: DQNNetworks,
-        dataset: Iterator[ReplaySample],
-        logger_factory: loggers.LoggerFactory,
-        environment_spec: specs.EnvironmentSpec,
-        replay_client: Any | None = None,
-        counter: counting.Counter | None = None,
-    ) -> SGDLearner:
-        """DQN's ``SGDLearner``; with prioritized replay, each fused batch's new priorities go to ``replay_client``."""
+    def check_networks(self, networks, environment_spec: specs.EnvironmentSpec) -> None:
         check_networks_match(networks, environment_spec)
-        config = self.config
-
-        return DQN_LEARNER.make_learner(
-            networks,
-            config,
-            random_key,
-            dataset,
-            counter,
-            logger_factory("learner", "learner_steps"),
-            on_priorities=priority_writer(replay_client, config.replay_table_name),
-        )
 
     def make_policy(self, networks: DQNNetworks, environment_spec: specs.EnvironmentSpec, evaluation: bool = False):
-        check_networks_match(networks, environment_spec)
+        self.check_networks(networks, environment_spec)
         config = self.config
 
         def policy(params, key, observation, step):

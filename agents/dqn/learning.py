@@ -10,8 +10,8 @@ import optax
 import rlax
 
 from acme import types
-from acme.jax.learner import PRIORITIES, LearnerDefinition
-from acme.jax.optimization import gradient_step
+from acme.jax.learner import PRIORITIES, LearnerDefinition, importance_weights
+from acme.jax.optimization import clipped_adam, gradient_step
 from agents.dqn.config import DQNConfig
 from agents.dqn.networks import DQNNetworks
 
@@ -29,16 +29,9 @@ def make_initial_state(networks: DQNNetworks, config: DQNConfig, random_key: jax
     return TrainingState(
         params=params,
         target_params=params,
-        opt_state=make_optimizer(config).init(params),
+        opt_state=clipped_adam(config).init(params),
         steps=jnp.zeros((), jnp.int32),
         random_key=random_key,
-    )
-
-
-def make_optimizer(config: DQNConfig) -> optax.GradientTransformation:
-    return optax.chain(
-        optax.clip_by_global_norm(config.max_gradient_norm),
-        optax.adam(config.learning_rate, eps=config.adam_eps),
     )
 
 
@@ -51,7 +44,7 @@ def make_update(networks: DQNNetworks, config: DQNConfig):
     loss is importance-weighted by the sampling ``probabilities`` and the
     metrics carry new priorities ``|td|`` (the sampler raises them to its exponent).
     """
-    optimizer = make_optimizer(config)
+    optimizer = clipped_adam(config)
     q_apply = networks.q_network.apply
 
     def loss_fn(params, target_params, transitions: types.Transition, probabilities):
@@ -68,10 +61,7 @@ def make_update(networks: DQNNetworks, config: DQNConfig):
         )
         losses = rlax.huber_loss(td_error, config.huber_loss_delta)
         if config.prioritized_replay:
-            probabilities = probabilities.astype(jnp.float32)
-            weights = (1.0 / jnp.maximum(probabilities, 1e-12)) ** config.importance_sampling_exponent
-            weights = weights / jnp.max(weights)
-            losses = losses * jax.lax.stop_gradient(weights)
+            losses = losses * importance_weights(probabilities, config.importance_sampling_exponent)
         loss = jnp.mean(losses)
         return loss, (td_error, jnp.mean(q_tm1))
 

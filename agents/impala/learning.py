@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-import optax
 
 from acme.jax.learner import LearnerDefinition
 from acme.jax.on_policy import (
@@ -28,7 +27,7 @@ from acme.jax.on_policy import (
     merge_leading,
     on_policy_variables,
 )
-from acme.jax.optimization import gradient_step
+from acme.jax.optimization import clipped_adam, gradient_step
 from acme.jax.policy_value import PolicyValueNetworks
 from acme.jax.running_statistics import ObservationNormalizer
 from acme.jax.sequences import batched_vtrace, masked_mean
@@ -37,20 +36,9 @@ from agents.impala.config import IMPALAConfig
 TrainingState = OnPolicyState
 
 
-def make_optimizer(config: IMPALAConfig) -> optax.GradientTransformation:
-    return optax.chain(
-        optax.clip_by_global_norm(config.max_gradient_norm),
-        optax.adam(config.learning_rate, eps=config.adam_eps),
-    )
-
-
-def make_initial_state(networks: PolicyValueNetworks, config: IMPALAConfig, random_key: jax.Array) -> TrainingState:
-    return init_on_policy_state(networks, make_optimizer(config), random_key)
-
-
 def make_update(networks: PolicyValueNetworks, config: IMPALAConfig):
     """``update(state, rollouts) -> (state, metrics)``: one V-trace actor-critic step."""
-    optimizer = make_optimizer(config)
+    optimizer = clipped_adam(config)
     normalizer = ObservationNormalizer(config.normalize_observations)
 
     def loss_fn(params, rollouts, observations, lags):
@@ -102,7 +90,7 @@ def make_update(networks: PolicyValueNetworks, config: IMPALAConfig):
 IMPALA_LEARNER = LearnerDefinition(
     name="IMPALA",
     make_update=make_update,
-    make_initial_state=make_initial_state,
+    make_initial_state=init_on_policy_state,
     variables=on_policy_variables,
     finite_metrics=("policy_loss", "baseline_loss"),
     hint=lambda config: f"Lower learning_rate (now {config.learning_rate}) or check the rewards for NaNs.",

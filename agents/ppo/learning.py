@@ -21,7 +21,6 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
-import optax
 
 from acme.jax.learner import LearnerDefinition
 from acme.jax.on_policy import (
@@ -33,7 +32,7 @@ from acme.jax.on_policy import (
     merge_leading,
     on_policy_variables,
 )
-from acme.jax.optimization import gradient_step
+from acme.jax.optimization import clipped_adam, gradient_step
 from acme.jax.policy_value import PolicyValueNetworks
 from acme.jax.running_statistics import ObservationNormalizer
 from acme.jax.sequences import batched_generalized_advantages, masked_mean
@@ -51,17 +50,6 @@ class Minibatch(NamedTuple):
     mask: jnp.ndarray
 
 
-def make_optimizer(config: PPOConfig) -> optax.GradientTransformation:
-    return optax.chain(
-        optax.clip_by_global_norm(config.max_gradient_norm),
-        optax.adam(config.learning_rate, eps=config.adam_eps),
-    )
-
-
-def make_initial_state(networks: PolicyValueNetworks, config: PPOConfig, random_key: jax.Array) -> TrainingState:
-    return init_on_policy_state(networks, make_optimizer(config), random_key)
-
-
 def clipped_surrogate_loss(
     log_prob: jnp.ndarray, behaviour_log_prob: jnp.ndarray, advantage: jnp.ndarray, epsilon: float
 ) -> jnp.ndarray:
@@ -72,7 +60,7 @@ def clipped_surrogate_loss(
 
 def make_update(networks: PolicyValueNetworks, config: PPOConfig):
     """``update(state, rollouts) -> (state, metrics)``: advantages, then the epochs of minibatch steps."""
-    optimizer = make_optimizer(config)
+    optimizer = clipped_adam(config)
     normalizer = ObservationNormalizer(config.normalize_observations)
     policy_apply, value_apply = networks.policy.apply, networks.value.apply
 
@@ -151,7 +139,7 @@ def make_update(networks: PolicyValueNetworks, config: PPOConfig):
 PPO_LEARNER = LearnerDefinition(
     name="PPO",
     make_update=make_update,
-    make_initial_state=make_initial_state,
+    make_initial_state=init_on_policy_state,
     variables=on_policy_variables,
     finite_metrics=("policy_loss", "value_loss"),
     hint=lambda config: f"Lower learning_rate (now {config.learning_rate}) or check the rewards for NaNs.",

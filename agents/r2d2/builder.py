@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
 
 import distrax
 import jax
@@ -13,9 +13,6 @@ from acme import adders, core, specs
 from acme.agents import exploration
 from acme.agents.transition_builder import NStepTransitionBuilder
 from acme.jax.actors import RecurrentActor, RecurrentPolicy
-from acme.jax.learner import SGDLearner
-from acme.replay.priorities import priority_writer
-from acme.utils import counting, loggers
 from agents.r2d2.config import R2D2Config
 from agents.r2d2.learning import R2D2_LEARNER
 from agents.r2d2.networks import R2D2Networks
@@ -26,6 +23,7 @@ class R2D2Builder(NStepTransitionBuilder):
     acting epsilon-greedily, per-actor epsilons in distributed runs."""
 
     config_class = R2D2Config
+    learner = R2D2_LEARNER
 
     def for_actor(self, actor_id: int, num_actors: int) -> "R2D2Builder":
         config = exploration.for_actor(self.config, actor_id, num_actors)
@@ -65,32 +63,13 @@ class R2D2Builder(NStepTransitionBuilder):
             "and more actors in a distributed run."
         )
 
-    def make_learner(
-        self,
-        random_key: jax.Array,
-        networks: R2D2Networks,
-        dataset: Iterator[Any],
-        logger_factory: loggers.LoggerFactory,
-        environment_spec: specs.EnvironmentSpec,
-        replay_client: Any | None = None,
-        counter: counting.Counter | None = None,
-    ) -> SGDLearner:
-        """R2D2's ``SGDLearner``; each batch's new sequence priorities go to ``replay_client``."""
+    def check_networks(self, networks, environment_spec: specs.EnvironmentSpec) -> None:
         check_networks(networks, environment_spec, self.config)
-        return R2D2_LEARNER.make_learner(
-            networks,
-            self.config,
-            random_key,
-            dataset,
-            counter,
-            logger_factory("learner", "learner_steps"),
-            on_priorities=priority_writer(replay_client, self.config.replay_table_name),
-        )
 
     def make_policy(
         self, networks: R2D2Networks, environment_spec: specs.EnvironmentSpec, evaluation: bool = False
     ) -> RecurrentPolicy:
-        check_networks(networks, environment_spec, self.config)
+        self.check_networks(networks, environment_spec)
         config = self.config
         action_dtype = environment_spec.actions.dtype
 

@@ -22,8 +22,8 @@ import jax.numpy as jnp
 import optax
 import rlax
 
-from acme.jax.learner import PRIORITIES, LearnerDefinition
-from acme.jax.optimization import gradient_step
+from acme.jax.learner import PRIORITIES, LearnerDefinition, importance_weights
+from acme.jax.optimization import clipped_adam, gradient_step
 from acme.jax.sequences import masked_mean
 from agents.r2d2.config import R2D2Config
 from agents.r2d2.networks import R2D2Networks
@@ -37,17 +37,10 @@ class TrainingState(NamedTuple):
     random_key: jax.Array
 
 
-def make_optimizer(config: R2D2Config) -> optax.GradientTransformation:
-    return optax.chain(
-        optax.clip_by_global_norm(config.max_gradient_norm),
-        optax.adam(config.learning_rate, eps=config.adam_eps),
-    )
-
-
 def make_initial_state(networks: R2D2Networks, config: R2D2Config, random_key: jax.Array) -> TrainingState:
     init_key, random_key = jax.random.split(random_key)
     params = networks.init_params(init_key)
-    return TrainingState(params, params, make_optimizer(config).init(params), jnp.zeros((), jnp.int32), random_key)
+    return TrainingState(params, params, clipped_adam(config).init(params), jnp.zeros((), jnp.int32), random_key)
 
 
 def mixed_priorities(abs_td: jnp.ndarray, mask: jnp.ndarray, eta: float) -> jnp.ndarray:
@@ -63,7 +56,7 @@ def _time_major(x: jnp.ndarray) -> jnp.ndarray:
 
 def make_update(networks: R2D2Networks, config: R2D2Config):
     """``update(state, (sequences, probabilities)) -> (state, metrics)``: one step on a batch of sequences."""
-    optimizer = make_optimizer(config)
+    optimizer = clipped_adam(config)
     tx_pair = rlax.SIGNED_HYPERBOLIC_PAIR if config.value_rescaling else rlax.IDENTITY_PAIR
     burn_in = config.burn_in_length
 
@@ -93,9 +86,7 @@ def make_update(networks: R2D2Networks, config: R2D2Config):
         )  # [B, T - 1]
         mask = sequences.extras["acted"][:, burn_in:-1]
         per_sequence = jnp.sum(0.5 * jnp.square(td) * mask, axis=1) / jnp.maximum(jnp.sum(mask, axis=1), 1.0)
-        weights = (1.0 / jnp.maximum(probabilities.astype(jnp.float32), 1e-12)) ** config.importance_sampling_exponent
-        weights = jax.lax.stop_gradient(weights / jnp.max(weights))
-        loss = jnp.mean(weights * per_sequence)
+        loss = jnp.mean(importance_weights(probabilities, config.importance_sampling_exponent) * per_sequence)
         priorities = mixed_priorities(jnp.abs(td), mask, config.max_priority_weight)
         return loss, (jax.lax.stop_gradient(priorities), masked_mean(jnp.max(q[:-1], axis=-1).T, mask))
 
