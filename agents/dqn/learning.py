@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
 import jax
 import jax.numpy as jnp
 import optax
@@ -11,28 +9,16 @@ import rlax
 
 from acme import types
 from acme.jax.learner import PRIORITIES, LearnerDefinition, importance_weights
-from acme.jax.optimization import clipped_adam, gradient_step
+from acme.jax.optimization import clipped_adam
+from acme.jax.value_learning import TargetNetworkState, init_target_network_state, target_network_step
 from agents.dqn.config import DQNConfig
 from agents.dqn.networks import DQNNetworks
 
-
-class TrainingState(NamedTuple):
-    params: Any
-    target_params: Any
-    opt_state: Any
-    steps: jnp.ndarray
-    random_key: jax.Array
+TrainingState = TargetNetworkState
 
 
 def make_initial_state(networks: DQNNetworks, config: DQNConfig, random_key: jax.Array) -> TrainingState:
-    params = networks.init(random_key)
-    return TrainingState(
-        params=params,
-        target_params=params,
-        opt_state=clipped_adam(config).init(params),
-        steps=jnp.zeros((), jnp.int32),
-        random_key=random_key,
-    )
+    return init_target_network_state(networks.init(random_key), clipped_adam(config), random_key)
 
 
 def make_update(networks: DQNNetworks, config: DQNConfig):
@@ -67,15 +53,14 @@ def make_update(networks: DQNNetworks, config: DQNConfig):
 
     def update(state: TrainingState, batch):
         transitions, probabilities = batch
-        (loss, (td_error, mean_q)), grads, params, opt_state = gradient_step(
-            loss_fn, optimizer, state.params, state.opt_state, state.target_params, transitions, probabilities
+        state, step = target_network_step(
+            loss_fn, optimizer, state, config.target_update_period, transitions, probabilities
         )
-        steps = state.steps + 1
-        target_params = optax.periodic_update(params, state.target_params, steps, config.target_update_period)
-        metrics = {"loss": loss, "mean_q": mean_q, "gradient_norm": optax.tree_utils.tree_norm(grads)}
+        loss, (td_error, mean_q) = step.value
+        metrics = {"loss": loss, "mean_q": mean_q, "gradient_norm": optax.tree_utils.tree_norm(step.gradients)}
         if config.prioritized_replay:
             metrics[PRIORITIES] = jnp.abs(td_error)
-        return TrainingState(params, target_params, opt_state, steps, state.random_key), metrics
+        return state, metrics
 
     return update
 

@@ -14,33 +14,24 @@ maximum), and each gets the new priority
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
 import haiku as hk
 import jax
 import jax.numpy as jnp
-import optax
 import rlax
 
 from acme.jax.learner import PRIORITIES, LearnerDefinition, importance_weights
-from acme.jax.optimization import clipped_adam, gradient_step
+from acme.jax.optimization import clipped_adam
 from acme.jax.sequences import masked_mean
+from acme.jax.value_learning import TargetNetworkState, init_target_network_state, target_network_step
 from agents.r2d2.config import R2D2Config
 from agents.r2d2.networks import R2D2Networks
 
-
-class TrainingState(NamedTuple):
-    params: Any
-    target_params: Any
-    opt_state: Any
-    steps: jnp.ndarray
-    random_key: jax.Array
+TrainingState = TargetNetworkState
 
 
 def make_initial_state(networks: R2D2Networks, config: R2D2Config, random_key: jax.Array) -> TrainingState:
     init_key, random_key = jax.random.split(random_key)
-    params = networks.init_params(init_key)
-    return TrainingState(params, params, clipped_adam(config).init(params), jnp.zeros((), jnp.int32), random_key)
+    return init_target_network_state(networks.init_params(init_key), clipped_adam(config), random_key)
 
 
 def mixed_priorities(abs_td: jnp.ndarray, mask: jnp.ndarray, eta: float) -> jnp.ndarray:
@@ -92,13 +83,11 @@ def make_update(networks: R2D2Networks, config: R2D2Config):
 
     def update(state: TrainingState, batch):
         sequences, probabilities = batch
-        (loss, (priorities, mean_q)), _, params, opt_state = gradient_step(
-            loss_fn, optimizer, state.params, state.opt_state, state.target_params, sequences, probabilities
+        state, step = target_network_step(
+            loss_fn, optimizer, state, config.target_update_period, sequences, probabilities
         )
-        steps = state.steps + 1
-        target_params = optax.periodic_update(params, state.target_params, steps, config.target_update_period)
-        metrics = {"loss": loss, "mean_q": mean_q, PRIORITIES: priorities}
-        return TrainingState(params, target_params, opt_state, steps, state.random_key), metrics
+        loss, (priorities, mean_q) = step.value
+        return state, {"loss": loss, "mean_q": mean_q, PRIORITIES: priorities}
 
     return update
 
