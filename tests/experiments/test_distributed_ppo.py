@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import dataclasses
 
+import pytest
+
 import launch
 from acme.experiments import make_distributed_experiment
 from acme.utils import loggers
@@ -43,3 +45,26 @@ def test_threads_ppo_trains_only_on_rollouts_within_the_policy_lag_bound(tmp_pat
     assert dropped >= len(over_bound)
     final = _rows(tmp_path / "evaluator.csv")[-1]
     assert final["actor_steps"] >= 6_000
+
+
+@pytest.mark.reverb
+def test_threads_impala_learns_from_a_reverb_queue(tmp_path):
+    # The same program over a reverb queue table (what the Ray launcher uses): rollouts sampled once, in order.
+    config = make_experiment_config(
+        "impala",
+        "gymnasium:CartPole-v1",
+        seed=0,
+        max_steps=4_000,
+        eval_every=4_000,
+        num_eval_episodes=2,
+        logger_factory=loggers.make_logger_factory(str(tmp_path), time_delta=0.0, terminal=False),
+        config_overrides=dict(batch_size=4, unroll_length=16, queue_size=16),
+    )
+    config = dataclasses.replace(config, num_envs_per_actor=2)
+    program = make_distributed_experiment(config, num_actors=2, replay="reverb")
+    assert isinstance(program.get("replay").node, launch.ReverbNode)
+    launch.launch(program, launcher="threads", timeout=300)
+    rows = [r for r in _rows(tmp_path / "learner.csv") if "policy_lag_mean" in r]
+    # Actors wait on the full queue, so the learner consumes nearly all of the ~62 batches of 64 steps.
+    assert rows and rows[-1]["learner_steps"] >= 40
+    assert _rows(tmp_path / "evaluator.csv")[-1]["actor_steps"] >= 4_000
