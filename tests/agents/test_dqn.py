@@ -250,3 +250,150 @@ def test_a_builder_takes_only_its_own_config_and_defaults_without_one():
 
     with pytest.raises(TypeError, match="NoDefault has no config_class: give it a config"):
         NoDefault()
+
+
+# ------------------------------------------------------------------ prioritized replay
+
+
+def _hand_td_errors(networks, params, target_params, data) -> np.ndarray:
+    """Double-Q TD errors in numpy: r + d * Q_target(s', argmax_a Q_online(s', a)) - Q_online(s, a)."""
+    q = lambda p, obs: np.asarray(networks.q_network.apply(p, obs), np.float64)  # noqa: E731
+    q_tm1 = q(params, data.observation)
+    next_action = np.argmax(q(params, data.next_observation), axis=-1)
+    q_t = q(target_params, data.next_observation)
+    rows = np.arange(len(next_action))
+    target = data.reward + data.discount * q_t[rows, next_action]
+    return target - q_tm1[rows, np.asarray(data.action)]
+
+
+def _huber(x: np.ndarray, delta: float) -> np.ndarray:
+    x = np.abs(x)
+    return np.where(x <= delta, 0.5 * x**2, 0.5 * delta**2 + delta * (x - delta))
+
+
+@pytest.mark.parametrize("uniform", [False, True], ids=["skewed", "uniform"])
+def test_prioritized_loss_uses_normalised_importance_weights(uniform):
+    """loss = mean_i(w_i huber(td_i)), w_i = (N P(i))^-beta / max_j (N P(j))^-beta over the batch."""
+    spec = fakes.discrete_spec()
+    batch = _fixed_batch(spec, batch_size=8)
+    table_size = 100
+    probability = np.full(8, 1.0 / table_size) if uniform else np.array([0.2, 0.1, 0.05, 0.05, 0.02, 0.01, 0.01, 0.005])
+    batch = batch._replace(
+        data=batch.data._replace(reward=3.0 * batch.data.reward),  # TD errors on both sides of the Huber delta
+        info=batch.info._replace(probability=probability, table_size=np.full(8, table_size, np.int64)),
+    )
+    config = dqn.DQNConfig(
+        hidden_sizes=(16,),
+        prioritized_replay=True,
+        importance_sampling_exponent=0.4,
+        huber_loss_delta=1.0,
+        num_sgd_steps_per_step=1,
+    )
+    networks = dqn.make_networks(spec, config.hidden_sizes)
+    logger, written = ListLogger(), []
+    learner = dqn.DQN_LEARNER.make_learner(
+        networks,
+        config,
+        jax.random.PRNGKey(0),
+        iterator=itertools.repeat(batch),
+        logger=logger,
+        log_every_seconds=0.0,
+        on_priorities=lambda sample, priorities: written.append(priorities),
+    )
+    params, target_params = learner.get_variables(["params", "target_params"])
+    learner.step()
+
+    td = _hand_td_errors(networks, params, target_params, batch.data)
+    assert np.any(np.abs(td) > 1.0) and np.any(np.abs(td) < 1.0)
+    weights = (table_size * probability) ** -0.4
+    weights = weights / weights.max()
+    if uniform:
+        np.testing.assert_allclose(weights, 1.0)
+    else:
+        assert weights.min() < 0.3  # the most likely item counts least
+    huber = _huber(td, config.huber_loss_delta)
+    assert logger.rows[0]["loss"] == pytest.approx(np.mean(weights * huber), rel=1e-5)
+    if not uniform:
+        assert abs(logger.rows[0]["loss"] - np.mean(huber)) > 0.05  # unweighted would be detectably different
+    # The new priorities handed back are |td| (the table raises them to its exponent when sampling).
+    assert len(written) == 1
+    np.testing.assert_allclose(written[0], np.abs(td), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fused", [1, 2])
+def test_learner_writes_new_priorities_to_the_local_table(fused):
+    """After a step, the sampled items' priorities are |td| and the next samples are drawn by |td|^exponent."""
+    spec = fakes.discrete_spec()
+    config = dqn.DQNConfig(
+        hidden_sizes=(16,),
+        prioritized_replay=True,
+        priority_exponent=0.5,
+        batch_size=6,
+        min_replay_size=12,
+        max_replay_size=100,
+        samples_per_insert=4.0,
+        num_sgd_steps_per_step=fused,
+    )
+    builder = dqn.DQNBuilder(config)
+    networks = dqn.make_networks(spec, config.hidden_sizes)
+    client = LocalReplay(builder.make_replay_tables(spec))
+    table = client.table(config.replay_table_name)
+    rng = np.random.default_rng(0)
+    for _ in range(12):
+        item = types.Transition(
+            observation=rng.normal(size=4).astype(np.float32),
+            action=np.int32(rng.integers(0, 2)),
+            reward=np.float32(3.0 * rng.normal()),
+            discount=np.float32(0.9),
+            next_observation=rng.normal(size=4).astype(np.float32),
+            extras=(),
+        )
+        client.insert(item, {config.replay_table_name: 1.0})
+
+    samples = []
+
+    def recorded(iterator):
+        for sample in iterator:
+            samples.append(sample)
+            yield sample
+
+    learner = builder.make_learner(
+        jax.random.PRNGKey(0),
+        networks,
+        recorded(builder.make_dataset_iterator(client)),
+        lambda label, steps_key=None: loggers.NoOpLogger(),
+        spec,
+        replay_client=client,
+    )
+    initial_state = dqn.DQN_LEARNER.make_initial_state(networks, config, jax.random.PRNGKey(0))
+    learner.step()
+    (sample,) = samples
+    assert np.shape(sample.info.key) == ((config.batch_size,) if fused == 1 else (fused, config.batch_size))
+
+    # Each of the U updates' TD errors, under the parameters that update started from.
+    update = dqn.DQN_LEARNER.make_update(networks, config)
+    state, expected = initial_state, {}
+    for u in range(fused):
+        part = sample if fused == 1 else jax.tree.map(lambda x: x[u], sample)
+        td = _hand_td_errors(networks, state.params, state.target_params, part.data)
+        for key, error in zip(part.info.key.tolist(), np.abs(td)):
+            expected[key] = error  # an item drawn again later takes its later priority
+        if u + 1 < fused:
+            state, _ = update(state, (part.data, part.info.probability))
+
+    saved = table.save()
+    priorities = dict(zip(saved["keys"].tolist(), saved["priorities"]))
+    assert len(priorities) == 12
+    for key, priority in priorities.items():
+        if key in expected:
+            assert priority == pytest.approx(expected[key], rel=1e-5, abs=1e-6), key
+        else:
+            assert priority == 1.0, key  # not sampled: as inserted
+    assert any(abs(expected[k] - 1.0) > 0.1 for k in expected)
+
+    # The next draw has P(i) = p_i^alpha / sum_j p_j^alpha.
+    total = sum(p**0.5 for p in priorities.values())
+    again = table.sample(8)
+    for key, probability in zip(again.info.key.tolist(), again.info.probability):
+        assert probability == pytest.approx(priorities[key] ** 0.5 / total, rel=1e-9)
+    np.testing.assert_allclose(again.info.priority, [priorities[k] for k in again.info.key.tolist()])
