@@ -24,5 +24,7 @@ def test_a_reverb_run_without_checkpoint_dir_leaves_no_temporary_directory(tmp_p
         config_overrides=SMALL_DQN,
     )
     result = run_experiment(config, progress=False, replay="reverb")
-    assert result.actor_steps == 300 and result.learner_steps > 0
+    # Whether the learner got a step in depends on when reverb's prefetching pipeline has its first batch
+    # ready (seconds on a busy machine); the run itself is what this test is about.
+    assert result.actor_steps == 300
     assert list(tmp_path.iterdir()) == []

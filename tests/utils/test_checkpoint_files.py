@@ -18,7 +18,9 @@ from acme.utils.checkpoint_files import (
     CorruptCheckpointWarning,
     tree_signature,
 )
+from acme.utils import tree_structure
 from agents import dqn
+from agents.dqn import learning as dqn_learning
 
 
 class _Sample(NamedTuple):  # the two fields of a reverb.ReplaySample the learner reads
@@ -60,7 +62,7 @@ def test_dqn_learner_state_round_trips_bitwise(tmp_path):
 
     state, step, metadata = Checkpointer(str(tmp_path)).restore_latest(expect_metadata=meta)
     assert step == 3 and metadata == meta
-    assert type(state["learner"]).__name__ == "TrainingState"
+    assert type(state["learner"]) is dqn_learning.TrainingState
     fresh = _make_learner(1)
     fresh.restore(state["learner"])
     restored_counter = counting.Counter()
@@ -218,3 +220,18 @@ def test_attached_directories_move_in_and_come_back_when_the_write_fails(tmp_pat
         f.truncate(10)
     with pytest.warns(CorruptCheckpointWarning, match="corrupt or truncated"), pytest.raises(CheckpointError):
         checkpointer.restore_latest()
+
+
+def test_a_dqn_state_saved_before_the_shared_value_learning_state_still_loads():
+    """DQN's state moved to acme.jax.value_learning.TargetNetworkState (same fields); checkpoints written
+    before name it agents.dqn.learning:TrainingState, which still resolves to the same type."""
+    learner = _make_learner(0)
+    structure, leaves = tree_structure.encode(learner.save())
+    assert structure["namedtuple"] == "acme.jax.value_learning:TargetNetworkState"
+    old = dict(structure, namedtuple="agents.dqn.learning:TrainingState")
+    restored = tree_structure.decode(old, leaves)
+    assert type(restored) is dqn_learning.TrainingState
+    fresh = _make_learner(1)
+    fresh.restore(restored)
+    for a, b in zip(jax.tree.leaves(learner.save()), jax.tree.leaves(fresh.save())):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
