@@ -10,7 +10,7 @@ import pytest
 
 from acme import types
 from acme.testing import fakes
-from acme.utils import counting
+from acme.utils import counting, tree_structure
 from acme.utils.checkpoint_files import (
     Checkpointer,
     CheckpointError,
@@ -18,7 +18,6 @@ from acme.utils.checkpoint_files import (
     CorruptCheckpointWarning,
     tree_signature,
 )
-from acme.utils import tree_structure
 from agents import dqn
 from agents.dqn import learning as dqn_learning
 
