@@ -18,6 +18,9 @@ from launch.nodes import ReverbNode
 from launch.program import NodeSpec, Program
 
 logger = logging.getLogger("launch")
+# Logged when a Ray process outlives ray.shutdown() by the grace period and is SIGKILLed: a forced, not a clean,
+# shutdown (tests fail on it).
+FORCED_KILL = "still running after ray.shutdown(); killing it"
 
 _POLL_S = 0.2
 _MAX_CONCURRENCY = 64  # Threads per actor: run(), calls from other nodes, stop().
@@ -302,7 +305,7 @@ def _reap(processes: list[Any], timeout: float = 10.0) -> None:
         time.sleep(0.1)
         alive = [p for p in alive if running(p)]
     for proc in alive:
-        logger.warning("launch: Ray process %d still running after ray.shutdown(); killing it", proc.pid)
+        logger.warning("launch: Ray process %d %s", proc.pid, FORCED_KILL)
         try:
             proc.kill()
         except psutil.Error:

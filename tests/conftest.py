@@ -9,6 +9,7 @@ stack.
 from __future__ import annotations
 
 import importlib.util
+import logging
 
 import pytest
 
@@ -26,3 +27,33 @@ def pytest_collection_modifyitems(config, items):
                     )
                 )
                 break
+
+
+class _Collect(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@pytest.fixture(autouse=True)
+def _ray_shuts_down_without_a_forced_kill(request):
+    """A Ray test fails if the launcher had to SIGKILL a Ray process that outlived ``ray.shutdown()``: "no process
+    left" must mean a clean shutdown, not a forced one. (Tests that launch in a subprocess check its output.)"""
+    if request.node.get_closest_marker("ray") is None:
+        yield
+        return
+    from launch.ray_launcher import FORCED_KILL
+
+    collect = _Collect()
+    launch_logger = logging.getLogger("launch")
+    launch_logger.addHandler(collect)
+    try:
+        yield
+    finally:
+        launch_logger.removeHandler(collect)
+    forced = [message for message in collect.messages if FORCED_KILL in message]
+    if forced:
+        pytest.fail("Ray did not shut down cleanly: " + "; ".join(forced), pytrace=False)

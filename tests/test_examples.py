@@ -8,10 +8,12 @@ import sys
 
 import pytest
 
+from launch.ray_launcher import FORCED_KILL
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _run(script: str, *args: str) -> str:
+def _run_process(script: str, *args: str) -> subprocess.CompletedProcess:
     result = subprocess.run(
         [sys.executable, os.path.join(ROOT, "examples", script), *args],
         cwd=ROOT,
@@ -21,7 +23,11 @@ def _run(script: str, *args: str) -> str:
         timeout=600,
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
-    return result.stdout
+    return result
+
+
+def _run(script: str, *args: str) -> str:
+    return _run_process(script, *args).stdout
 
 
 @pytest.mark.parametrize("script", ["quickstart.py", "sac_pendulum.py"])
@@ -49,6 +55,6 @@ def test_the_distributed_example_runs_on_threads():
 @pytest.mark.ray
 @pytest.mark.reverb
 def test_the_distributed_example_runs_on_ray():
-    assert "done: 1500 actor steps over 2 actors (ray launcher)" in _run(
-        "distributed_ray.py", "--launcher", "ray", "--num-actors", "2", "--max-steps", "1500"
-    )
+    result = _run_process("distributed_ray.py", "--launcher", "ray", "--num-actors", "2", "--max-steps", "1500")
+    assert "done: 1500 actor steps over 2 actors (ray launcher)" in result.stdout
+    assert FORCED_KILL not in result.stdout + result.stderr, result.stderr[-4000:]

@@ -8,6 +8,11 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
+from acme.utils.checkpoint_files import Checkpointer
+from agents import dqn  # noqa: F401  (defines the learner state's type, which decoding a checkpoint needs)
+
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
@@ -73,3 +78,22 @@ def test_checkpointed_run_started_with_sigint_ignored_ignores_it(tmp_path):
     assert status == 0, output
     assert "Ctrl-C" not in output, output
     assert "Policy snapshot in" in output, output  # it ran to the end
+
+
+@pytest.mark.parametrize(
+    ("signum", "status", "name"), [(signal.SIGINT, 130, "Ctrl-C"), (signal.SIGTERM, 143, "SIGTERM")]
+)
+def test_a_signal_to_a_checkpointed_run_saves_a_checkpoint_then_exits_with_the_shells_status(
+    tmp_path, signum, status, name
+):
+    """README: Ctrl-C exits 130 and SIGTERM 143, each after saving a checkpoint the same command resumes from."""
+    checkpoints = tmp_path / "checkpoints"
+    output, returncode = _run_and_signal(
+        tmp_path, signum, "--max-steps", "100000", "--checkpoint-dir", str(checkpoints)
+    )
+    assert returncode == status, output
+    assert f"Stopped by {name} at actor step" in output and "after a checkpoint" in output, output
+    saved = Checkpointer(str(checkpoints)).restore_latest()
+    assert saved is not None, f"no checkpoint in {checkpoints}: {output}"
+    _, _, metadata = saved
+    assert 0 < metadata["counts"]["actor_steps"] < 100_000, metadata

@@ -16,6 +16,7 @@ import sys
 import pytest
 
 from acme.utils import extras
+from launch.ray_launcher import FORCED_KILL
 from tests import exposure
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -71,6 +72,7 @@ def test_in_process_runs_listen_on_loopback_only(tmp_path, flags):
         # Its replay is a reverb node; local replay (in-process, or threads without reverb) has no server at all.
         assert seen.listeners, "the replay server was never seen listening:\n" + output
     assert not seen.problems(), "\n".join(seen.problems())
+    assert FORCED_KILL not in output, output
 
 
 @pytest.mark.ray

@@ -12,6 +12,8 @@ import time
 
 import pytest
 
+from launch.ray_launcher import FORCED_KILL
+
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 SCRIPT = textwrap.dedent("""
@@ -147,6 +149,7 @@ def test_inherited_ignored_sigint_stays_ignored(tmp_path, launcher):
             proc.wait()
     assert proc.returncode == 0, output
     assert "finished" in output, output
+    assert FORCED_KILL not in output, output
     assert marker.read_text() == "work done"  # the node ran to its end: the signal stopped nothing
 
 
@@ -198,6 +201,7 @@ def test_ray_ctrl_c_while_nodes_start_stops_them_without_a_warning_each(tmp_path
             proc.kill()
             proc.wait()
     output = "".join(before) + output
+    assert FORCED_KILL not in output, output
     assert "interrupted" in output, output
     assert "grace period" not in output, output
     assert elapsed < 30, f"{elapsed:.0f} s to stop"
