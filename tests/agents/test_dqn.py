@@ -1,5 +1,6 @@
 """DQN: config validation, networks, learner sanity, builder end-to-end on a fake environment."""
 
+import dataclasses
 import itertools
 
 import jax
@@ -35,7 +36,7 @@ def test_invalid_config_values_are_rejected(field, value, message):
 
 def test_config_is_frozen():
     config = dqn.DQNConfig()
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         config.learning_rate = 1.0  # type: ignore[misc]
 
 

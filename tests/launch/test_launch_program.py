@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import dataclasses
 import pathlib
 import subprocess
 import sys
@@ -178,7 +179,7 @@ def test_resources_and_restart_policy_validation():
     assert hash(resources) == hash(launch.Resources(num_cpus=1.5, num_gpus=0.25, custom={"tpu": 1}))
     with pytest.raises(TypeError):
         resources.custom["tpu"] = 2  # Frozen mapping.
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         resources.num_cpus = 2  # Frozen dataclass.
     with pytest.raises(ValueError, match="num_cpus must be >= 0"):
         launch.Resources(num_cpus=-1)

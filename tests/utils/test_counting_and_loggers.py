@@ -74,7 +74,15 @@ def test_default_logger_writes_csv_and_tensorboard(tmp_path):
     logger.close()
     assert os.path.exists(tmp_path / "evaluator.csv")
     event_files = list((tmp_path / "evaluator").glob("events.out.tfevents.*"))
-    assert event_files and event_files[0].stat().st_size > 0
+    assert len(event_files) == 1
+    import tensorflow as tf
+
+    scalars = {}
+    for event in tf.compat.v1.train.summary_iterator(str(event_files[0])):
+        for value in event.summary.value:
+            scalars[value.tag] = (event.step, float(tf.make_ndarray(value.tensor)))
+    # Read back: the value written, at the steps_key's value, under the logger's label.
+    assert scalars["evaluator/evaluation_return"] == (100, 20.0)
 
 
 def test_csv_logger_continues_an_existing_file(tmp_path):
