@@ -17,7 +17,7 @@ import jax
 
 from acme import snapshots, specs
 from acme.utils import loggers
-from acme.utils.checkpoint_files import CheckpointError, tree_signature
+from acme.utils.checkpoint_files import CheckpointError, signatures_match, tree_signature
 from baselines import registry
 
 _REQUIRED = ("agent", "environment_id", "agent_config")
@@ -85,7 +85,7 @@ def _load(directory: str, seed: int | None) -> tuple[Any, dm_env.Environment, An
     expected = metadata.get("params_signature")
     if expected is not None:
         fresh = tree_signature(_fresh_policy_variables(builder, networks, spec))
-        if fresh != expected:
+        if not signatures_match(expected, fresh):
             raise CheckpointError(
                 f"The snapshot's parameters ({expected}) do not fit the networks rebuilt from its config "
                 f"({fresh}); was it written by another version of the agent?"

@@ -30,6 +30,7 @@ from acme.utils.checkpoint_files import (
     Checkpointer,
     CheckpointError,
     CheckpointMismatchError,
+    signatures_match,
     tree_signature,
 )
 
@@ -197,8 +198,7 @@ class ExperimentCheckpointer:
 
     def check_learner_state(self, restored: Restored, fresh_state: Any) -> None:
         """Raises ``CheckpointMismatchError`` unless ``restored``'s learner state fits ``fresh_state``'s shapes."""
-        expected = tree_signature(fresh_state)
-        if restored.metadata.get("learner_signature") != expected:
+        if not signatures_match(restored.metadata.get("learner_signature"), tree_signature(fresh_state)):
             raise CheckpointMismatchError(
                 f"{restored.path} holds a learner state of other shapes than this experiment's learner (another "
                 "network size, observation or action shape?). Restore it with the configuration it was written "

@@ -86,6 +86,22 @@ def tree_signature(tree: Any) -> str:
     return f"{treedef}|{';'.join(parts)}"
 
 
+_NAMEDTUPLE_NAME = re.compile(r"namedtuple\[[^\]]*\]")
+
+
+def signatures_match(stored: str | None, fresh: str) -> bool:
+    """Whether a stored ``tree_signature`` fits a fresh one: the same containers, shapes and dtypes.
+
+    NamedTuple class names are not compared: a state type renamed or shared
+    between agents (TD3's and D4PG's ``TrainingState`` became the shared
+    ``ActorCriticState``) keeps its checkpoints loadable. Decoding a checkpoint
+    still checks each NamedTuple's field names.
+    """
+    if stored is None:
+        return False
+    return _NAMEDTUPLE_NAME.sub("namedtuple", stored) == _NAMEDTUPLE_NAME.sub("namedtuple", fresh)
+
+
 def _json_dumps(value: Any, what: str) -> str:
     try:
         return json.dumps(value, indent=2, sort_keys=True, allow_nan=True)

@@ -16,6 +16,7 @@ from acme.utils.checkpoint_files import (
     CheckpointError,
     CheckpointMismatchError,
     CorruptCheckpointWarning,
+    signatures_match,
     tree_signature,
 )
 from agents import dqn
@@ -234,3 +235,22 @@ def test_a_dqn_state_saved_before_the_shared_value_learning_state_still_loads():
     fresh.restore(restored)
     for a, b in zip(jax.tree.leaves(learner.save()), jax.tree.leaves(fresh.save())):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+class _Old(NamedTuple):
+    w: Any
+    step: Any
+
+
+class _Renamed(NamedTuple):
+    w: Any
+    step: Any
+
+
+def test_signatures_match_ignores_namedtuple_names_but_not_shapes():
+    old = tree_signature(_Old(np.zeros((2, 3), np.float32), 0))
+    assert signatures_match(old, tree_signature(_Renamed(np.zeros((2, 3), np.float32), 0)))
+    assert not signatures_match(old, tree_signature(_Renamed(np.zeros((3, 3), np.float32), 0)))
+    assert not signatures_match(old, tree_signature(_Renamed(np.zeros((2, 3), np.float64), 0)))
+    assert not signatures_match(old, tree_signature((np.zeros((2, 3), np.float32), 0)))  # a tuple, not a NamedTuple
+    assert not signatures_match(None, old)
