@@ -9,7 +9,7 @@ import jax
 
 from acme import core, specs
 from acme.agents import builders
-from acme.jax.actors import GenericActor, VectorActor
+from acme.jax.actors import GenericActor, RecurrentActor, RecurrentPolicy, RecurrentVectorActor, VectorActor
 from acme.jax.learner import LearnerDefinition
 from acme.jax.variable_client import VariableClient
 from acme.replay.priorities import priority_writer
@@ -17,7 +17,8 @@ from acme.replay.priorities import priority_writer
 
 class ConfiguredBuilder(builders.AgentBuilder):
     """A builder with ``self.config``, its agent's learner, and ``GenericActor`` / ``VectorActor`` acting with
-    the ``"policy"`` variables fetched every ``config.variable_update_period`` steps.
+    the ``"policy"`` variables fetched every ``config.variable_update_period`` steps (their recurrent versions
+    for a ``RecurrentPolicy``).
 
     Subclasses set ``config_class``: a builder made without a config uses its
     defaults, and a config of another class is refused. Without a
@@ -78,7 +79,8 @@ class ConfiguredBuilder(builders.AgentBuilder):
         variable_source: core.VariableSource | None = None,
         adder: Any = None,
     ) -> core.Actor:
-        return GenericActor(policy, random_key, self._policy_client(variable_source), adder)
+        actor = RecurrentActor if isinstance(policy, RecurrentPolicy) else GenericActor
+        return actor(policy, random_key, self._policy_client(variable_source), adder)
 
     def make_vector_actor(
         self,
@@ -88,7 +90,8 @@ class ConfiguredBuilder(builders.AgentBuilder):
         variable_source: core.VariableSource | None = None,
         adders: Sequence[Any] | None = None,
     ) -> VectorActor:
-        return VectorActor(policy, random_keys, self._policy_client(variable_source), adders)
+        actor = RecurrentVectorActor if isinstance(policy, RecurrentPolicy) else VectorActor
+        return actor(policy, random_keys, self._policy_client(variable_source), adders)
 
     def _policy_client(self, variable_source: core.VariableSource | None) -> VariableClient:
         """A client of ``variable_source``'s ``"policy"`` variables, fetched every ``variable_update_period`` steps."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Sequence
 
+import haiku as hk
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -25,8 +26,8 @@ import numpy as np
 from acme import adders, core, specs
 from acme.agents.configured_builder import ConfiguredBuilder
 from acme.datasets import ReplaySample
-from acme.jax.actors import ExtrasPolicy, VectorActor
-from acme.jax.policy_value import PolicyValueNetworks, check_policy_value_networks
+from acme.jax.actors import ExtrasPolicy, RecurrentPolicy, VectorActor
+from acme.jax.policy_value import PolicyValueNetworks, RecurrentPolicyValueNetworks, check_policy_value_networks
 from acme.jax.prefetch import PrefetchIterator
 from acme.jax.running_statistics import ObservationNormalizer
 from acme.replay.local_client import LocalBatches, LocalReplay
@@ -34,9 +35,10 @@ from acme.replay.tables import TableSpec
 
 
 class RolloutBuilder(ConfiguredBuilder):
-    """A rollout agent with ``PolicyValueNetworks``: subclasses set ``config_class`` and ``learner`` (its
-    learner serves ``"policy" = (policy params, observation statistics, learner step)``, as
-    ``acme.jax.on_policy.on_policy_variables`` does).
+    """A rollout agent with ``PolicyValueNetworks`` (or ``RecurrentPolicyValueNetworks``, where the subclass's
+    ``lstm_size`` says so): subclasses set ``config_class`` and ``learner`` (its learner serves ``"policy" =
+    (policy params, observation statistics, learner step)``, as ``acme.jax.on_policy.on_policy_variables``
+    does).
 
     The policy samples from the network's distribution (continuous actions
     clipped to [-1, 1] for the environment) and acts with its mode in
@@ -44,41 +46,86 @@ class RolloutBuilder(ConfiguredBuilder):
     sampled action (``raw_action``) and the learner step of the parameters.
     """
 
-    def check_networks(self, networks: PolicyValueNetworks, environment_spec: specs.EnvironmentSpec) -> None:
-        """Raises a clear error when the networks do not fit the environment."""
+    def lstm_size(self) -> int | None:
+        """The LSTM size of the agent's recurrent networks, or None for feed-forward ones (the default)."""
+        return None
+
+    def check_networks(
+        self,
+        networks: PolicyValueNetworks | RecurrentPolicyValueNetworks,
+        environment_spec: specs.EnvironmentSpec,
+    ) -> None:
+        """Raises a clear error when the networks do not fit the environment or the config's ``lstm_size``."""
         check_policy_value_networks(networks, environment_spec, self.agent_name)
+        lstm_size = getattr(networks, "lstm_size", None)
+        if lstm_size != self.lstm_size():
+            raise ValueError(
+                f"The {self.agent_name} networks have {'an LSTM of ' + str(lstm_size) if lstm_size else 'no LSTM'} "
+                f"but the config says lstm_size={self.lstm_size()}; build the networks from the config."
+            )
 
     def extras_spec(self, environment_spec: specs.EnvironmentSpec) -> dict:
-        """What the policy stores with each step: ``log_prob``, ``policy_step`` and ``raw_action``."""
+        """What the policy stores with each step: ``log_prob``, ``policy_step`` and ``raw_action``, and with a
+        recurrent network the actor adds ``core_state`` (the LSTM state the action was chosen from)."""
         actions = environment_spec.actions
         raw_dtype = np.int32 if isinstance(actions, specs.DiscreteArray) else np.float32
-        return {
+        extras = {
             "log_prob": specs.Array((), np.float32),
             "policy_step": specs.Array((), np.int32),
             "raw_action": specs.Array(actions.shape, raw_dtype),
         }
+        if self.lstm_size() is not None:
+            state = specs.Array((self.lstm_size(),), np.float32)
+            extras["core_state"] = {"hidden": state, "cell": state}
+        return extras
 
     def make_policy(
-        self, networks: PolicyValueNetworks, environment_spec: specs.EnvironmentSpec, evaluation: bool = False
+        self,
+        networks: PolicyValueNetworks | RecurrentPolicyValueNetworks,
+        environment_spec: specs.EnvironmentSpec,
+        evaluation: bool = False,
     ):
         self.check_networks(networks, environment_spec)
         normalizer = ObservationNormalizer(self.config.normalize_observations)
         action_dtype = environment_spec.actions.dtype
 
-        def policy(params, key, observation, step):
-            policy_params, statistics, learner_step = params
-            observations = normalizer.apply(statistics, jax.tree.map(lambda x: x[None], observation))
-            distribution = networks.distribution(networks.policy.apply(policy_params, observations))
+        def act(policy_output, key, learner_step):
+            """The action (the mode in evaluation, else a sample) and, for training, its extras."""
+            distribution = networks.distribution(policy_output)
             raw = distribution.mode() if evaluation else distribution.sample(seed=key)
             action = (raw if networks.discrete else jnp.clip(raw, -1.0, 1.0))[0].astype(action_dtype)
             if evaluation:
-                return action
-            extras = {
+                return action, {}
+            return action, {
                 "log_prob": distribution.log_prob(raw)[0].astype(jnp.float32),
                 "policy_step": jnp.asarray(learner_step, jnp.int32),
                 "raw_action": raw[0].astype(jnp.int32 if networks.discrete else jnp.float32),
             }
-            return action, extras
+
+        def batched(statistics, observation):
+            return normalizer.apply(statistics, jax.tree.map(lambda x: x[None], observation))
+
+        if isinstance(networks, RecurrentPolicyValueNetworks):
+
+            def initial_state(params):
+                state = networks.initial_state(params[0], 1)
+                return {"hidden": state.hidden[0], "cell": state.cell[0]}
+
+            def recurrent_policy(params, key, observation, core_state, step):
+                network_params, statistics, learner_step = params
+                state = hk.LSTMState(core_state["hidden"][None], core_state["cell"][None])
+                (policy_output, _), state = networks.step(network_params, batched(statistics, observation), state)
+                action, extras = act(policy_output, key, learner_step)
+                return action, extras, {"hidden": state.hidden[0], "cell": state.cell[0]}
+
+            return RecurrentPolicy(recurrent_policy, initial_state)
+
+        def policy(params, key, observation, step):
+            policy_params, statistics, learner_step = params
+            action, extras = act(
+                networks.policy.apply(policy_params, batched(statistics, observation)), key, learner_step
+            )
+            return action if evaluation else (action, extras)
 
         return policy if evaluation else ExtrasPolicy(policy)
 

@@ -1,4 +1,5 @@
-"""Actors around a jitted policy: one environment (``GenericActor``) or K at once (``VectorActor``)."""
+"""Actors around a jitted policy: one environment (``GenericActor``) or K at once (``VectorActor``), and their
+recurrent versions (``RecurrentActor``, ``RecurrentVectorActor``) that carry a policy's state across steps."""
 
 from __future__ import annotations
 
@@ -191,7 +192,8 @@ class VectorActor:
         """Actions for a batch of K observations (leaves ``[K, ...]``), one per environment."""
         params = self._variable_client.params if self._variable_client is not None else None
         actions, self._keys = self._select(params, self._keys, observations, self._steps)
-        self._steps += 1
+        # A new array, not += : on CPU jax may read a numpy argument in place after the call has returned.
+        self._steps = self._steps + 1
         if self._policy_extras:
             actions, extras = actions
             self._extras = jax.tree.map(np.asarray, extras)
@@ -276,3 +278,60 @@ class RecurrentActor(GenericActor):
     def observe_first(self, timestep: dm_env.TimeStep) -> None:
         self._core_state = None  # a new episode starts from the initial state
         super().observe_first(timestep)
+
+
+class RecurrentVectorActor(VectorActor):
+    """Acts with a ``RecurrentPolicy`` in K environments at once: one jitted, vmapped call for all K, each
+    environment with its own recurrent state (reset when its episode starts), key, step count and adder.
+
+    As with ``RecurrentActor``, the adder of environment ``i`` receives ``extras["core_state"]``: the state its
+    action was chosen from. K environments produce what K ``RecurrentActor``\\ s with the same keys would.
+    """
+
+    def __init__(
+        self,
+        policy: RecurrentPolicy,
+        random_keys: Sequence[types.PRNGKey],
+        variable_client: VariableClient | None,
+        adders: Sequence[Adder | None] | None = None,
+        backend: str | None = "cpu",
+    ):
+        super().__init__(policy.policy, random_keys, variable_client, adders, backend)
+
+        def select(params, key, observation, core_state, reset, step):
+            initial = policy.initial_state(params)
+            core_state = jax.tree.map(lambda s, i: jnp.where(reset, i, s), core_state, initial)
+            key, policy_key = jax.random.split(key)
+            action, extras, new_state = policy.policy(params, policy_key, observation, core_state, step)
+            return action, {**extras, "core_state": core_state}, new_state, key
+
+        self._select = _Placed(jax.jit(jax.vmap(select, in_axes=(None, 0, 0, 0, 0, 0))), backend)
+        self._keys = self._select.place(self._keys)
+        self._initial_state = jax.jit(policy.initial_state)
+        self._core_state = None
+        self._reset = np.ones(self.num_envs, bool)
+
+    def select_actions(self, observations: types.NestedArray) -> np.ndarray:
+        params = self._variable_client.params if self._variable_client is not None else None
+        if self._core_state is None:  # each environment's slot is reset before its first step
+            self._core_state = jax.tree.map(
+                lambda x: jnp.zeros((self.num_envs, *x.shape), x.dtype), self._initial_state(params)
+            )
+        actions, extras, self._core_state, self._keys = self._select(
+            params, self._keys, observations, self._core_state, self._reset, self._steps
+        )
+        # New arrays, not in-place updates: on CPU jax may read numpy arguments in place after the call returned.
+        self._reset = np.zeros(self.num_envs, bool)
+        self._steps = self._steps + 1
+        self._extras = jax.tree.map(np.asarray, extras)
+        return np.asarray(actions)
+
+    def observe_first(self, index: int, timestep: dm_env.TimeStep) -> None:
+        self._reset[index] = True  # a new episode starts from the initial state
+        super().observe_first(index, timestep)
+
+    def observe(self, index: int, action: types.NestedArray, next_timestep: dm_env.TimeStep) -> None:
+        adder = self._adders[index]
+        if adder is not None:
+            adder.add(action, next_timestep, jax.tree.map(lambda x: x[index], self._extras))
+            self._episode_open[index] = not next_timestep.last()

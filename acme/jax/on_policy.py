@@ -11,17 +11,18 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import haiku as hk
 import jax
 import jax.numpy as jnp
 
 from acme.jax.optimization import clipped_adam
-from acme.jax.policy_value import PolicyValueNetworks
+from acme.jax.policy_value import PolicyValueNetworks, RecurrentPolicyValueNetworks
 from acme.jax.running_statistics import ObservationNormalizer, RunningStatistics
 from acme.jax.sequences import final_steps, masked_mean
 
 
 class OnPolicyState(NamedTuple):
-    params: Any  # {"policy": ..., "value": ...}
+    params: Any  # {"policy": ..., "value": ...}, or {"network": ...} for a recurrent network
     opt_state: Any
     observation_stats: RunningStatistics
     steps: jnp.ndarray  # learner steps (batches of rollouts) taken
@@ -29,7 +30,9 @@ class OnPolicyState(NamedTuple):
     dropped_rollouts: jnp.ndarray  # rollouts left out for lagging more than max_policy_lag
 
 
-def init_on_policy_state(networks: PolicyValueNetworks, config: Any, random_key: jax.Array) -> OnPolicyState:
+def init_on_policy_state(
+    networks: PolicyValueNetworks | RecurrentPolicyValueNetworks, config: Any, random_key: jax.Array
+) -> OnPolicyState:
     """The state before any update; the optimiser is ``clipped_adam(config)``."""
     init_key, random_key = jax.random.split(random_key)
     params = networks.init(init_key)
@@ -89,8 +92,34 @@ def apply_over_time(apply, params: Any, observations: Any) -> Any:
     return jax.tree.map(lambda x: x.reshape((batch, time, *x.shape[1:])), output)
 
 
+def policy_value_over_time(
+    networks: PolicyValueNetworks | RecurrentPolicyValueNetworks, params: Any, rollouts: Any, observations: Any
+) -> tuple[Any, jnp.ndarray]:
+    """The policy outputs and values ``[B, T + 1]`` of a batch of rollouts' (normalised) ``observations``.
+
+    A recurrent network starts each rollout from the state its actor stored at the rollout's first step
+    (``extras["core_state"]``) and is reset at every episode start within it.
+    """
+    if isinstance(networks, RecurrentPolicyValueNetworks):
+        stored = rollouts.extras["core_state"]
+        state = hk.LSTMState(hidden=stored["hidden"][:, 0], cell=stored["cell"][:, 0])
+
+        def time_major(x):
+            return jnp.swapaxes(x, 0, 1)
+
+        outputs, _ = networks.unroll(
+            params["network"], jax.tree.map(time_major, observations), time_major(rollouts.start_of_episode), state
+        )
+        return jax.tree.map(time_major, outputs)
+    policy_output = apply_over_time(networks.policy.apply, params["policy"], observations)
+    return policy_output, apply_over_time(networks.value.apply, params["value"], observations)
+
+
 def on_policy_variables(state: OnPolicyState) -> dict:
-    """``"policy"``: the policy parameters, observation statistics and the learner step that made them."""
+    """``"policy"``: the acting parameters (the policy's, or a recurrent network's whole), the observation
+    statistics and the learner step that made them; ``"value"``: a separate value network's parameters."""
+    if "network" in state.params:
+        return {"policy": (state.params["network"], state.observation_stats, state.steps)}
     return {
         "policy": (state.params["policy"], state.observation_stats, state.steps),
         "value": state.params["value"],

@@ -1,9 +1,10 @@
-"""Policy-value networks for on-policy agents: a categorical or diagonal-Gaussian policy and a value MLP."""
+"""Policy-value networks for on-policy agents: a categorical or diagonal-Gaussian policy and a value, from
+separate MLPs (``PolicyValueNetworks``) or from one MLP torso and an LSTM (``RecurrentPolicyValueNetworks``)."""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from typing import Any, Sequence
 
 import distrax
 import haiku as hk
@@ -39,6 +40,36 @@ class PolicyValueNetworks:
         return distrax.MultivariateNormalDiag(mean, jnp.exp(log_std))
 
 
+def _features(observation) -> jnp.ndarray:
+    return utils.batch_concat(observation).astype(jnp.float32)
+
+
+def _torso(hidden: Sequence[int], name: str, x: jnp.ndarray) -> jnp.ndarray:
+    for i, width in enumerate(hidden):
+        x = jnp.tanh(hk.Linear(width, w_init=hk.initializers.Orthogonal(np.sqrt(2.0)), name=f"{name}_{i}")(x))
+    return x
+
+
+def _policy_head(x: jnp.ndarray, discrete: bool, num_actions: int, initial_log_std: float):
+    """Logits ``[B, A]``, or a mean and a state-independent log-std ``[B, A]``."""
+    out = hk.Linear(num_actions, w_init=hk.initializers.Orthogonal(0.01), name="policy_out")(x)
+    if discrete:
+        return out
+    log_std = hk.get_parameter("log_std", (num_actions,), init=hk.initializers.Constant(initial_log_std))
+    return out, jnp.broadcast_to(log_std, out.shape)
+
+
+def _value_head(x: jnp.ndarray) -> jnp.ndarray:
+    return hk.Linear(1, w_init=hk.initializers.Orthogonal(1.0), name="value_out")(x)[..., 0]
+
+
+def _action_space(environment_spec: specs.EnvironmentSpec, agent: str) -> tuple[bool, int]:
+    discrete = isinstance(environment_spec.actions, specs.DiscreteArray)
+    if discrete:
+        return True, specs.num_discrete_actions(environment_spec)
+    return False, specs.continuous_action_size(environment_spec, agent)
+
+
 def make_policy_value_networks(
     environment_spec: specs.EnvironmentSpec,
     hidden_sizes: Sequence[int] = (64, 64),
@@ -51,43 +82,104 @@ def make_policy_value_networks(
     mean and a state-independent log-std (starting at ``initial_log_std``) for
     continuous ones. ``agent`` names the caller in errors.
     """
-    discrete = isinstance(environment_spec.actions, specs.DiscreteArray)
-    if discrete:
-        num_actions = specs.num_discrete_actions(environment_spec)
-    else:
-        num_actions = specs.continuous_action_size(environment_spec, agent)
-
-    def features(observation):
-        return utils.batch_concat(observation).astype(jnp.float32)
-
-    def torso(hidden: Sequence[int], name: str, x):
-        for i, width in enumerate(hidden):
-            x = jnp.tanh(hk.Linear(width, w_init=hk.initializers.Orthogonal(np.sqrt(2.0)), name=f"{name}_{i}")(x))
-        return x
+    discrete, num_actions = _action_space(environment_spec, agent)
 
     def policy(observation):
-        x = torso(hidden_sizes, "policy", features(observation))
-        out = hk.Linear(num_actions, w_init=hk.initializers.Orthogonal(0.01), name="policy_out")(x)
-        if discrete:
-            return out
-        log_std = hk.get_parameter("log_std", (num_actions,), init=hk.initializers.Constant(initial_log_std))
-        return out, jnp.broadcast_to(log_std, out.shape)
+        return _policy_head(
+            _torso(hidden_sizes, "policy", _features(observation)), discrete, num_actions, initial_log_std
+        )
 
     def value(observation):
-        x = torso(hidden_sizes, "value", features(observation))
-        return hk.Linear(1, w_init=hk.initializers.Orthogonal(1.0), name="value_out")(x)[..., 0]
+        return _value_head(_torso(hidden_sizes, "value", _features(observation)))
 
     return PolicyValueNetworks(
         policy=hk.without_apply_rng(hk.transform(policy)),
         value=hk.without_apply_rng(hk.transform(value)),
         environment_spec=environment_spec,
-        discrete=bool(discrete),
+        discrete=discrete,
         num_actions=num_actions,
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class RecurrentPolicyValueNetworks:
+    """A policy and a value that share an MLP torso and an LSTM; haiku functions of one set of parameters:
+
+    ``step(params, observation[B, ...], state) -> ((policy_output[B, ...], value[B]), state)``;
+    ``unroll(params, observations[T, B, ...], start_of_episode[T, B], state) -> ((policy_output[T, B, ...],
+    value[T, B]), state)``, where the state is reset to the initial one before every step that starts an
+    episode (so one unroll can run over episodes joined in a stream);
+    ``initial_state(params, batch_size) -> hk.LSTMState`` (zeros ``[batch_size, lstm_size]``).
+    The policy output is ``PolicyValueNetworks``'s; ``distribution`` likewise.
+    """
+
+    init_fn: Any
+    step: Any
+    unroll: Any
+    initial_state: Any
+    environment_spec: specs.EnvironmentSpec
+    discrete: bool
+    num_actions: int
+    lstm_size: int
+
+    def init(self, key: jax.Array) -> dict:
+        """``{"network": params}``: the parameters of the shared network (policy and value heads included)."""
+        observation = utils.add_batch_dim(types.zeros_like_spec(self.environment_spec.observations))
+        return {"network": self.init_fn(key, observation)}
+
+    distribution = PolicyValueNetworks.distribution
+
+
+def make_recurrent_policy_value_networks(
+    environment_spec: specs.EnvironmentSpec,
+    hidden_sizes: Sequence[int] = (64,),
+    lstm_size: int = 64,
+    initial_log_std: float = 0.0,
+    agent: str = "This agent",
+) -> RecurrentPolicyValueNetworks:
+    """A tanh MLP torso, an LSTM of ``lstm_size`` units, and ``make_policy_value_networks``'s policy and value
+    heads on the LSTM's output."""
+    discrete, num_actions = _action_space(environment_spec, agent)
+
+    def functions():
+        lstm = hk.LSTM(lstm_size, name="lstm")
+
+        def torso(observation):
+            return _torso(hidden_sizes, "torso", _features(observation))
+
+        def heads(x):
+            return _policy_head(x, discrete, num_actions, initial_log_std), _value_head(x)
+
+        def step(observation, state):
+            output, state = lstm(torso(observation), state)
+            return heads(output), state
+
+        def unroll(observations, start_of_episode, state):
+            features = hk.BatchApply(torso)(observations)
+            outputs, state = hk.dynamic_unroll(hk.ResetCore(lstm), (features, start_of_episode), state)
+            return hk.BatchApply(heads)(outputs), state
+
+        def init(observation):
+            return step(observation, lstm.initial_state(jax.tree.leaves(observation)[0].shape[0]))
+
+        return init, (step, unroll, lstm.initial_state)
+
+    transformed = hk.without_apply_rng(hk.multi_transform(functions))
+    step, unroll, initial_state = transformed.apply
+    return RecurrentPolicyValueNetworks(
+        init_fn=transformed.init,
+        step=step,
+        unroll=unroll,
+        initial_state=initial_state,
+        environment_spec=environment_spec,
+        discrete=discrete,
+        num_actions=num_actions,
+        lstm_size=lstm_size,
+    )
+
+
 def check_policy_value_networks(
-    networks: PolicyValueNetworks, environment_spec: specs.EnvironmentSpec, agent: str
+    networks: PolicyValueNetworks | RecurrentPolicyValueNetworks, environment_spec: specs.EnvironmentSpec, agent: str
 ) -> None:
     """Raises a clear error when ``networks`` were built for another environment."""
     discrete = isinstance(environment_spec.actions, specs.DiscreteArray)

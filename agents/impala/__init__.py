@@ -14,7 +14,9 @@ AGENT = AgentDefinition(
     description="IMPALA: V-trace corrected actor-critic on rollouts consumed once; actors may lag the learner.",
     make_config=IMPALAConfig,
     make_builder=IMPALABuilder,
-    make_networks=lambda spec, config: make_networks(spec, config.hidden_sizes, config.initial_log_std),
+    make_networks=lambda spec, config: make_networks(
+        spec, config.hidden_sizes, config.initial_log_std, config.lstm_size
+    ),
     action_space="any",
 )
 

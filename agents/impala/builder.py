@@ -13,3 +13,6 @@ class IMPALABuilder(RolloutBuilder):
 
     config_class = IMPALAConfig
     learner = IMPALA_LEARNER
+
+    def lstm_size(self) -> int | None:
+        return self.config.lstm_size

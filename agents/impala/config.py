@@ -31,6 +31,9 @@ class IMPALAConfig(RolloutConfig):
     adam_eps: float = 1e-8
     max_gradient_norm: float = 0.5
     hidden_sizes: Sequence[int] = (64, 64)
+    # None: separate policy and value MLPs of hidden_sizes. A size: one MLP torso of hidden_sizes, then an LSTM of
+    # this many units that the policy and value heads share; actors store its state with every step.
+    lstm_size: int | None = None
     initial_log_std: float = 0.0  # continuous actions: the Gaussian's state-independent log-std at the start
 
     # Rollouts and the queue (RolloutConfig's fields, with IMPALA's defaults).
@@ -47,4 +50,6 @@ class IMPALAConfig(RolloutConfig):
         )
         check.non_negative(self, "baseline_coef", "entropy_coef")
         check.layer_sizes(self, "hidden_sizes")
+        if self.lstm_size is not None:
+            check.positive_int(self, "lstm_size")
         check_rollout_config(self)

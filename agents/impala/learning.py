@@ -20,15 +20,15 @@ import jax.numpy as jnp
 from acme.jax.learner import LearnerDefinition
 from acme.jax.on_policy import (
     OnPolicyState,
-    apply_over_time,
     init_on_policy_state,
     lag_mask,
     lag_metrics,
     merge_leading,
     on_policy_variables,
+    policy_value_over_time,
 )
 from acme.jax.optimization import clipped_adam, gradient_step
-from acme.jax.policy_value import PolicyValueNetworks
+from acme.jax.policy_value import PolicyValueNetworks, RecurrentPolicyValueNetworks
 from acme.jax.running_statistics import ObservationNormalizer
 from acme.jax.sequences import batched_vtrace, masked_mean
 from agents.impala.config import IMPALAConfig
@@ -36,15 +36,14 @@ from agents.impala.config import IMPALAConfig
 TrainingState = OnPolicyState
 
 
-def make_update(networks: PolicyValueNetworks, config: IMPALAConfig):
+def make_update(networks: PolicyValueNetworks | RecurrentPolicyValueNetworks, config: IMPALAConfig):
     """``update(state, rollouts) -> (state, metrics)``: one V-trace actor-critic step."""
     optimizer = clipped_adam(config)
     normalizer = ObservationNormalizer(config.normalize_observations)
 
     def loss_fn(params, rollouts, observations, lags):
         unroll = rollouts.reward.shape[1] - 1
-        policy_output = apply_over_time(networks.policy.apply, params["policy"], observations)
-        values = apply_over_time(networks.value.apply, params["value"], observations)  # [B, T + 1]
+        policy_output, values = policy_value_over_time(networks, params, rollouts, observations)  # [B, T + 1]
         distribution = networks.distribution(jax.tree.map(lambda x: x[:, :unroll], policy_output))
         log_prob = distribution.log_prob(rollouts.extras["raw_action"][:, :unroll])
         rhos = jnp.exp(jax.lax.stop_gradient(log_prob) - rollouts.extras["log_prob"][:, :unroll])

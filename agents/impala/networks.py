@@ -1,14 +1,32 @@
-"""IMPALA's networks: the library's policy-value networks (``acme.jax.policy_value``)."""
+"""IMPALA's networks: the library's policy-value networks (``acme.jax.policy_value``), feed-forward or recurrent."""
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from acme import specs
-from acme.jax.policy_value import PolicyValueNetworks as IMPALANetworks
-from acme.jax.policy_value import make_policy_value_networks
+from acme.jax.policy_value import (
+    PolicyValueNetworks,
+    RecurrentPolicyValueNetworks,
+    make_policy_value_networks,
+    make_recurrent_policy_value_networks,
+)
+
+IMPALANetworks = PolicyValueNetworks | RecurrentPolicyValueNetworks
 
 
-def make_networks(environment_spec: specs.EnvironmentSpec, hidden_sizes=(64, 64), initial_log_std: float = 0.0):
-    """Separate tanh policy and value MLPs; logits for discrete actions, a Gaussian for continuous ones."""
+def make_networks(
+    environment_spec: specs.EnvironmentSpec,
+    hidden_sizes: Sequence[int] = (64, 64),
+    initial_log_std: float = 0.0,
+    lstm_size: int | None = None,
+) -> IMPALANetworks:
+    """Separate tanh policy and value MLPs, or (with an ``lstm_size``) one MLP torso and an LSTM shared by the
+    policy and value heads; logits for discrete actions, a Gaussian for continuous ones."""
+    if lstm_size is not None:
+        return make_recurrent_policy_value_networks(
+            environment_spec, hidden_sizes, lstm_size, initial_log_std, agent="IMPALA"
+        )
     return make_policy_value_networks(environment_spec, hidden_sizes, initial_log_std, agent="IMPALA")
 
 

@@ -9,10 +9,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from acme import adders, core, specs
+from acme import adders, specs
 from acme.agents import exploration
 from acme.agents.transition_builder import NStepTransitionBuilder
-from acme.jax.actors import RecurrentActor, RecurrentPolicy
+from acme.jax.actors import RecurrentPolicy
 from agents.r2d2.config import R2D2Config
 from agents.r2d2.learning import R2D2_LEARNER
 from agents.r2d2.networks import R2D2Networks
@@ -46,16 +46,6 @@ class R2D2Builder(NStepTransitionBuilder):
             pad_end_of_episode=True,
             break_end_of_episode=True,
         )
-
-    def make_actor(
-        self,
-        random_key: jax.Array,
-        policy: RecurrentPolicy,
-        environment_spec: specs.EnvironmentSpec,
-        variable_source: core.VariableSource | None = None,
-        adder: Any = None,
-    ) -> core.Actor:
-        return RecurrentActor(policy, random_key, self._policy_client(variable_source), adder)
 
     def make_vector_actor(self, *args, **kwargs):
         raise NotImplementedError(
