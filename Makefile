@@ -48,12 +48,16 @@ $(STAMP_PEERS): constraints-peers.txt
 run: install
 	$(BIN)/python -m baselines run dqn --env gymnasium:CartPole-v1 --seed 0 --max-steps 100000
 
+# Two workers (this machine has 2 cores; many tests wait on subprocesses and Ray start-up); the Ray tests run
+# one after another on one worker (tests/conftest.py puts them in one xdist group).
+PYTEST_PARALLEL = -n 2 --dist loadgroup
+
 test: install
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) tests
 
 # Every test that does not need reverb or TensorFlow, on the core stack (those that do are skipped, with the reason).
 test-current: install-current
-	$(VENV_CURRENT)/bin/python -m pytest tests
+	$(VENV_CURRENT)/bin/python -m pytest $(PYTEST_PARALLEL) tests
 
 # House style (pyproject.toml): ruff lint and format check; `make format` rewrites the files.
 lint: install-current

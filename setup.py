@@ -53,7 +53,7 @@ setup(
     install_requires=CORE,
     extras_require={
         "reverb": REVERB,
-        "test": ["pytest", "pytest-timeout", "ruff"],
+        "test": ["pytest", "pytest-timeout", "pytest-xdist", "ruff"],
         "cuda": ["jax[cuda12]>=0.4.34"],
     },
     entry_points={"console_scripts": ["acme-baselines=baselines.cli:main"]},

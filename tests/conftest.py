@@ -19,6 +19,10 @@ _NEEDS = {"reverb": "reverb", "tensorflow": "tensorflow"}
 def pytest_collection_modifyitems(config, items):
     missing = {marker: module for marker, module in _NEEDS.items() if importlib.util.find_spec(module) is None}
     for item in items:
+        if item.get_closest_marker("ray") is not None:
+            # Under pytest-xdist (make test: -n 2 --dist loadgroup) the Ray tests run one after another on one
+            # worker: two Ray clusters at once on this 2-core machine would only slow each other down.
+            item.add_marker(pytest.mark.xdist_group("ray"))
         for marker, module in missing.items():
             if item.get_closest_marker(marker) is not None:
                 item.add_marker(
