@@ -192,6 +192,12 @@ def make_parser() -> argparse.ArgumentParser:
         help="override the baseline's step budget (default: the baseline's)",
     )
     reproduce.add_argument(
+        "--runs-dir",
+        default=None,
+        help="where the per-seed records go (default: the published records, baselines/results/runs/, which a "
+        "--max-steps below the registered budget may not overwrite)",
+    )
+    reproduce.add_argument(
         "--log-dir",
         default=os.path.join("runs", "reproduce"),
         help="where each seed's evaluator.csv and learner.csv go, a new folder per seed and start time",
@@ -212,17 +218,22 @@ def reproduce_command(args: argparse.Namespace) -> int:
     if (args.agent, args.env) not in registry.BASELINES:
         known = ", ".join(f"{a} on {e}" for a, e in sorted(registry.BASELINES))
         raise ValueError(f"No registered baseline for {args.agent} on {args.env}; known baselines: {known}.")
+    runs_dir = args.runs_dir or results.RUNS_DIR
+    results.check_not_shortening_official_records(registry.BASELINES[(args.agent, args.env)], args.max_steps, runs_dir)
     group = registry.action_group(args.agent, args.env)
-    output = args.output or os.path.join(results.RESULTS_DIR, f"{group}_control.json")
+    default_output = results.RESULTS_DIR if results.is_official_records_dir(runs_dir) else runs_dir
+    output = args.output or os.path.join(default_output, f"{group}_control.json")
     for seed in args.seeds:
         print(f"Reproducing {args.agent} on {args.env}, seed {seed} ...", flush=True)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         log_dir = os.path.join(args.log_dir, f"{results.run_name(args.agent, args.env, seed)}-{stamp}")
         print(f"Logs: {log_dir}", flush=True)
-        record = results.reproduce(args.agent, args.env, seed, max_steps=args.max_steps, log_dir=log_dir)
+        record = results.reproduce(
+            args.agent, args.env, seed, max_steps=args.max_steps, runs_dir=runs_dir, log_dir=log_dir
+        )
         print(json.dumps({k: v for k, v in record.items() if k not in ("curve", "machine")}), flush=True)
     same_group = [a for a in registry.agent_names() if registry.get_agent(a).action_space in (group, "any")]
-    summary = results.summarize(output=output, agents=same_group)
+    summary = results.summarize(runs_dir=runs_dir, output=output, agents=same_group)
     print(results.summary_table(summary), flush=True)
     print(f"Summary written to {output}", flush=True)
     return 0

@@ -55,6 +55,7 @@ def reproduce(
     if baseline is None:
         known = ", ".join(f"{a} on {e}" for a, e in sorted(registry.BASELINES))
         raise ValueError(f"No registered baseline for {agent} on {environment_id}; known baselines: {known}.")
+    check_not_shortening_official_records(baseline, max_steps, runs_dir)
 
     def reproduction_loggers(label: str, steps_key: str | None = None) -> loggers.Logger:
         # A reproduction takes minutes to an hour: the terminal shows each evaluation as it comes, nothing
@@ -87,6 +88,22 @@ def reproduce(
     )
     write_record(record, runs_dir)
     return record
+
+
+def is_official_records_dir(runs_dir: str) -> bool:
+    """Whether ``runs_dir`` is the published records' folder (``baselines/results/runs``)."""
+    return os.path.realpath(runs_dir) == os.path.realpath(RUNS_DIR)
+
+
+def check_not_shortening_official_records(baseline: registry.Baseline, max_steps: int | None, runs_dir: str) -> None:
+    """Raises ``ValueError`` when a run of ``max_steps`` (below the registered budget) would write its record
+    over a published one in ``runs_dir``."""
+    if max_steps is not None and max_steps < baseline.max_steps and is_official_records_dir(runs_dir):
+        raise ValueError(
+            f"--max-steps {max_steps} is below the registered budget of {baseline.agent} on "
+            f"{baseline.environment_id} ({baseline.max_steps}): its records would replace the published ones in "
+            f"{RUNS_DIR}. Give --runs-dir DIR to write a shortened run elsewhere, or run the full budget."
+        )
 
 
 def make_record(

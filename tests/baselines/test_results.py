@@ -114,3 +114,48 @@ def test_reproduce_writes_its_record_and_the_learner_and_evaluator_logs(tmp_path
         evaluations = [float(r["evaluation_return"]) for r in csv.DictReader(f)]
     assert evaluations and [step for step, _ in record["curve"]][-1] >= 1_200
     assert evaluations[-1] == pytest.approx(record["final_return"], abs=0.01)
+
+
+def _published() -> dict:
+    return {path: open(path).read() for path in glob.glob(os.path.join(results.RUNS_DIR, "*.json"))}
+
+
+def test_a_shortened_reproduction_cannot_overwrite_the_published_records(capsys):
+    before = _published()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["reproduce", "sac", "--env", "gymnasium:Pendulum-v1", "--seeds", "0", "--max-steps", "1000"])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    assert "--max-steps 1000 is below the registered budget of sac on gymnasium:Pendulum-v1 (20000)" in error
+    assert "Give --runs-dir DIR" in error
+    with pytest.raises(ValueError, match="would replace the published ones"):
+        results.reproduce("sac", "gymnasium:Pendulum-v1", seed=0, max_steps=1_000)
+    assert _published() == before
+
+
+def test_a_shortened_reproduction_writes_its_records_and_summary_under_runs_dir(tmp_path, capsys):
+    before = _published()
+    runs = tmp_path / "records"
+    code = main(
+        [
+            "reproduce",
+            "sac",
+            "--env",
+            "gymnasium:Pendulum-v1",
+            "--seeds",
+            "0",
+            "--max-steps",
+            "1200",
+            "--runs-dir",
+            str(runs),
+            "--log-dir",
+            str(tmp_path / "logs"),
+        ]
+    )
+    assert code == 0
+    with open(results.run_file("sac", "gymnasium:Pendulum-v1", 0, str(runs))) as f:
+        assert json.load(f)["max_steps"] == 1_200
+    with open(runs / "continuous_control.json") as f:
+        (row,) = json.load(f)["results"]
+    assert row["max_steps"] == 1_200 and row["seeds"] == [0]
+    assert _published() == before
