@@ -15,7 +15,9 @@ from typing import Iterator, Sequence
 from baselines import arguments, registry
 
 
-def _describe() -> str:
+def _describe(with_records: bool = False) -> str:
+    """Agents, environment families and tuned baselines; ``with_records`` adds each baseline's recorded seeds
+    (``baselines/results/runs``) and how many reached the target."""
     lines = ["agents:"]
     for name in registry.agent_names():
         entry = registry.get_agent(name)
@@ -27,7 +29,12 @@ def _describe() -> str:
     lines.append("  atari:<Game>                e.g. atari:Pong (needs ale-py)")
     lines.append("tuned baselines (agent, environment -> budget, target return):")
     for (agent, env), baseline in sorted(registry.BASELINES.items()):
-        lines.append(f"  {agent} {env}: {baseline.max_steps} steps, target {baseline.target_return:g}")
+        line = f"  {agent} {env}: {baseline.max_steps} steps, target {baseline.target_return:g}"
+        if with_records:
+            from baselines import results
+
+            line += f"; {results.describe_records(agent, env)}"
+        lines.append(line)
     return "\n".join(lines)
 
 
@@ -481,7 +488,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = make_parser()
     args = parser.parse_args(argv)
     if args.command == "list":
-        print(_describe())
+        print(_describe(with_records=True))
         return 0
     if args.command == "evaluate":
         from acme.utils.checkpoint_files import CheckpointError

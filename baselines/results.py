@@ -163,6 +163,27 @@ def record_from_run_dir(run_dir: str, runs_dir: str = RUNS_DIR) -> dict:
     return record
 
 
+def records_of(agent: str, environment_id: str, runs_dir: str = RUNS_DIR) -> list[dict]:
+    """The per-seed records of (agent, environment) in ``runs_dir``, by seed."""
+    found = []
+    for path in glob.glob(os.path.join(runs_dir, "*.json")):
+        with open(path) as f:
+            record = json.load(f)
+        if isinstance(record, dict) and (record.get("agent"), record.get("environment")) == (agent, environment_id):
+            found.append(record)
+    return sorted(found, key=lambda r: r["seed"])
+
+
+def describe_records(agent: str, environment_id: str, runs_dir: str = RUNS_DIR) -> str:
+    """``"seeds 0, 1, 2 recorded, 3/3 at target"``, or ``"no records"``."""
+    records = records_of(agent, environment_id, runs_dir)
+    if not records:
+        return "no records"
+    seeds = ", ".join(str(r["seed"]) for r in records)
+    reached = sum(bool(r["reached_target"]) for r in records)
+    return f"seeds {seeds} recorded, {reached}/{len(records)} at target"
+
+
 def write_record(record: dict, runs_dir: str = RUNS_DIR) -> str:
     """Writes a run record atomically; returns its path."""
     os.makedirs(runs_dir, exist_ok=True)

@@ -45,6 +45,10 @@ def test_records_and_summary_over_seeds(tmp_path):
         str(_write_run_dir(tmp_path / "c", 0, [100.0], agent="dqn", env="gymnasium:CartPole-v1")), str(runs)
     )
 
+    assert results.describe_records("sac", "gymnasium:Pendulum-v1", str(runs)) == "seeds 0, 1 recorded, 1/2 at target"
+    assert results.describe_records("dqn", "gymnasium:CartPole-v1", str(runs)) == "seeds 0 recorded, 0/1 at target"
+    assert results.describe_records("td3", "gymnasium:Pendulum-v1", str(runs)) == "no records"
+
     output = tmp_path / "summary.json"
     summary = results.summarize(str(runs), str(output), agents=["sac"])
     assert json.loads(output.read_text()) == summary
@@ -159,3 +163,12 @@ def test_a_shortened_reproduction_writes_its_records_and_summary_under_runs_dir(
         (row,) = json.load(f)["results"]
     assert row["max_steps"] == 1_200 and row["seeds"] == [0]
     assert _published() == before
+
+
+def test_list_shows_each_baselines_budget_target_and_records(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for (agent, environment_id), baseline in registry.BASELINES.items():
+        line = f"  {agent} {environment_id}: {baseline.max_steps} steps, target {baseline.target_return:g}; "
+        assert line + results.describe_records(agent, environment_id) in out
+    assert "sac gymnasium:Pendulum-v1: 20000 steps, target -200; seeds 0, 1, 2 recorded, 3/3 at target" in out
