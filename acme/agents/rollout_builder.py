@@ -172,7 +172,7 @@ class RolloutBuilder(ConfiguredBuilder):
         adders: Sequence[Any] | None = None,
     ) -> VectorActor:
         c = self.config
-        if c.queue_size < c.batch_size + len(random_keys) - 1:
+        if adders is not None and c.queue_size < c.batch_size + len(random_keys) - 1:
             # In one process the learner empties the queue only once a whole batch is there, and each of the K
             # environments may finish a rollout in the same step: a smaller queue would drop the oldest.
             raise ValueError(

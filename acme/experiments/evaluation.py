@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
+import dm_env
 import numpy as np
+import tree
 
 from acme import specs
 from acme.environment_loop import EnvironmentLoop
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.seeding import ExperimentSeeds
+from acme.jax.actors import VectorActor
 from acme.utils import counting, loggers
 
 
@@ -25,10 +28,13 @@ class EvaluationResult:
 
 
 class Evaluator:
-    """The evaluation actor (greedy policy, its own environment and key) and the logger of its results.
+    """The evaluation actor (greedy policy, its own environments and keys) and the logger of its results.
 
     ``variable_source`` is the learner, or a handle to it; the actor fetches its
-    newest policy before each evaluation and keeps it for all the episodes.
+    newest policy before each evaluation and keeps it for all the episodes. The
+    ``num_eval_episodes`` episodes run side by side, one per environment, with
+    one batched policy call per step for all of them (a builder without vector
+    actors runs them one after another in one environment).
     """
 
     def __init__(
@@ -37,18 +43,28 @@ class Evaluator:
         seeds = ExperimentSeeds(config.seed)
         builder = config.builder
         policy = builder.make_policy(networks, environment_spec, evaluation=True)
-        self._actor = builder.make_actor(
-            seeds.evaluator_key(), policy, environment_spec, variable_source=variable_source
-        )
-        self._loop = EnvironmentLoop(
-            config.environment_factory(seeds.evaluator_environment_seed()),
-            self._actor,
-            counter=counting.Counter(prefix="evaluator"),
-            logger=loggers.NoOpLogger(),
-            label="evaluator",
-            should_update=False,
-        )
         self._num_episodes = config.num_eval_episodes
+        try:
+            actor = builder.make_vector_actor(
+                seeds.evaluator_keys(self._num_episodes), policy, environment_spec, variable_source=variable_source
+            )
+        except NotImplementedError:  # this builder acts in one environment at a time
+            actor = builder.make_actor(seeds.evaluator_key(), policy, environment_spec, variable_source=variable_source)
+            loop = EnvironmentLoop(
+                config.environment_factory(seeds.evaluator_environment_seed()),
+                actor,
+                counter=counting.Counter(prefix="evaluator"),
+                logger=loggers.NoOpLogger(),
+                label="evaluator",
+                should_update=False,
+            )
+            self._episode_returns = lambda: loop.episode_returns(self._num_episodes)
+        else:
+            environments = [
+                config.environment_factory(seed) for seed in seeds.evaluator_environment_seeds(self._num_episodes)
+            ]
+            self._episode_returns = lambda: side_by_side_episode_returns(environments, actor)
+        self._actor = actor
         self._logger = config.get_logger_factory()("evaluator", "actor_steps")
 
     def evaluate(
@@ -58,7 +74,7 @@ class Evaluator:
         and the run's wall-clock seconds as they are once the episodes are over (``read_counts()``, ``elapsed()``).
         """
         self._actor.update(wait=True)
-        returns = self._loop.episode_returns(self._num_episodes)
+        returns = self._episode_returns()
         wall_seconds = elapsed()
         result = EvaluationResult(actor_steps, float(np.mean(returns)), float(np.std(returns)), wall_seconds)
         self._logger.write(
@@ -74,3 +90,25 @@ class Evaluator:
 
     def close(self) -> None:
         self._logger.close()
+
+
+def side_by_side_episode_returns(environments: Sequence[dm_env.Environment], actor: VectorActor) -> list[float]:
+    """One whole episode in each environment, all stepped together by ``actor`` (one batched policy call per
+    step); returns each episode's summed reward. An environment whose episode is over waits, its last
+    observation in the batch and its actions unused, until every episode is."""
+    if actor.num_envs != len(environments):
+        raise ValueError(f"The actor drives {actor.num_envs} environments but {len(environments)} were given.")
+    timesteps = [environment.reset() for environment in environments]
+    for i, timestep in enumerate(timesteps):
+        actor.observe_first(i, timestep)
+    returns = [0.0] * len(environments)
+    running = list(range(len(environments)))
+    while running:
+        observations = tree.map_structure(lambda *xs: np.stack(xs), *[t.observation for t in timesteps])
+        actions = actor.select_actions(observations)
+        for i in running:
+            action = tree.map_structure(lambda a: a[i], actions)
+            timesteps[i] = environments[i].step(action)
+            returns[i] += float(sum(np.sum(r) for r in tree.flatten(timesteps[i].reward)))
+        running = [i for i in running if not timesteps[i].last()]
+    return returns

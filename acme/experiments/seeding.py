@@ -8,7 +8,8 @@
   An actor driving K environments splits its key into K.
 - Environment i of actor j, after r resumes, is seeded
   ``seed + ACTOR_SEED_STRIDE * j + RESUME_SEED_STRIDE * r + ENV_SEED_STRIDE * i``;
-  the evaluator's environment ``seed + EVALUATOR_SEED_OFFSET``. The strides
+  the evaluator's environment i ``seed + EVALUATOR_SEED_OFFSET + ENV_SEED_STRIDE * i`` (it runs its
+  episodes side by side, one environment each). The strides
   are primes larger than any budget's episode count, so no two streams meet.
 
 So an in-process run is actor 0 of a distributed one, and a resumed run does
@@ -59,3 +60,12 @@ class ExperimentSeeds:
 
     def evaluator_environment_seed(self) -> int:
         return self.seed + EVALUATOR_SEED_OFFSET
+
+    def evaluator_environment_seeds(self, num_envs: int) -> list[int]:
+        """The seeds of the evaluator's ``num_envs`` environments (the first is ``evaluator_environment_seed``)."""
+        return [self.evaluator_environment_seed() + ENV_SEED_STRIDE * i for i in range(num_envs)]
+
+    def evaluator_keys(self, num_envs: int) -> list[jax.Array]:
+        """The keys of the evaluator's ``num_envs`` environments (its key, unsplit, when there is one)."""
+        key = self.evaluator_key()
+        return [key] if num_envs == 1 else list(jax.random.split(key, num_envs))

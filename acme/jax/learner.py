@@ -233,7 +233,8 @@ class LearnerDefinition:
         return SGDLearner(
             name=self.name,
             update=self.make_update(networks, config),
-            initial_state=self.make_initial_state(networks, config, random_key),
+            # One compiled call, not the dozens of small ones an eager network initialisation dispatches.
+            initial_state=jax.jit(lambda key: self.make_initial_state(networks, config, key))(random_key),
             iterator=iterator,
             variables=self.variables,
             counter=counter,
