@@ -231,8 +231,11 @@ def test_a_config_of_another_agent_is_refused(agent):
 def test_a_queue_too_small_for_the_actors_environments_is_refused(agent):
     spec, _, builder, networks = _parts(agent, queue_size=4)  # batch 2: holds 2 + 3 - 1 rollouts at most
     keys = list(jax.random.split(jax.random.PRNGKey(0), 4))
+    policy = builder.make_policy(networks, spec)
     with pytest.raises(ValueError, match=r"queue_size \(4\) must be at least batch_size \+ num_envs_per_actor - 1"):
-        builder.make_vector_actor(keys, builder.make_policy(networks, spec), spec, variable_source=object())
+        builder.make_vector_actor(keys, policy, spec, variable_source=object(), adders=[None] * 4)
+    # Without adders (the evaluator's actor) nothing is queued: any number of environments.
+    assert builder.make_vector_actor(keys, policy, spec, variable_source=object()).num_envs == 4
 
 
 @pytest.mark.parametrize("agent", AGENTS)
