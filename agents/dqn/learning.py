@@ -34,9 +34,11 @@ def make_update(networks: DQNNetworks, config: DQNConfig):
     q_apply = networks.q_network.apply
 
     def loss_fn(params, target_params, transitions: types.Transition, probabilities):
+        # The next state's values take no gradient: computed outside the differentiated part of the step.
+        q_t_value, q_t_selector = jax.lax.stop_gradient(
+            (q_apply(target_params, transitions.next_observation), q_apply(params, transitions.next_observation))
+        )
         q_tm1 = q_apply(params, transitions.observation)
-        q_t_value = q_apply(target_params, transitions.next_observation)
-        q_t_selector = q_apply(params, transitions.next_observation)
         td_error = jax.vmap(rlax.double_q_learning)(
             q_tm1,
             transitions.action.astype(jnp.int32),
