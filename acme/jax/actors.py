@@ -40,7 +40,10 @@ class _Placed:
 
     def __init__(self, jitted, backend: str | None):
         self._jitted = jitted
-        self._device = jax.local_devices(backend=backend)[0] if backend is not None else None
+        device = jax.local_devices(backend=backend)[0] if backend is not None else None
+        # On jax's default device (the CPU of a machine without accelerators) nothing needs moving: a
+        # device_put of every new set of parameters would cost a Python-side dispatch per leaf for nothing.
+        self._device = None if device == jax.devices()[0] else device
         self._params, self._placed_params = None, None
 
     def place(self, tree):
