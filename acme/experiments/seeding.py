@@ -51,7 +51,7 @@ class ExperimentSeeds:
             key = jax.random.fold_in(key, ACTOR_KEY_OFFSET + actor_id)
         if resumes:
             key = jax.random.fold_in(key, resumes)
-        return [key] if num_envs == 1 else list(jax.random.split(key, num_envs))
+        return _per_environment(key, num_envs)
 
     def environment_seeds(self, actor_id: int = 0, num_envs: int = 1, resumes: int = 0) -> list[int]:
         """The seeds of actor ``actor_id``'s ``num_envs`` environments."""
@@ -67,5 +67,9 @@ class ExperimentSeeds:
 
     def evaluator_keys(self, num_envs: int) -> list[jax.Array]:
         """The keys of the evaluator's ``num_envs`` environments (its key, unsplit, when there is one)."""
-        key = self.evaluator_key()
-        return [key] if num_envs == 1 else list(jax.random.split(key, num_envs))
+        return _per_environment(self.evaluator_key(), num_envs)
+
+
+def _per_environment(key: jax.Array, num_envs: int) -> list[jax.Array]:
+    """``key`` itself for one environment, else its split into ``num_envs``."""
+    return [key] if num_envs == 1 else list(jax.random.split(key, num_envs))
