@@ -30,6 +30,8 @@ def _describe(with_records: bool = False) -> str:
     lines.append("tuned baselines (agent, environment -> budget, target return):")
     for (agent, env), baseline in sorted(registry.BASELINES.items()):
         line = f"  {agent} {env}: {baseline.max_steps} steps, target {baseline.target_return:g}"
+        if baseline.launcher != "local":
+            line += f" ({baseline.launcher} launcher, {baseline.num_actors} actors)"
         if with_records:
             from baselines import results
 
@@ -65,7 +67,7 @@ def make_parser() -> argparse.ArgumentParser:
         epilog=_describe(),
         formatter_class=_HelpFormatter,
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,list,evaluate,reproduce}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,list,evaluate,reproduce,report}")
     run = commands.add_parser(
         "run",
         help="train an agent on an environment",
@@ -215,7 +217,63 @@ def make_parser() -> argparse.ArgumentParser:
         help="summary file (default: baselines/results/continuous_control.json for continuous "
         "agents, baselines/results/discrete_control.json otherwise)",
     )
+    report = commands.add_parser(
+        "report",
+        help="regenerate the results tables and learning-curve plots from the records",
+        description="Reads the per-seed records and writes a results README with the table over seeds, the "
+        "per-seed table, one learning-curve PNG per environment (against actor steps and wall-clock) and the "
+        "machines and versions behind the records; by default also rewrites the repository README's results "
+        "section between its report markers. With --runs, your runs are drawn beside the baselines instead.",
+        formatter_class=_HelpFormatter,
+    )
+    report.add_argument(
+        "--records",
+        default=None,
+        help="the per-seed records to read (default: the published ones, baselines/results/runs/)",
+    )
+    report.add_argument(
+        "--output",
+        default=None,
+        help="folder for README.md and plots/ (default: baselines/results/, or with --runs DIR: DIR/report/)",
+    )
+    report.add_argument(
+        "--readme",
+        default=None,
+        help="a markdown file whose section between the report markers is rewritten (default: the "
+        "repository's README.md, none with --runs or --records)",
+    )
+    report.add_argument(
+        "--runs",
+        default=None,
+        metavar="DIR",
+        help="your runs: `python -m baselines run` folders (their result.json) or per-seed records, at any depth",
+    )
+    report.add_argument(
+        "--against",
+        default=None,
+        metavar="AGENT:ENVIRONMENT",
+        help="with --runs: draw the runs on that environment against this registered baseline, e.g. "
+        "sac:gymnasium:Pendulum-v1",
+    )
     return parser
+
+
+def report_command(args: argparse.Namespace) -> int:
+    """Writes the report and prints what it wrote."""
+    from baselines import report, results
+
+    official = args.records is None and args.runs is None
+    default_output = os.path.join(args.runs, "report") if args.runs else results.RESULTS_DIR
+    written = report.report(
+        records_dir=args.records or results.RUNS_DIR,
+        output_dir=args.output or default_output,
+        readme=args.readme or (report.REPOSITORY_README if official else None),
+        runs_dir=args.runs,
+        against=args.against,
+    )
+    for path in written:
+        print(f"wrote {path}", flush=True)
+    return 0
 
 
 def reproduce_command(args: argparse.Namespace) -> int:
@@ -496,6 +554,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return evaluate_command(args)
         except (CheckpointError, ValueError, TypeError) as error:
+            parser.exit(2, f"error: {error}\n")
+    if args.command == "report":
+        try:
+            return report_command(args)
+        except (ValueError, TypeError) as error:
             parser.exit(2, f"error: {error}\n")
     if args.command == "reproduce":
         try:

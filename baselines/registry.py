@@ -15,6 +15,9 @@ from acme.utils import loggers
 AgentEntry = AgentDefinition  # each agent package's ``AGENT``
 
 
+LAUNCHERS = ("local", "threads", "ray")
+
+
 @dataclasses.dataclass(frozen=True)
 class Baseline:
     """A reference (agent, environment) pair: config overrides, budget and the return it must reach."""
@@ -28,6 +31,19 @@ class Baseline:
     num_eval_episodes: int = 10
     step_limit: int | None = None
     num_envs_per_actor: int = 1
+    # How the baseline is run: in one process ("local"), or as a distributed program ("threads", "ray") of
+    # num_actors actors, for a target that is the distributed run's.
+    launcher: str = "local"
+    num_actors: int = 1
+
+    def __post_init__(self):
+        if self.launcher not in LAUNCHERS:
+            raise ValueError(f"Baseline launcher must be one of {', '.join(LAUNCHERS)}, got {self.launcher!r}.")
+        if self.num_actors < 1 or (self.launcher == "local" and self.num_actors != 1):
+            raise ValueError(
+                f"Baseline num_actors must be 1 with the local launcher and at least 1 with the others, got "
+                f"{self.num_actors} with {self.launcher!r}."
+            )
 
 
 def _loader(name: str) -> Callable[[], AgentEntry]:
@@ -121,7 +137,14 @@ BASELINES[("ppo", "gymnasium:Pendulum-v1")] = Baseline(
 # IMPALA: the target is for a distributed run (Ray launcher, 2 actors of 4 environments), where actors act on
 # parameters polled from the learner every 0.2 s and V-trace corrects for the lag.
 BASELINES[("impala", "gymnasium:CartPole-v1")] = Baseline(
-    "impala", "gymnasium:CartPole-v1", max_steps=500_000, target_return=475.0, eval_every=10_000, num_envs_per_actor=4
+    "impala",
+    "gymnasium:CartPole-v1",
+    max_steps=500_000,
+    target_return=475.0,
+    eval_every=10_000,
+    num_envs_per_actor=4,
+    launcher="ray",
+    num_actors=2,
 )
 
 # R2D2 on CartPole, and on CartPole with its velocities hidden (memory:CartPole-v1), where the feed-forward DQN,

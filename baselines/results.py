@@ -74,20 +74,56 @@ def reproduce(
         max_steps=max_steps,
         logger_factory=reproduction_loggers,
     )
-    result = run_experiment(config, progress=progress)
-    evaluations = [(e.actor_steps, e.mean_return, e.wall_seconds) for e in result.evaluations]
-    record = make_record(
-        agent,
-        environment_id,
-        seed,
-        config.max_num_actor_steps,
-        evaluations,
-        result.actor_steps,
-        result.learner_steps,
-        result.wall_seconds,
-    )
+    if baseline.launcher == "local":
+        result = run_experiment(config, progress=progress)
+        evaluations = [(e.actor_steps, e.mean_return, e.wall_seconds) for e in result.evaluations]
+        counts = (result.actor_steps, result.learner_steps, result.wall_seconds)
+    else:
+        if log_dir is None:
+            raise ValueError(
+                f"{agent} on {environment_id} is a distributed baseline ({baseline.launcher} launcher): its "
+                "evaluations are read back from the evaluator's log, so give a log_dir."
+            )
+        evaluations, *counts = _run_distributed(config, baseline, log_dir)
+    record = make_record(agent, environment_id, seed, config.max_num_actor_steps, evaluations, *counts)
     write_record(record, runs_dir)
     return record
+
+
+def _run_distributed(config, baseline: registry.Baseline, log_dir: str) -> tuple[list, int, int, float]:
+    """Runs ``config`` as a distributed program on the baseline's launcher; returns its evaluations (from the
+    evaluator's ``evaluator.csv`` in ``log_dir``), actor steps, learner steps and wall seconds."""
+    import csv
+    import time
+
+    import launch
+    from acme.experiments import make_distributed_experiment
+
+    program = make_distributed_experiment(config, num_actors=baseline.num_actors)
+    start = time.perf_counter()
+    launch.launch(program, launcher=baseline.launcher)
+    wall_seconds = time.perf_counter() - start
+    with open(os.path.join(log_dir, "evaluator.csv")) as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        raise RuntimeError(f"The distributed run wrote no evaluation to {log_dir}/evaluator.csv.")
+    evaluations = [
+        (int(float(r["actor_steps"])), float(r["evaluation_return"]), float(r["wall_seconds"])) for r in rows
+    ]
+    return evaluations, evaluations[-1][0], _last_learner_steps(rows, log_dir), wall_seconds
+
+
+def _last_learner_steps(evaluator_rows: list[dict], log_dir: str) -> int:
+    """The learner steps last logged by the learner (``learner.csv``, a row every few seconds) or with the
+    evaluations, whichever is later."""
+    import csv
+
+    steps = [float(row.get("learner_steps") or 0) for row in evaluator_rows[-1:]]
+    path = os.path.join(log_dir, "learner.csv")
+    if os.path.exists(path):
+        with open(path) as f:
+            steps += [float(row.get("learner_steps") or 0) for row in list(csv.DictReader(f))[-1:]]
+    return int(max(steps))
 
 
 def is_official_records_dir(runs_dir: str) -> bool:
@@ -137,10 +173,41 @@ def make_record(
         "learner_steps": learner_steps,
         "wall_seconds": round(wall_seconds, 1),
         "curve": [[steps, round(value, 2)] for steps, value, _ in evaluations],
+        "curve_seconds": [round(seconds, 1) for _, _, seconds in evaluations],
         "source": source,
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "machine": machine_description(),
+        "versions": package_versions(),
         "date": datetime.date.today().isoformat(),
     }
+
+
+# The packages whose versions a record notes: those that shape what a run computes and how fast.
+_RECORDED_PACKAGES = ("acme-jax", "jax", "jaxlib", "numpy", "optax", "dm-haiku", "gymnasium", "dm-control", "dm-reverb")
+
+
+def package_versions() -> dict[str, str]:
+    """The installed versions of the packages a run's result depends on (those installed)."""
+    from importlib import metadata
+
+    versions = {"python": platform.python_version()}
+    for name in _RECORDED_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def machine_description() -> dict:
+    """The CPU count, Python version, operating system and processor model of this machine."""
+    description = {"cpus": os.cpu_count(), "python": platform.python_version(), "system": platform.platform()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), None)
+    except OSError:
+        model = None
+    description["processor"] = model or platform.processor() or "unknown"
+    return description
 
 
 def record_from_run_dir(run_dir: str, runs_dir: str = RUNS_DIR) -> dict:

@@ -1,6 +1,7 @@
 """Baseline results: per-seed records, the summary over seeds, and the reproduce command's errors."""
 
 import csv
+import dataclasses
 import glob
 import json
 import os
@@ -169,6 +170,36 @@ def test_list_shows_each_baselines_budget_target_and_records(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     for (agent, environment_id), baseline in registry.BASELINES.items():
-        line = f"  {agent} {environment_id}: {baseline.max_steps} steps, target {baseline.target_return:g}; "
-        assert line + results.describe_records(agent, environment_id) in out
+        line = f"  {agent} {environment_id}: {baseline.max_steps} steps, target {baseline.target_return:g}"
+        if baseline.launcher != "local":
+            line += f" ({baseline.launcher} launcher, {baseline.num_actors} actors)"
+        assert line + "; " + results.describe_records(agent, environment_id) in out
     assert "sac gymnasium:Pendulum-v1: 20000 steps, target -200; seeds 0, 1, 2 recorded, 3/3 at target" in out
+
+
+@pytest.mark.parametrize(
+    "launcher, num_actors, message",
+    [("slurm", 1, "launcher must be one of local, threads, ray"), ("local", 2, "num_actors must be 1")],
+)
+def test_a_baseline_refuses_an_unknown_launcher_and_actors_in_one_process(launcher, num_actors, message):
+    with pytest.raises(ValueError, match=message):
+        registry.Baseline("dqn", "gymnasium:CartPole-v1", 1_000, 475.0, launcher=launcher, num_actors=num_actors)
+
+
+def test_a_distributed_reproduction_reads_its_evaluations_from_the_evaluators_log(tmp_path, monkeypatch):
+    """IMPALA's baseline runs as a program (here on the threads launcher, so no Ray is needed): its record
+    holds the evaluations the evaluator node logged."""
+    baseline = dataclasses.replace(registry.BASELINES[("impala", "gymnasium:CartPole-v1")], launcher="threads")
+    monkeypatch.setitem(registry.BASELINES, ("impala", "gymnasium:CartPole-v1"), baseline)
+    record = results.reproduce(
+        "impala",
+        "gymnasium:CartPole-v1",
+        seed=0,
+        max_steps=2_000,
+        runs_dir=str(tmp_path / "records"),
+        log_dir=str(tmp_path / "logs"),
+    )
+    with open(tmp_path / "logs" / "evaluator.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert record["curve"] == [[int(float(r["actor_steps"])), round(float(r["evaluation_return"]), 2)] for r in rows]
+    assert record["actor_steps"] >= 2_000 and record["learner_steps"] > 0 and len(record["curve_seconds"]) == len(rows)
