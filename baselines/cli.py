@@ -147,6 +147,14 @@ def make_parser() -> argparse.ArgumentParser:
         "then listen on every interface (default: loopback only; see the README)",
     )
     run.add_argument(
+        "--placement",
+        default=None,
+        metavar="JSON",
+        help="with --launcher ray: the resources each node or group reserves, so that Ray places it on a machine "
+        'that has them, e.g. \'{"learner": {"num_gpus": 1}, "actor": {"custom": {"actor_host": 1}}}\' '
+        "(nodes: replay, counter, learner, evaluator; group: actor; default: no reservations)",
+    )
+    run.add_argument(
         "--dashboard",
         action="store_true",
         help="with --launcher ray: also start Ray's dashboard, on 127.0.0.1 (or on --bind-address)",
@@ -359,6 +367,7 @@ def _default_run_dir(agent: str, env: str, seed: int) -> str:
 def check_launcher_flags(args: argparse.Namespace) -> None:
     """Refuses Ray's flags without ``--launcher ray``, ``--bind-address``/``--dashboard`` with a joined cluster,
     ``--replay local`` with Ray, and reverb replay without the ``reverb`` extra."""
+    import launch
     from acme.utils import extras
     from launch import network
     from launch.ray_launcher import check_ray_cluster
@@ -386,6 +395,13 @@ def check_launcher_flags(args: argparse.Namespace) -> None:
             f"{ray_flags[0]} is for Ray, which only --launcher ray uses; the {args.launcher} launcher "
             f"{where}. Add --launcher ray, or leave {ray_flags[0]} out."
         )
+    if args.placement is not None:
+        if args.launcher != "ray":
+            raise ValueError(
+                f"--placement tells Ray which machine runs each node; the {args.launcher} launcher runs them all "
+                "in this process. Add --launcher ray, or leave --placement out."
+            )
+        launch.placement_from_json(args.placement)  # refused here, before anything is built or written
     if args.ray_address is not None and len(ray_flags) > 1:
         raise ValueError(
             f"{ray_flags[1]} applies to the Ray instance this command starts; a cluster joined with "
@@ -527,6 +543,7 @@ def run_distributed(args: argparse.Namespace, config, run_dir: str) -> int:
         address=args.ray_address,
         bind_address=args.bind_address,
         dashboard=args.dashboard,
+        placement=launch.placement_from_json(args.placement) if args.placement is not None else None,
     )
     elapsed = time.perf_counter() - start
     evaluations = []

@@ -34,6 +34,7 @@ sys.path.insert(0, ROOT)
 
 from baselines import arguments  # noqa: E402
 from benchmarks.common import machine, write_report  # noqa: E402
+from launch.config import thread_environment  # noqa: E402
 
 PROTOCOL = {
     "dqn": {"environment": "gymnasium:CartPole-v1", "max_steps": 50_000, "eval_every": 5_000, "target": 475.0},
@@ -43,14 +44,7 @@ PEERS = {  # issue #14, measured on the host of that day pinned to one core (tra
     "dqn": {"SBX 0.28": 1766, "dm-acme 0.4": 277},
     "sac": {"SBX 0.28": 92},
 }
-SINGLE_THREAD_ENV = {
-    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
-    "OMP_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "TF_NUM_INTRAOP_THREADS": "1",
-    "TF_NUM_INTEROP_THREADS": "1",
-}
+SINGLE_THREAD_ENV = thread_environment(1)
 
 
 def run_one(agent: str, seed: int, replay: str, max_steps: int | None, core: int) -> dict:

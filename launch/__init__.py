@@ -21,12 +21,13 @@ the threads launcher runs it, and other launchers refuse it before starting.
 Long-running node code should poll ``launch.stop_requested()``.
 """
 
-from launch.config import Resources, RestartPolicy
+from launch.config import Resources, RestartPolicy, thread_environment
 from launch.context import stop_requested, wait_for_stop
 from launch.errors import ClusterConnectionError, GraphError, LaunchError, LaunchTimeout, NodeError
 from launch.handles import Handle
 from launch.launcher import LAUNCHERS, launch
 from launch.nodes import FunctionNode, LocalServiceNode, Node, ReverbNode, ServiceNode
+from launch.placement import Placement, placement_from_json
 from launch.program import NodeSpec, Program
 
 __all__ = [
@@ -41,12 +42,15 @@ __all__ = [
     "Node",
     "NodeError",
     "NodeSpec",
+    "Placement",
     "Program",
     "Resources",
     "RestartPolicy",
     "ReverbNode",
     "ServiceNode",
     "launch",
+    "placement_from_json",
     "stop_requested",
+    "thread_environment",
     "wait_for_stop",
 ]

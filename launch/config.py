@@ -58,6 +58,29 @@ class Resources:
     def __reduce__(self):
         return (Resources, (self.num_cpus, self.num_gpus, dict(self.custom)))
 
+    @property
+    def thread_budget(self) -> int | None:
+        """Threads the node's numerical libraries may use: its reserved CPUs (at least 1), or None when it
+        reserves none (their defaults then apply)."""
+        return max(1, int(self.num_cpus)) if self.num_cpus else None
+
+
+def thread_environment(num_threads: int) -> dict[str, str]:
+    """Environment variables that hold XLA (jax), TensorFlow, OpenMP and BLAS to ``num_threads`` threads in a
+    process that sets them before importing those libraries."""
+    if isinstance(num_threads, bool) or not isinstance(num_threads, numbers.Integral) or num_threads < 1:
+        raise ValueError(f"num_threads must be a positive integer, got {num_threads!r}")
+    threads = str(num_threads)
+    eigen = "false" if num_threads == 1 else "true"
+    return {
+        "XLA_FLAGS": f"--xla_cpu_multi_thread_eigen={eigen} intra_op_parallelism_threads={threads}",
+        "OMP_NUM_THREADS": threads,
+        "OPENBLAS_NUM_THREADS": threads,
+        "MKL_NUM_THREADS": threads,
+        "TF_NUM_INTRAOP_THREADS": threads,
+        "TF_NUM_INTEROP_THREADS": threads,
+    }
+
 
 @dataclasses.dataclass(frozen=True)
 class RestartPolicy:

@@ -6,6 +6,7 @@ from launch import network
 from launch._outcome import Deadline
 from launch._signals import SignalGuard
 from launch.errors import LaunchTimeout
+from launch.placement import Placement, resolve_placement
 from launch.program import Program
 
 LAUNCHERS = ("threads", "ray")
@@ -20,6 +21,7 @@ def launch(
     grace_period: float = 5.0,
     bind_address: str | None = None,
     dashboard: bool = False,
+    placement: Placement | None = None,
 ) -> None:
     """Runs ``program`` and blocks until it ends.
 
@@ -47,6 +49,9 @@ def launch(
         reverb nodes. ``None`` keeps everything on loopback.
       dashboard: Ray only, when it starts a local instance: also start Ray's
         dashboard (on 127.0.0.1, or on ``bind_address``).
+      placement: Ray only: node label or group -> ``launch.Resources`` the node (each node of the group)
+        reserves instead of those it was added with; Ray places it on a machine that has them. A label
+        wins over its group, an inner group over an outer one (see ``launch.placement``).
       timeout: seconds after which the program is stopped and
         ``LaunchTimeout`` is raised.
       grace_period: seconds given to nodes to return once stop is requested.
@@ -75,6 +80,12 @@ def launch(
     if not grace_period >= 0:
         raise ValueError(f"grace_period must be >= 0, got {grace_period!r}")
     program.construction_order()  # Validate the graph before anything starts.
+    if placement is not None and launcher != "ray":
+        raise ValueError(
+            f"placement maps nodes to the resources Ray schedules them by; the {launcher!r} launcher runs every "
+            "node as a thread of this process. Use launcher='ray', or leave placement out."
+        )
+    resolve_placement(program, placement)  # Validate the map before anything starts.
     for spec in program.nodes:
         if spec.node.launchers is not None and launcher not in spec.node.launchers:
             raise ValueError(
@@ -100,6 +111,7 @@ def launch(
                 grace_period=grace_period,
                 bind_address=bind_address,
                 dashboard=dashboard,
+                placement=placement,
             )
     finally:
         guard.restore()

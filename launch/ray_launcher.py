@@ -13,8 +13,10 @@ from launch import network, ray_internals
 from launch._outcome import Deadline, Outcome, run_recorded
 from launch._ray_worker import NodeActor
 from launch._signals import SignalGuard
+from launch.config import Resources, thread_environment
 from launch.errors import ClusterConnectionError, NodeError
 from launch.nodes import ReverbNode
+from launch.placement import Placement, resolve_placement
 from launch.program import NodeSpec, Program
 
 logger = logging.getLogger("launch")
@@ -315,9 +317,16 @@ def _reap(processes: list[Any], timeout: float = 10.0) -> None:
 # ------------------------------------------------------------------- running
 
 
-def actor_options(spec: NodeSpec, runtime_env: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Ray actor options for a node: resources, restarts, concurrency."""
-    resources = spec.resources
+def actor_options(
+    spec: NodeSpec, runtime_env: dict[str, Any] | None = None, resources: Resources | None = None
+) -> dict[str, Any]:
+    """Ray actor options for a node: resources (``resources``, else the node's own), restarts, concurrency,
+    and a thread budget: a node that reserves CPUs holds XLA, TensorFlow and BLAS to that many threads (set in
+    its process's environment), so nodes sharing a machine do not oversubscribe its cores."""
+    resources = resources or spec.resources
+    if resources.thread_budget is not None:
+        runtime_env = dict(runtime_env or {})  # Ray merges these variables into the job's own
+        runtime_env["env_vars"] = {**runtime_env.get("env_vars", {}), **thread_environment(resources.thread_budget)}
     restarts = spec.restart.max_restarts
     options: dict[str, Any] = {
         "num_cpus": resources.num_cpus or 0,
@@ -344,10 +353,18 @@ def _free_port() -> int:
 class _Run:
     """State of one program run on Ray."""
 
-    def __init__(self, program: Program, session: _Session, deadline: Deadline, guard: SignalGuard) -> None:
+    def __init__(
+        self,
+        program: Program,
+        session: _Session,
+        deadline: Deadline,
+        guard: SignalGuard,
+        placement: Placement | None = None,
+    ) -> None:
         import ray
 
         self._ray = ray
+        self.resources = resolve_placement(program, placement)  # label -> what its actor reserves
         self.guard = guard
         self.program = program
         self.session = session
@@ -391,9 +408,8 @@ class _Run:
                 dep: (self.program.get(dep).node.handle_kind, *created[dep])
                 for dep in self.program.dependencies(spec.label)
             }
-            actor = actor_cls.options(**actor_options(spec, self.session.actor_runtime_env)).remote(
-                spec.label, node, dependencies
-            )
+            options = actor_options(spec, self.session.actor_runtime_env, self.resources[spec.label])
+            actor = actor_cls.options(**options).remote(spec.label, node, dependencies)
             ready_ref = actor.ready.remote()
             created[spec.label] = (actor, ready_ref)
             self.ready[spec.label] = ready_ref
@@ -505,13 +521,15 @@ def run_ray(
     grace_period: float,
     bind_address: str | None = None,
     dashboard: bool = False,
+    placement: Placement | None = None,
 ) -> Outcome:
     """Runs ``program`` on Ray (see ``launch.launch``)."""
     program.construction_order()  # Validate before starting anything.
+    resolve_placement(program, placement)
     session = _Session(address, bind_address, dashboard)
     outcome = Outcome()
     try:
-        run = _Run(program, session, deadline, guard)
+        run = _Run(program, session, deadline, guard, placement)
         run_recorded(outcome, guard, run.run, lambda: run.shutdown(grace_period, outcome), raise_in_handler=False)
     finally:
         session.close()

@@ -90,6 +90,16 @@ def _closed_port() -> int:
             ("--dashboard", "--ray-address"),
             id="dashboard-with-joined-cluster",
         ),
+        pytest.param(
+            ("--placement", '{"actor": {"num_cpus": 1}}'),
+            ("--placement", "--launcher ray"),
+            id="placement-with-local-launcher",
+        ),
+        pytest.param(
+            ("--launcher", "ray", "--placement", '{"actor": {"cpus": 1}}'),
+            ("placement", "num_cpus, num_gpus, custom"),
+            id="placement-with-an-unknown-field",
+        ),
     ],
 )
 def test_ray_flags_are_refused_where_they_do_not_apply(tmp_path, capsys, flags, phrases):

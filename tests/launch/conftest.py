@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import shutil
@@ -34,9 +35,11 @@ def _free_port() -> int:
 class RayCluster:
     """A `ray start --head --block` process group owned by the test session."""
 
-    def __init__(self) -> None:
+    def __init__(self, resources: dict[str, float] | None = None, join: str | None = None, num_cpus: int = 2) -> None:
+        """A head node, or with ``join`` (a head's address) a worker node of that cluster; ``resources``
+        are the node's custom resources."""
         self.port = _free_port()
-        self.address = f"127.0.0.1:{self.port}"
+        self.address = join or f"127.0.0.1:{self.port}"
         self.temp_dir = tempfile.mkdtemp(prefix="launch-ray-")
         ray_cli = os.path.join(os.path.dirname(sys.executable), "ray")
         command = (
@@ -44,16 +47,13 @@ class RayCluster:
             if os.path.exists(ray_cli)
             else [sys.executable, "-c", "from ray.scripts.scripts import main; main()"]
         )
-        command += [
-            "start",
-            "--head",
-            f"--port={self.port}",
-            "--num-cpus=2",
-            "--include-dashboard=false",
-            "--disable-usage-stats",
-            "--block",
-            f"--temp-dir={self.temp_dir}",
-        ]
+        command += ["start", f"--num-cpus={num_cpus}", "--disable-usage-stats", "--block"]
+        if join is None:
+            command += ["--head", f"--port={self.port}", "--include-dashboard=false", f"--temp-dir={self.temp_dir}"]
+        else:  # Workers share the head's temp dir: --temp-dir is for the head only.
+            command += [f"--address={join}", "--node-ip-address=127.0.0.1"]
+        if resources:
+            command.append(f"--resources={json.dumps(resources)}")
         # No token auth, so that joining by explicit address needs no token.
         env = dict(os.environ, RAY_AUTH_MODE="disabled")
         self.process = subprocess.Popen(
@@ -78,7 +78,7 @@ class RayCluster:
                 continue
             if line is None:
                 break
-            if "Ray runtime started" in line:
+            if "Ray runtime started" in line or "Ray runtime started." in line:
                 return
         raise RuntimeError("ray start failed:\n" + "".join(self.output))
 

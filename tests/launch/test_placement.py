@@ -1,0 +1,161 @@
+"""Placement by configuration: which resources each node reserves, and where Ray puts it on a two-node cluster."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+import launch
+from launch.placement import placement_from_json, resolve_placement
+from launch.ray_launcher import actor_options
+from tests.launch.conftest import RayCluster
+
+
+def _noop() -> None:
+    pass
+
+
+def _program() -> launch.Program:
+    program = launch.Program("placed")
+    program.add_node(launch.FunctionNode(_noop), "learner", resources=launch.Resources(num_cpus=1))
+    with program.group("actor", resources=launch.Resources(num_cpus=0.5)):
+        program.add_node(launch.FunctionNode(_noop))
+        program.add_node(launch.FunctionNode(_noop))
+        with program.group("fast"):
+            program.add_node(launch.FunctionNode(_noop), "special")
+    program.add_node(launch.FunctionNode(_noop), "evaluator", terminal=True)
+    return program
+
+
+def test_a_label_wins_over_its_group_and_an_inner_group_over_an_outer_one():
+    program = _program()
+    gpu, label_host, group_host = (
+        launch.Resources(num_gpus=1),
+        launch.Resources(custom={"a": 1}),
+        launch.Resources(custom={"b": 1}),
+    )
+    resolved = resolve_placement(
+        program, {"learner": gpu, "actor": group_host, "actor/fast": label_host, "actor/fast/special": gpu}
+    )
+    assert resolved == {
+        "learner": gpu,
+        "actor_0": group_host,
+        "actor_1": group_host,
+        "actor/fast/special": gpu,
+        "evaluator": launch.Resources(),  # not in the map: what it was added with
+    }
+    assert resolve_placement(program, None)["learner"] == launch.Resources(num_cpus=1)
+    options = actor_options(program.get("actor_0"), resources=resolved["actor_0"])
+    assert options["resources"] == {"b": 1} and options["num_cpus"] == 0
+
+
+@pytest.mark.parametrize(
+    "placement, error, message",
+    [
+        ({"learnr": launch.Resources()}, ValueError, "names no node or group.*actor, actor/fast"),
+        ({"learner": {"num_cpus": 1}}, TypeError, "must be a launch.Resources"),
+        ([("learner", launch.Resources())], TypeError, "must be a mapping"),
+    ],
+)
+def test_a_bad_placement_is_refused_before_anything_starts(placement, error, message):
+    with pytest.raises(error, match=message):
+        launch.launch(_program(), "ray", placement=placement)
+
+
+def test_the_threads_launcher_refuses_a_placement():
+    with pytest.raises(ValueError, match="runs every node as a thread"):
+        launch.launch(_program(), "threads", placement={"learner": launch.Resources(num_cpus=1)})
+
+
+def test_a_node_that_reserves_cpus_gets_a_thread_budget_in_its_environment():
+    program = _program()
+    options = actor_options(program.get("learner"), {"env_vars": {"PYTHONPATH": "/code"}})
+    assert options["runtime_env"]["env_vars"] == {"PYTHONPATH": "/code", **launch.thread_environment(1)}
+    assert "runtime_env" not in actor_options(program.get("evaluator"))  # reserves no CPU: no budget
+    assert launch.Resources(num_cpus=2.5).thread_budget == 2 and launch.Resources(num_cpus=0.5).thread_budget == 1
+    assert (
+        launch.thread_environment(3)["XLA_FLAGS"] == "--xla_cpu_multi_thread_eigen=true intra_op_parallelism_threads=3"
+    )
+    with pytest.raises(ValueError, match="positive integer"):
+        launch.thread_environment(0)
+
+
+def test_a_placement_reads_from_json():
+    placement = placement_from_json('{"actor": {"num_cpus": 1, "custom": {"right": 1}}, "learner": {"num_gpus": 0.5}}')
+    assert placement == {
+        "actor": launch.Resources(num_cpus=1, custom={"right": 1}),
+        "learner": launch.Resources(num_gpus=0.5),
+    }
+    for text, message in (("[1]", "JSON object"), ("{", "not valid JSON"), ('{"actor": {"cpus": 1}}', "fields")):
+        with pytest.raises(ValueError, match=message):
+            placement_from_json(text)
+
+
+def report_node(label: str, directory: str) -> None:
+    """Writes the custom resources of the Ray node this node runs on to ``directory/<label>.json``."""
+    import ray
+
+    node_id = ray.get_runtime_context().get_node_id()
+    node = next(n for n in ray.nodes() if n["NodeID"] == node_id)
+    custom = sorted(name for name in node["Resources"] if name in ("left", "right"))
+    with open(os.path.join(directory, label.replace("/", "_") + ".json"), "w") as f:
+        json.dump(custom, f)
+    with open(os.path.join(directory, label.replace("/", "_") + ".xla_flags"), "w") as f:
+        f.write(os.environ.get("XLA_FLAGS", "unset"))
+
+
+@pytest.fixture(scope="module")
+def two_node_cluster():
+    """Two `ray start` processes on loopback: a head with resource "left" and a worker with "right"."""
+    head = RayCluster(resources={"left": 4}, num_cpus=1)
+    worker = None
+    try:
+        head.wait_started()
+        worker = RayCluster(resources={"right": 4}, join=head.address, num_cpus=1)
+        worker.wait_started()
+        yield head
+    finally:
+        if worker is not None:
+            worker.stop()
+        head.stop()
+
+
+@pytest.mark.ray
+def test_nodes_land_on_the_machines_the_placement_names(two_node_cluster, tmp_path):
+    program = launch.Program("two-machines")
+    program.add_node(launch.FunctionNode(report_node, "learner", str(tmp_path)), "learner", terminal=True)
+    with program.group("actor"):
+        for i in range(2):
+            program.add_node(launch.FunctionNode(report_node, f"actor_{i}", str(tmp_path)), terminal=True)
+    program.add_node(launch.FunctionNode(report_node, "evaluator", str(tmp_path)), "evaluator", terminal=True)
+    placement = {
+        "learner": launch.Resources(num_cpus=1, custom={"left": 1}),
+        "actor": launch.Resources(custom={"right": 1}),
+        "evaluator": launch.Resources(custom={"right": 1}),
+    }
+
+    launch.launch(program, "ray", address=two_node_cluster.address, placement=placement, timeout=240)
+
+    assert _landed(tmp_path) == {
+        "learner": ["left"],
+        "actor_0": ["right"],
+        "actor_1": ["right"],
+        "evaluator": ["right"],
+    }
+    # The learner reserves a CPU, so its process holds XLA to one thread; the others reserve none.
+    assert (tmp_path / "learner.xla_flags").read_text() == launch.thread_environment(1)["XLA_FLAGS"]
+    assert (tmp_path / "actor_0.xla_flags").read_text() == os.environ.get("XLA_FLAGS", "unset")
+
+    # The same program with the map turned around: the learner moves, no node code changes.
+    for name in os.listdir(tmp_path):
+        os.remove(tmp_path / name)
+    left, right = launch.Resources(custom={"left": 1}), launch.Resources(custom={"right": 1})
+    flipped = {"learner": right, "actor": left, "evaluator": left}
+    launch.launch(program, "ray", address=two_node_cluster.address, placement=flipped, timeout=240)
+    assert _landed(tmp_path) == {"learner": ["right"], "actor_0": ["left"], "actor_1": ["left"], "evaluator": ["left"]}
+
+
+def _landed(directory) -> dict:
+    return {p.stem: json.loads(p.read_text()) for p in directory.iterdir() if p.suffix == ".json"}
