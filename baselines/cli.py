@@ -132,6 +132,14 @@ def make_parser() -> argparse.ArgumentParser:
         "--num-actors", type=arguments.positive_integer, default=2, help="actors of a distributed run (threads/ray)"
     )
     run.add_argument(
+        "--inference",
+        choices=("actor", "server"),
+        default=None,
+        help="who evaluates the policy in a distributed run (threads/ray): each actor with its own copy of the "
+        "parameters (actor, the default), or one inference node that batches every actor's observations "
+        "(server; feed-forward policies without extras: DQN, SAC, TD3, D4PG, MPO)",
+    )
+    run.add_argument(
         "--ray-address",
         default=None,
         help="with --launcher ray: join the running Ray cluster whose head node is at host:port "
@@ -395,6 +403,11 @@ def check_launcher_flags(args: argparse.Namespace) -> None:
             f"{ray_flags[0]} is for Ray, which only --launcher ray uses; the {args.launcher} launcher "
             f"{where}. Add --launcher ray, or leave {ray_flags[0]} out."
         )
+    if args.inference is not None and args.launcher == "local":
+        raise ValueError(
+            "--inference chooses where a distributed run's actors get their actions; --launcher local acts in "
+            "this one process. Add --launcher threads or ray, or leave --inference out."
+        )
     if args.placement is not None:
         if args.launcher != "ray":
             raise ValueError(
@@ -529,7 +542,9 @@ def run_distributed(args: argparse.Namespace, config, run_dir: str) -> int:
     from acme.experiments.distributed import default_replay
 
     replay = args.replay or default_replay()
-    program = make_distributed_experiment(config, num_actors=args.num_actors, replay=replay)
+    program = make_distributed_experiment(
+        config, num_actors=args.num_actors, replay=replay, inference=args.inference or "actor"
+    )
     where = f"Ray cluster {args.ray_address}" if args.ray_address else f"{args.launcher} launcher"
     print(
         f"Running {args.agent} on {args.env} (seed {args.seed}) with {args.num_actors} actors on the {where} "

@@ -15,6 +15,7 @@ from acme.environment_loop import EnvironmentLoop
 from acme.experiments.checkpointing import ExperimentCheckpointer, experiment_identity, learner_steps_of
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.evaluation import Evaluator
+from acme.experiments.inference import INFERENCE_MODES, InferenceServer, ServedActor, ServedVectorActor, check_servable
 from acme.experiments.seeding import ExperimentSeeds
 from acme.jax.polling_source import PollingVariableSource, to_host
 from acme.replay.local_client import LocalReplay
@@ -207,9 +208,11 @@ class ActorNode:
         learner: Any,
         counter: Any,
         variable_poll_seconds: float = 0.2,
+        inference: Any = None,
     ):
         self._config = config
         self._builder = config.builder.for_actor(actor_id, num_actors)
+        self._inference = inference  # an InferenceServer (handle) that acts for this actor, or None
         self._spec = environment_spec
         self._actor_id = actor_id
         self._num_actors = num_actors
@@ -238,7 +241,9 @@ class ActorNode:
         networks = config.network_factory(spec)
         policy = builder.make_policy(networks, spec, evaluation=False)
         client = replay_client(self._replay)
-        if builder.actors_fetch_directly:
+        if self._inference is not None:
+            source = _DirectSource(None)  # the inference server holds the parameters
+        elif builder.actors_fetch_directly:
             source = _DirectSource(self._learner)
         else:
             source = PollingVariableSource(self._learner, ["policy"], self._poll)
@@ -253,7 +258,10 @@ class ActorNode:
         keys = seeds.actor_keys(self._actor_id, num_envs)
         environments = [config.environment_factory(seed) for seed in seeds.environment_seeds(self._actor_id, num_envs)]
         if num_envs == 1:
-            actor = builder.make_actor(keys[0], policy, spec, variable_source=source, adder=self._adders[0])
+            if self._inference is not None:
+                actor = ServedActor(self._inference, keys[0], self._adders[0])
+            else:
+                actor = builder.make_actor(keys[0], policy, spec, variable_source=source, adder=self._adders[0])
             if hasattr(actor, "restore"):
                 actor.restore({"num_steps": share})
             loop = EnvironmentLoop(
@@ -261,7 +269,10 @@ class ActorNode:
             )
             run = loop.run
         else:
-            actor = builder.make_vector_actor(keys, policy, spec, variable_source=source, adders=self._adders)
+            if self._inference is not None:
+                actor = ServedVectorActor(self._inference, keys, self._adders)
+            else:
+                actor = builder.make_vector_actor(keys, policy, spec, variable_source=source, adders=self._adders)
             actor.restore({"num_steps": np.full(num_envs, share, np.int32)})
             loop = VectorEnvironmentLoop(environments, actor, counter=counter, logger=logger, label="actor")
 
@@ -334,6 +345,9 @@ def make_distributed_experiment(
     variable_poll_seconds: float = 0.2,
     learner_restarts: int = 3,
     replay: str | None = None,
+    inference: str = "actor",
+    inference_batch_size: int = 64,
+    inference_wait_seconds: float = 0.002,
 ) -> launch.Program:
     """A program that runs ``config`` with a replay node, a counter, a learner, ``num_actors`` actors
     and an evaluator. Actors and the evaluator are terminal: the program ends when the actors
@@ -350,6 +364,11 @@ def make_distributed_experiment(
     ``replay`` picks the replay node: ``"reverb"`` (a reverb server, for every launcher; the
     ``reverb`` extra) or ``"local"`` (``LocalReplay`` tables shared by the nodes' threads: the
     threads launcher only). ``None`` takes reverb where it is installed, else local tables.
+
+    ``inference`` picks who evaluates the actors' policy: ``"actor"`` (each actor, with its own copy of the
+    parameters) or ``"server"`` (an ``InferenceServer`` node, ``"inference"``, that holds the parameters and
+    evaluates every actor's observations in batches of at most ``inference_batch_size``, waiting at most
+    ``inference_wait_seconds`` for a batch to fill; feed-forward policies without extras only).
     """
     if not isinstance(num_actors, int) or num_actors < 1:
         raise ValueError(f"num_actors must be a positive integer, got {num_actors!r}.")
@@ -360,6 +379,8 @@ def make_distributed_experiment(
         raise ValueError(f"replay must be one of {REPLAY_BACKENDS} or None (the default), got {replay!r}.")
     if replay == "reverb":
         extras.require("reverb", "Distributed replay over reverb (replay='reverb')")
+    if inference not in INFERENCE_MODES:
+        raise ValueError(f"inference must be one of {INFERENCE_MODES}, got {inference!r}.")
     staging, fallback, counts, replay_state = None, None, {}, None
     if config.checkpointing is not None:
         checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
@@ -407,11 +428,35 @@ def make_distributed_experiment(
         label="learner",
         restart=launch.RestartPolicy(max_restarts=restarts),
     )
+    server = None
+    if inference == "server":
+        check_servable(builder.make_policy(config.network_factory(spec), spec), type(builder).__name__)
+        server = program.add_node(
+            launch.ServiceNode(
+                InferenceServer,
+                config,
+                spec,
+                learner,
+                inference_batch_size,
+                inference_wait_seconds,
+                variable_poll_seconds,
+            ),
+            label="inference",
+        )
     with program.group("actor", restart=launch.RestartPolicy(max_restarts=actor_restarts)):
         for actor_id in range(num_actors):
             program.add_node(
                 launch.ServiceNode(
-                    ActorNode, config, spec, actor_id, num_actors, replay, learner, counter, variable_poll_seconds
+                    ActorNode,
+                    config,
+                    spec,
+                    actor_id,
+                    num_actors,
+                    replay,
+                    learner,
+                    counter,
+                    variable_poll_seconds,
+                    server,
                 ),
                 terminal=True,
             )

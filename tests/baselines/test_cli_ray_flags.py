@@ -96,6 +96,11 @@ def _closed_port() -> int:
             id="placement-with-local-launcher",
         ),
         pytest.param(
+            ("--inference", "server"),
+            ("--inference", "--launcher threads or ray"),
+            id="inference-with-local-launcher",
+        ),
+        pytest.param(
             ("--launcher", "ray", "--placement", '{"actor": {"cpus": 1}}'),
             ("placement", "num_cpus, num_gpus, custom"),
             id="placement-with-an-unknown-field",
