@@ -68,3 +68,16 @@ def test_component_measures_are_positive():
 @pytest.mark.parametrize("feed", ["fixed", "local", pytest.param("reverb", marks=pytest.mark.reverb)])
 def test_the_learner_learns_from_each_feed(feed):
     assert components.learner_updates_per_second(feed, num_updates=2, updates=4) > 0
+
+
+def test_the_distributed_benchmark_separates_start_up_from_the_steady_state_rate():
+    from benchmarks.distributed_dqn_throughput import steady_state
+
+    # 10 s of start-up, then 500 steps/s: 10,000 steps take 30 s and 20,000 take 50 s.
+    short = {"actor_steps": 10_000, "learner_steps": 4_000, "wall_seconds": 30.0}
+    long = {"actor_steps": 20_000, "learner_steps": 9_000, "wall_seconds": 50.0}
+    assert steady_state(short, long) == {
+        "steady_actor_steps_per_second": 500.0,
+        "startup_seconds": 10.0,
+        "learner_steps_per_actor_step": 0.45,
+    }
