@@ -381,7 +381,9 @@ TABLE_NOTES = (
     "held after target: of the evaluations after a seed first reached the target, how many were at it too. "
     "Steps/s: actor steps over the run's wall-clock, evaluation included, on whatever machine and load the "
     "run had (see the records' machines below). Reference: a published figure of a well-known library for the "
-    "same algorithm and environment, at the budget it states, which may differ from ours."
+    "same algorithm and environment, at the budget it states, which may differ from ours; RL Zoo's is one trained "
+    "agent's final return, its spread over evaluation episodes rather than seeds. A pair without one has none "
+    "published for the same algorithm (D4PG, MPO, IMPALA, R2D2 and dm_control swingup are not in RL Zoo's table)."
 )
 
 

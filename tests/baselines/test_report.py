@@ -59,6 +59,7 @@ def test_report_writes_the_table_the_section_between_markers_and_one_plot_per_en
     # target, 1 of 2 later evaluations held, 100 steps/s.
     cells = [cell.strip() for cell in sac.strip("|").split("|")]
     assert cells[2:10] == ["20k", "-200", "2/2", "-150.0 ± 30.0", "-150.0 ± 30.0", "6,000", "1/2 (50%)", "100"]
+    assert cells[10].startswith("RL Zoo (SB3 SAC): -157.0 ± 88.7 at 20k ([source](https://github.com/DLR-RM/")
     dqn = _line(table, f"| dqn | {CARTPOLE} |")
     assert "| 0/1 | 300.0 ± 0.0 | 300.0 ± 0.0 | - | - |" in dqn
     for agent, environment in registry.BASELINES:
@@ -169,3 +170,11 @@ def test_every_record_is_of_a_registered_baseline_at_its_budget_and_target():
         assert baseline is not None, f"{run_file} is not of a registered baseline"
         assert record["max_steps"] == baseline.max_steps, f"{run_file} ran {record['max_steps']} steps"
         assert record["target_return"] == baseline.target_return, run_file
+
+
+def test_every_reference_is_of_a_registered_baseline():
+    from baselines.references import REFERENCES
+
+    assert set(REFERENCES) <= set(registry.BASELINES)
+    for reference in REFERENCES.values():
+        assert reference.timesteps > 0 and reference.url.startswith("https://") and "±" in reference.figure
