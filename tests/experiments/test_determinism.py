@@ -6,7 +6,7 @@ from acme.experiments import run_experiment
 from baselines import registry
 
 # Short budgets past each agent's minimum replay size, so the learner has updated before the evaluations.
-RUNS = [("dqn", "gymnasium:CartPole-v1", 3_000, 1_500), ("sac", "gymnasium:Pendulum-v1", 1_200, 600)]
+RUNS = [("dqn", "gymnasium:CartPole-v1", 2_000, 1_000), ("sac", "gymnasium:Pendulum-v1", 1_100, 550)]
 
 
 def _evaluations(agent, environment, max_steps, eval_every, seed):
