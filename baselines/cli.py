@@ -368,7 +368,9 @@ def _new_run_directory(path: str) -> Iterator[None]:
 
 
 def _default_run_dir(agent: str, env: str, seed: int) -> str:
-    safe_env = env.replace(":", "_").replace("/", "_")
+    from baselines.results import safe_name
+
+    safe_env = safe_name(env)
     return os.path.join("runs", f"{agent}-{safe_env}-seed{seed}-{time.strftime('%Y%m%d-%H%M%S')}")
 
 
@@ -532,10 +534,9 @@ def _train(args: argparse.Namespace, config, run_dir: str) -> int:
 
 def run_distributed(args: argparse.Namespace, config, run_dir: str) -> int:
     """Runs the experiment as a program of nodes and reports the evaluator's last row."""
-    import csv
-
     import launch
     from acme.experiments import make_distributed_experiment
+    from baselines import results
 
     if args.num_actors < 1:
         raise ValueError(f"--num-actors must be >= 1, got {args.num_actors}.")
@@ -561,11 +562,9 @@ def run_distributed(args: argparse.Namespace, config, run_dir: str) -> int:
         placement=launch.placement_from_json(args.placement) if args.placement is not None else None,
     )
     elapsed = time.perf_counter() - start
-    evaluations = []
-    path = os.path.join(run_dir, "evaluator.csv")
-    if os.path.exists(path):
-        with open(path) as f:
-            evaluations = [(int(float(r["actor_steps"])), float(r["evaluation_return"])) for r in csv.DictReader(f)]
+    evaluations = [
+        (int(float(r["actor_steps"])), float(r["evaluation_return"])) for r in results.evaluator_rows(run_dir)
+    ]
     if evaluations:
         steps, best = max(evaluations, key=lambda e: e[1])
         print(f"Best evaluation return {best:.1f} at step {steps} ({elapsed:.0f} s; logs in {run_dir})", flush=True)

@@ -93,14 +93,7 @@ class SeedRun:
 
 def load_records(runs_dir: str = results.RUNS_DIR) -> list[SeedRun]:
     """The per-seed records in ``runs_dir`` (records without evaluations are left out)."""
-    runs = []
-    for name in sorted(os.listdir(runs_dir)) if os.path.isdir(runs_dir) else []:
-        if name.endswith(".json"):
-            with open(os.path.join(runs_dir, name)) as f:
-                record = json.load(f)
-            if isinstance(record, dict) and record.get("curve"):
-                runs.append(SeedRun.from_record(record))
-    return runs
+    return [SeedRun.from_record(record) for record in results.load_records(runs_dir) if record.get("curve")]
 
 
 def load_user_runs(directory: str) -> list[SeedRun]:
@@ -296,14 +289,12 @@ def parse_against(value: str) -> tuple[str, str]:
     return agent, environment
 
 
-def _safe(environment: str) -> str:
-    return environment.replace(":", "_").replace("/", "_")
-
-
 def plot_paths(rows: Sequence[ResultRow], plots_dir: str) -> dict[str, str]:
     """{environment: the PNG write_plots draws its runs in}, for each environment with runs."""
     environments = sorted({row.environment for row in rows if row.runs})
-    return {environment: os.path.join(plots_dir, f"{_safe(environment)}.png") for environment in environments}
+    return {
+        environment: os.path.join(plots_dir, f"{results.safe_name(environment)}.png") for environment in environments
+    }
 
 
 def write_plots(rows: Sequence[ResultRow], plots_dir: str) -> dict[str, str]:

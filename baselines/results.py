@@ -24,10 +24,14 @@ RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"
 RUNS_DIR = os.path.join(RESULTS_DIR, "runs")
 
 
+def safe_name(environment_id: str) -> str:
+    """``environment_id`` as a file name: ``gymnasium:CartPole-v1`` -> ``gymnasium_CartPole-v1``."""
+    return environment_id.replace(":", "_").replace("/", "_")
+
+
 def run_name(agent: str, environment_id: str, seed: int) -> str:
     """``agent__environment__seedN``, safe as a file name."""
-    safe = environment_id.replace(":", "_").replace("/", "_")
-    return f"{agent}__{safe}__seed{seed}"
+    return f"{agent}__{safe_name(environment_id)}__seed{seed}"
 
 
 def run_file(agent: str, environment_id: str, seed: int, runs_dir: str = RUNS_DIR) -> str:
@@ -93,7 +97,6 @@ def reproduce(
 def _run_distributed(config, baseline: registry.Baseline, log_dir: str) -> tuple[list, int, int, float]:
     """Runs ``config`` as a distributed program on the baseline's launcher; returns its evaluations (from the
     evaluator's ``evaluator.csv`` in ``log_dir``), actor steps, learner steps and wall seconds."""
-    import csv
     import time
 
     import launch
@@ -103,14 +106,24 @@ def _run_distributed(config, baseline: registry.Baseline, log_dir: str) -> tuple
     start = time.perf_counter()
     launch.launch(program, launcher=baseline.launcher)
     wall_seconds = time.perf_counter() - start
-    with open(os.path.join(log_dir, "evaluator.csv")) as f:
-        rows = list(csv.DictReader(f))
+    rows = evaluator_rows(log_dir)
     if not rows:
         raise RuntimeError(f"The distributed run wrote no evaluation to {log_dir}/evaluator.csv.")
     evaluations = [
         (int(float(r["actor_steps"])), float(r["evaluation_return"]), float(r["wall_seconds"])) for r in rows
     ]
     return evaluations, evaluations[-1][0], _last_learner_steps(rows, log_dir), wall_seconds
+
+
+def evaluator_rows(log_dir: str) -> list[dict]:
+    """The rows of the evaluator's ``evaluator.csv`` in ``log_dir`` (none if it wrote no file)."""
+    import csv
+
+    path = os.path.join(log_dir, "evaluator.csv")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return list(csv.DictReader(f))
 
 
 def _last_learner_steps(evaluator_rows: list[dict], log_dir: str) -> int:
@@ -230,14 +243,20 @@ def record_from_run_dir(run_dir: str, runs_dir: str = RUNS_DIR) -> dict:
     return record
 
 
-def records_of(agent: str, environment_id: str, runs_dir: str = RUNS_DIR) -> list[dict]:
-    """The per-seed records of (agent, environment) in ``runs_dir``, by seed."""
-    found = []
-    for path in glob.glob(os.path.join(runs_dir, "*.json")):
+def load_records(runs_dir: str = RUNS_DIR) -> list[dict]:
+    """Every per-seed record in ``runs_dir`` (its ``*.json`` files that hold one), in file-name order."""
+    records = []
+    for path in sorted(glob.glob(os.path.join(runs_dir, "*.json"))):
         with open(path) as f:
             record = json.load(f)
-        if isinstance(record, dict) and (record.get("agent"), record.get("environment")) == (agent, environment_id):
-            found.append(record)
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def records_of(agent: str, environment_id: str, runs_dir: str = RUNS_DIR) -> list[dict]:
+    """The per-seed records of (agent, environment) in ``runs_dir``, by seed."""
+    found = [r for r in load_records(runs_dir) if (r.get("agent"), r.get("environment")) == (agent, environment_id)]
     return sorted(found, key=lambda r: r["seed"])
 
 
@@ -275,9 +294,7 @@ def summarize(runs_dir: str = RUNS_DIR, output: str | None = None, agents: Itera
     """
     wanted = set(agents) if agents is not None else None
     groups: dict[tuple[str, str], list[dict]] = {}
-    for path in sorted(glob.glob(os.path.join(runs_dir, "*.json"))):
-        with open(path) as f:
-            record = json.load(f)
+    for record in load_records(runs_dir):
         if wanted is not None and record["agent"] not in wanted:
             continue
         groups.setdefault((record["agent"], record["environment"]), []).append(record)
