@@ -1,13 +1,20 @@
 """Actor-step throughput of distributed DQN (Ray: 1 and 2 actors, and 2 actors with an inference server)
-against the in-process run.
+against the in-process run, where each run's CPU time goes, and what the scaling model makes of it.
 
-Each configuration trains DQN on CartPole (evaluation off, the same samples-per-insert ratio) twice, for
-``--steps`` and for twice as many actor steps. The difference between the two runs is steady-state work, so
-the steady-state rate is ``steps / (T(2 steps) - T(steps))`` and what the first run spent on start-up (Ray's
-processes, jit compilation, filling replay to its minimum) is ``2 T(steps) - T(2 steps)``. Rates are also
-given as ratios to the in-process run measured in the same invocation.
+Each configuration trains DQN on CartPole (the registered baseline's config, evaluation off, the same
+samples-per-insert ratio) twice, for ``--steps`` and for twice as many actor steps. The difference between the
+two runs is steady-state work, so the steady-state rate is ``steps / (T(2 steps) - T(steps))`` and what the
+first run spent on start-up (Ray's processes, jit compilation, filling replay to its minimum) is
+``2 T(steps) - T(2 steps)``. Rates are also given as ratios to the in-process run measured in the same
+invocation.
 
-    python benchmarks/distributed_dqn_throughput.py --steps 10000
+During the distributed runs ``cpu_accounting`` samples every process's CPU time and the loopback traffic; a
+node of the program reports the learner's, the actors' and the inference server's process ids. The same
+difference of the two runs gives CPU microseconds per actor step by role, the unit costs of
+``scaling_model``, which then predicts each configuration's rate (against the measured one) and that of 8, 64
+and 512 actors on a cluster with a core per node.
+
+    python benchmarks/distributed_dqn_throughput.py --steps 5000 [--overrides '{"n_step": 3}']
 writes benchmarks/results/distributed_dqn_throughput.json.
 """
 
@@ -15,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
+import json
 import os
 import sys
 import tempfile
@@ -25,11 +34,15 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import launch  # noqa: E402
 from acme.experiments import make_distributed_experiment, run_experiment  # noqa: E402
 from acme.utils import loggers  # noqa: E402
-from baselines import arguments  # noqa: E402
+from baselines import arguments, registry  # noqa: E402
 from baselines.registry import make_experiment_config  # noqa: E402
+from benchmarks import components, cpu_accounting, scaling_model  # noqa: E402
 from benchmarks.common import machine, write_report  # noqa: E402
 
 ENV_ID = "gymnasium:CartPole-v1"
+
+
+CONFIG_OVERRIDES: dict = {}  # --overrides: DQN config fields on top of the registered baseline's
 
 
 def _config(steps: int, run_dir: str):
@@ -40,6 +53,7 @@ def _config(steps: int, run_dir: str):
         max_steps=steps,
         eval_every=0,
         logger_factory=loggers.make_logger_factory(run_dir, time_delta=1.0, terminal=False),
+        config_overrides=CONFIG_OVERRIDES,
     )
 
 
@@ -51,8 +65,10 @@ def _learner_steps(run_dir: str) -> int:
 
 def in_process(steps: int) -> dict:
     run_dir = tempfile.mkdtemp(prefix="bench-local-")
+    cpu_start = time.process_time()
     result = run_experiment(_config(steps, run_dir), progress=False)
     return {
+        "cpu_seconds": {"driver": round(time.process_time() - cpu_start, 3)},
         "actor_steps": result.actor_steps,
         "learner_steps": result.learner_steps,
         "wall_seconds": round(result.wall_seconds, 2),
@@ -63,15 +79,28 @@ def in_process(steps: int) -> dict:
 def distributed(steps: int, num_actors: int, launcher: str, inference: str = "actor") -> dict:
     run_dir = tempfile.mkdtemp(prefix=f"bench-{launcher}{num_actors}-")
     program = make_distributed_experiment(_config(steps, run_dir), num_actors=num_actors, inference=inference)
+    pids_path = os.path.join(run_dir, "node_pids.json")
+    actors = [program.get(label).handle for label in program.groups["actor"]]
+    server = program.get("inference").handle if inference == "server" else None
+    program.add_node(
+        launch.FunctionNode(cpu_accounting.report_node_pids, pids_path, program.get("learner").handle, actors, server),
+        label="node_pids",
+    )
+    before = cpu_accounting.snapshot()
     start = time.perf_counter()
-    launch.launch(program, launcher=launcher)
+    with cpu_accounting.CpuSampler() as sampler:
+        launch.launch(program, launcher=launcher)
     wall = time.perf_counter() - start
+    with open(pids_path) as f:
+        node_pids = json.load(f)
     actor_steps = 0
     for actor_id in range(num_actors):
         with open(os.path.join(run_dir, f"actor_{actor_id}.csv")) as f:
             rows = list(csv.DictReader(f))
         actor_steps = max(actor_steps, int(float(rows[-1]["actor_steps"])))
     return {
+        "cpu_seconds": cpu_accounting.cpu_by_role(sampler, node_pids, before),
+        "loopback_bytes": sampler.loopback_bytes,
         "actor_steps": actor_steps,
         "learner_steps": _learner_steps(run_dir),
         "wall_seconds": round(wall, 2),
@@ -87,16 +116,84 @@ CONFIGURATIONS = {
 }
 
 
-def steady_state(short: dict, long: dict) -> dict:
-    """The steady-state rate and the start-up seconds from a run and one of twice its steps."""
+def steady_state(short: dict, long: dict, seconds_per_update: float = 0.0) -> dict:
+    """The steady-state rate, the start-up seconds and, for distributed runs, the unit costs (CPU seconds per
+    actor step by role) from a run and one of twice its steps: what the longer run spent beyond the shorter."""
     extra_steps = long["actor_steps"] - short["actor_steps"]
     extra_seconds = long["wall_seconds"] - short["wall_seconds"]
     rate = extra_steps / extra_seconds if extra_seconds > 0 else float("nan")
-    return {
+    result = {
         "steady_actor_steps_per_second": round(rate, 1),
         "startup_seconds": round(short["wall_seconds"] - short["actor_steps"] / rate, 1),
         "learner_steps_per_actor_step": round(long["learner_steps"] / long["actor_steps"], 3),
     }
+    roles = set(short["cpu_seconds"]) | set(long["cpu_seconds"])
+    extra_cpu = {r: long["cpu_seconds"].get(r, 0.0) - short["cpu_seconds"].get(r, 0.0) for r in roles}
+    result["steady_cpu_microseconds_per_actor_step"] = {
+        role: round(1e6 * seconds / extra_steps, 1) for role, seconds in sorted(extra_cpu.items())
+    }
+    result["steady_cores_busy"] = round(sum(v for r, v in extra_cpu.items() if r != "other") / extra_seconds, 2)
+    if "loopback_bytes" in long:
+        updates_per_step = (long["learner_steps"] - short["learner_steps"]) / extra_steps
+        costs = scaling_model.costs_from_run(
+            extra_cpu,
+            extra_steps,
+            extra_seconds,
+            long["loopback_bytes"] - short["loopback_bytes"],
+            update=updates_per_step * seconds_per_update,
+        )
+        result["unit_costs"] = {k: round(v, 9) for k, v in dataclasses.asdict(costs).items()}
+    return result
+
+
+def model_report(results: dict, cores: int) -> dict:
+    """The scaling model against the measured steady rates, and its predictions for larger runs."""
+    report: dict = {"cores": cores, "against_measured": {}, "predictions": {}}
+    costs = {
+        name: scaling_model.UnitCosts(**result["unit_costs"])
+        for name, result in results.items()
+        if "unit_costs" in result
+    }
+    for name, unit_costs in costs.items():
+        num_actors = 2 if "2_actors" in name else 1
+        measured = results[name]["steady_actor_steps_per_second"]
+        own = scaling_model.predict(unit_costs, num_actors, cores)
+        entry = {"measured": measured, "own_costs": _prediction(own, measured)}
+        if name == "ray_2_actors" and "ray_1_actors" in costs:  # a prediction from the other run's costs
+            entry["ray_1_actors_costs"] = _prediction(scaling_model.predict(costs["ray_1_actors"], 2, cores), measured)
+        report["against_measured"][name] = entry
+    for name in ("ray_1_actors", "ray_2_actors_inference_server"):
+        if name not in costs:
+            continue
+        # A cluster: a core for each actor and for the inference server, hosts of CLUSTER_HOST_CORES cores for
+        # the learner and for the replay server, the background's cores, a 10 Gbit/s network.
+        c = costs[name]
+        report["predictions"][name] = {
+            str(n): _prediction(
+                scaling_model.predict(
+                    c,
+                    n,
+                    cores=n + 1 + 2 * CLUSTER_HOST_CORES + c.background_cores,
+                    learner_cores=CLUSTER_HOST_CORES,
+                    replay_cores=CLUSTER_HOST_CORES,
+                    network_bytes_per_second=NETWORK_BYTES_PER_SECOND,
+                )
+            )
+            for n in (8, 64, 512)
+        }
+    return report
+
+
+NETWORK_BYTES_PER_SECOND = 10e9 / 8
+CLUSTER_HOST_CORES = 4
+
+
+def _prediction(prediction: scaling_model.Prediction, measured: float | None = None) -> dict:
+    entry = {"steps_per_second": round(prediction.steps_per_second, 1), "bottleneck": prediction.bottleneck}
+    if measured is not None:
+        entry["error"] = round(prediction.steps_per_second / measured - 1, 3)
+    entry["limits"] = prediction.limits
+    return entry
 
 
 def main() -> None:
@@ -104,28 +201,46 @@ def main() -> None:
     parser.add_argument("--steps", type=arguments.positive_integer, default=10_000)
     parser.add_argument("--configurations", nargs="+", choices=list(CONFIGURATIONS), default=list(CONFIGURATIONS))
     parser.add_argument(
+        "--overrides",
+        type=json.loads,
+        default={},
+        help="DQN config fields over the registered CartPole baseline's, as JSON (e.g. '{\"n_step\": 3}')",
+    )
+    parser.add_argument(
         "--output", default=os.path.join(os.path.dirname(__file__), "results", "distributed_dqn_throughput.json")
     )
     args = parser.parse_args()
+    CONFIG_OVERRIDES.update(args.overrides)
+    # The learner's updates alone (a fixed batch, the default U), for the model's one-thread limit on them.
+    fixed_updates_per_second = components.learner_updates_per_second(
+        "fixed", registry.get_agent("dqn").make_config(**CONFIG_OVERRIDES).num_sgd_steps_per_step, 2_000
+    )
     results = {}
     for name in args.configurations:
         short, long = CONFIGURATIONS[name](args.steps), CONFIGURATIONS[name](2 * args.steps)
-        results[name] = {"runs": [short, long], **steady_state(short, long)}
+        results[name] = {"runs": [short, long], **steady_state(short, long, 1.0 / fixed_updates_per_second)}
         print(name, results[name], flush=True)
     report = {
         "benchmark": "distributed_dqn_throughput",
         "environment": ENV_ID,
+        "config_overrides": {**registry.BASELINES[("dqn", ENV_ID)].config_overrides, **args.overrides},
         "actor_steps_budgets": [args.steps, 2 * args.steps],
         "machine": machine(),
         "note": "steady_actor_steps_per_second leaves out start-up (Ray's processes, jit compilation, the replay's "
         "minimum), which startup_seconds gives; each run's wall_seconds includes it.",
+        "fixed_batch_updates_per_second": round(fixed_updates_per_second, 1),
         "results": results,
     }
     summary = {name: result["steady_actor_steps_per_second"] for name, result in results.items()}
     if "in_process" in results:
         reference = results["in_process"]["steady_actor_steps_per_second"]
         report["steady_ratio_to_in_process"] = {name: round(rate / reference, 3) for name, rate in summary.items()}
-        summary = report["steady_ratio_to_in_process"]
+        summary = dict(report["steady_ratio_to_in_process"])
+    report["scaling_model"] = model_report(results, os.cpu_count())
+    summary["model"] = {
+        name: {k: v for k, v in entry.items() if k != "limits"}
+        for name, entry in report["scaling_model"]["against_measured"].items()
+    }
     write_report(args.output, report, summary=summary)
 
 

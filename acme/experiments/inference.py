@@ -11,6 +11,7 @@ the same parameters and keys. Feed-forward policies without extras only (DQN and
 from __future__ import annotations
 
 import dataclasses
+import os
 import queue
 import threading
 import time
@@ -102,6 +103,10 @@ class InferenceServer:
         self.batch_sizes: list[int] = []  # observations per policy call, for tests and diagnostics
         self._thread = threading.Thread(target=self._serve, name="inference-batcher", daemon=True)
         self._thread.start()
+
+    def pid(self) -> int:
+        """This server's process id (for benchmarks that account CPU time by node)."""
+        return os.getpid()
 
     def select(self, observations: Any, keys: np.ndarray, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Actions for K observations (leaves ``[K, ...]``) with their environments' keys ``[K, ...]`` and steps

@@ -74,10 +74,50 @@ def test_the_distributed_benchmark_separates_start_up_from_the_steady_state_rate
     from benchmarks.distributed_dqn_throughput import steady_state
 
     # 10 s of start-up, then 500 steps/s: 10,000 steps take 30 s and 20,000 take 50 s.
-    short = {"actor_steps": 10_000, "learner_steps": 4_000, "wall_seconds": 30.0}
-    long = {"actor_steps": 20_000, "learner_steps": 9_000, "wall_seconds": 50.0}
+    short = {"actor_steps": 10_000, "learner_steps": 4_000, "wall_seconds": 30.0, "cpu_seconds": {"driver": 12.0}}
+    long = {"actor_steps": 20_000, "learner_steps": 9_000, "wall_seconds": 50.0, "cpu_seconds": {"driver": 22.0}}
     assert steady_state(short, long) == {
         "steady_actor_steps_per_second": 500.0,
         "startup_seconds": 10.0,
         "learner_steps_per_actor_step": 0.45,
+        "steady_cpu_microseconds_per_actor_step": {"driver": 1000.0},
+        "steady_cores_busy": 0.5,
     }
+
+
+def test_the_distributed_benchmark_turns_the_extra_cpu_into_unit_costs():
+    from benchmarks.distributed_dqn_throughput import model_report, steady_state
+
+    # The longer run's extra 10,000 steps in 20 s took 4 s of actor CPU, 6 s of learner CPU, 1 s of the other
+    # nodes and 2 s of Ray's daemons, and sent 100 MB over loopback.
+    short = {
+        "actor_steps": 10_000,
+        "learner_steps": 4_000,
+        "wall_seconds": 30.0,
+        "loopback_bytes": 1e8,
+        "cpu_seconds": {"actors": 4.0, "learner": 6.0, "other_nodes": 1.0, "ray_daemons": 9.0, "other": 3.0},
+    }
+    long = {
+        "actor_steps": 20_000,
+        "learner_steps": 9_000,
+        "wall_seconds": 50.0,
+        "loopback_bytes": 2e8,
+        "cpu_seconds": {"actors": 8.0, "learner": 12.0, "other_nodes": 2.0, "ray_daemons": 11.0, "other": 9.0},
+    }
+    result = steady_state(short, long, seconds_per_update=1e-3)
+    assert result["unit_costs"] == {
+        "actor": 4e-4,
+        "learner": 6e-4,
+        "services": 1e-4,
+        "update": 5e-4,  # 5,000 updates in the extra 10,000 steps
+        "inference": 0.0,
+        "background_cores": 0.1,
+        "bytes_per_step": 10_000.0,
+    }
+    assert result["steady_cores_busy"] == 0.65  # "other" (not the program's) left out
+    report = model_report({"ray_1_actors": result}, cores=2)
+    entry = report["against_measured"]["ray_1_actors"]
+    assert entry["own_costs"]["bottleneck"] == "cores"  # 1.9 cores / 1.1 ms: 1,727 steps/s
+    assert entry["own_costs"]["error"] == round(1.9 / 1.1e-3 / 500 - 1, 3)
+    # On a cluster the updates' one thread (1 / 5e-4 = 2,000 steps/s) binds before the learner host's 4 cores (6,667).
+    assert report["predictions"]["ray_1_actors"]["512"]["bottleneck"] == "learner_updates"
