@@ -2,10 +2,10 @@
 grouping of those processes into a distributed program's roles (learner, actors, the other nodes, Ray's own
 daemons, the driver).
 
-The sampler reads ``psutil`` every ``interval`` seconds on a thread and keeps each process's latest total, so a
-process that exits keeps the CPU it had used at its last sample (under ``interval`` seconds of it may be
-missed). Loopback bytes are read the same way: on one machine they are what a cluster would send over its
-network.
+The sampler reads ``psutil`` when it is made (the start) and every ``interval`` seconds on a thread, and keeps
+each process's latest total, so a process that exits keeps the CPU it had used at its last sample (under
+``interval`` seconds of it may be missed). Loopback bytes are read the same way: on one machine they are what
+a cluster would send over its network.
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ class CpuSampler:
         self.processes: dict[int, ProcessSample] = {}
         self._loopback_start = _loopback_bytes()
         self.loopback_bytes = 0
+        self._sample()
+        self.start_cpu_seconds = {pid: sample.cpu_seconds for pid, sample in self.processes.items()}
         self._thread = threading.Thread(target=self._run, name="cpu-sampler", daemon=True)
 
     def __enter__(self) -> CpuSampler:
@@ -90,24 +92,14 @@ def role_of(pid: int, sample: ProcessSample, node_pids: dict[str, int], driver_p
     return "other"
 
 
-def cpu_by_role(sampler: CpuSampler, node_pids: dict[str, int], baseline: dict[int, float]) -> dict[str, float]:
-    """CPU seconds per role since ``baseline`` (pid -> CPU seconds at the start; absent pids started at 0)."""
+def cpu_by_role(sampler: CpuSampler, node_pids: dict[str, int]) -> dict[str, float]:
+    """CPU seconds per role since the sampler was made (processes started since then count from 0)."""
     totals: dict[str, float] = {}
     for pid, sample in sampler.processes.items():
         role = role_of(pid, sample, node_pids, os.getpid())
-        used = sample.cpu_seconds - baseline.get(pid, 0.0)
+        used = sample.cpu_seconds - sampler.start_cpu_seconds.get(pid, 0.0)
         totals[role] = totals.get(role, 0.0) + max(used, 0.0)
     return {role: round(seconds, 3) for role, seconds in sorted(totals.items())}
-
-
-def snapshot() -> dict[int, float]:
-    """Every process's CPU seconds now."""
-    result = {}
-    for process in psutil.process_iter(["cpu_times"]):
-        times = process.info.get("cpu_times")
-        if times is not None:
-            result[process.pid] = times.user + times.system
-    return result
 
 
 def report_node_pids(path: str, learner: Any, actors: list, inference: Any = None) -> None:

@@ -12,7 +12,8 @@ During the distributed runs ``cpu_accounting`` samples every process's CPU time 
 node of the program reports the learner's, the actors' and the inference server's process ids. The same
 difference of the two runs gives CPU microseconds per actor step by role, the unit costs of
 ``scaling_model``, which then predicts each configuration's rate (against the measured one) and that of 8, 64
-and 512 actors on a cluster with a core per node.
+and 512 actors on a cluster: a core per actor and for the inference server, 4-core hosts for the learner and
+for replay, a 10 Gbit/s network.
 
     python benchmarks/distributed_dqn_throughput.py --steps 5000 [--overrides '{"n_step": 3}']
 writes benchmarks/results/distributed_dqn_throughput.json.
@@ -86,9 +87,9 @@ def distributed(steps: int, num_actors: int, launcher: str, inference: str = "ac
         launch.FunctionNode(cpu_accounting.report_node_pids, pids_path, program.get("learner").handle, actors, server),
         label="node_pids",
     )
-    before = cpu_accounting.snapshot()
+    sampler = cpu_accounting.CpuSampler()
     start = time.perf_counter()
-    with cpu_accounting.CpuSampler() as sampler:
+    with sampler:
         launch.launch(program, launcher=launcher)
     wall = time.perf_counter() - start
     with open(pids_path) as f:
@@ -99,7 +100,8 @@ def distributed(steps: int, num_actors: int, launcher: str, inference: str = "ac
             rows = list(csv.DictReader(f))
         actor_steps = max(actor_steps, int(float(rows[-1]["actor_steps"])))
     return {
-        "cpu_seconds": cpu_accounting.cpu_by_role(sampler, node_pids, before),
+        "num_actors": num_actors,
+        "cpu_seconds": cpu_accounting.cpu_by_role(sampler, node_pids),
         "loopback_bytes": sampler.loopback_bytes,
         "actor_steps": actor_steps,
         "learner_steps": _learner_steps(run_dir),
@@ -155,7 +157,7 @@ def model_report(results: dict, cores: int) -> dict:
         if "unit_costs" in result
     }
     for name, unit_costs in costs.items():
-        num_actors = 2 if "2_actors" in name else 1
+        num_actors = results[name]["runs"][-1]["num_actors"]
         measured = results[name]["steady_actor_steps_per_second"]
         own = scaling_model.predict(unit_costs, num_actors, cores)
         entry = {"measured": measured, "own_costs": _prediction(own, measured)}

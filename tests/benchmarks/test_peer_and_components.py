@@ -91,6 +91,7 @@ def test_the_distributed_benchmark_turns_the_extra_cpu_into_unit_costs():
     # The longer run's extra 10,000 steps in 20 s took 4 s of actor CPU, 6 s of learner CPU, 1 s of the other
     # nodes and 2 s of Ray's daemons, and sent 100 MB over loopback.
     short = {
+        "num_actors": 1,
         "actor_steps": 10_000,
         "learner_steps": 4_000,
         "wall_seconds": 30.0,
@@ -98,6 +99,7 @@ def test_the_distributed_benchmark_turns_the_extra_cpu_into_unit_costs():
         "cpu_seconds": {"actors": 4.0, "learner": 6.0, "other_nodes": 1.0, "ray_daemons": 9.0, "other": 3.0},
     }
     long = {
+        "num_actors": 1,
         "actor_steps": 20_000,
         "learner_steps": 9_000,
         "wall_seconds": 50.0,
@@ -115,7 +117,7 @@ def test_the_distributed_benchmark_turns_the_extra_cpu_into_unit_costs():
         "bytes_per_step": 10_000.0,
     }
     assert result["steady_cores_busy"] == 0.65  # "other" (not the program's) left out
-    report = model_report({"ray_1_actors": result}, cores=2)
+    report = model_report({"ray_1_actors": {"runs": [short, long], **result}}, cores=2)
     entry = report["against_measured"]["ray_1_actors"]
     assert entry["own_costs"]["bottleneck"] == "cores"  # 1.9 cores / 1.1 ms: 1,727 steps/s
     assert entry["own_costs"]["error"] == round(1.9 / 1.1e-3 / 500 - 1, 3)
