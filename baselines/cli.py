@@ -114,12 +114,12 @@ def make_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--replay",
-        choices=("local", "reverb"),
+        choices=("local", "reverb", "learner"),
         default=None,
         help="replay backend: local tables in this process (the default with --launcher local, and "
-        "with --launcher threads where reverb is not installed) or a reverb server (the 'reverb' "
-        "extra; the default for distributed runs where it is installed, and the only choice for "
-        "--launcher ray)",
+        "with --launcher threads where reverb is not installed), a reverb server (the 'reverb' "
+        "extra; the default for distributed runs where it is installed), or, for distributed runs, "
+        "tables held by the learner that reverb queues feed with each item once (the 'reverb' extra)",
     )
     run.add_argument(
         "--num-envs",
@@ -397,6 +397,12 @@ def check_launcher_flags(args: argparse.Namespace) -> None:
             "processes of their own, so its replay node is a reverb server. Leave --replay out, or use "
             "--launcher threads or local."
         )
+    if args.replay == "learner" and args.launcher == "local":
+        raise ValueError(
+            "--replay learner is for distributed runs: the learner keeps the tables and the actors' processes send "
+            "it their items. --launcher local already samples local tables in this one process; add --launcher "
+            "threads or ray, or leave --replay out."
+        )
     if ray_flags and args.launcher != "ray":
         where = (
             "runs in this one process" if args.launcher == "local" else "runs every node as a thread of this process"
@@ -430,9 +436,11 @@ def check_launcher_flags(args: argparse.Namespace) -> None:
             raise ValueError(f"--bind-address: {error}.") from None
     if args.ray_address is not None:
         check_ray_cluster(args.ray_address)  # before anything is built or written
-    if args.replay == "reverb" or (args.launcher == "ray" and args.replay is None):
+    if args.replay in ("reverb", "learner") or (args.launcher == "ray" and args.replay is None):
         feature = (
-            "--replay reverb" if args.replay == "reverb" else "--launcher ray (its replay node is a reverb server)"
+            f"--replay {args.replay}"
+            if args.replay is not None
+            else "--launcher ray (its replay node is a reverb server)"
         )
         extras.require("reverb", feature)
 

@@ -77,9 +77,11 @@ def in_process(steps: int) -> dict:
     }
 
 
-def distributed(steps: int, num_actors: int, launcher: str, inference: str = "actor") -> dict:
+def distributed(steps: int, num_actors: int, launcher: str, inference: str = "actor", replay: str = "reverb") -> dict:
     run_dir = tempfile.mkdtemp(prefix=f"bench-{launcher}{num_actors}-")
-    program = make_distributed_experiment(_config(steps, run_dir), num_actors=num_actors, inference=inference)
+    program = make_distributed_experiment(
+        _config(steps, run_dir), num_actors=num_actors, inference=inference, replay=replay
+    )
     pids_path = os.path.join(run_dir, "node_pids.json")
     actors = [program.get(label).handle for label in program.groups["actor"]]
     server = program.get("inference").handle if inference == "server" else None
@@ -115,6 +117,8 @@ CONFIGURATIONS = {
     "ray_1_actors": lambda steps: distributed(steps, 1, "ray"),
     "ray_2_actors": lambda steps: distributed(steps, 2, "ray"),
     "ray_2_actors_inference_server": lambda steps: distributed(steps, 2, "ray", inference="server"),
+    "ray_1_actors_learner_replay": lambda steps: distributed(steps, 1, "ray", replay="learner"),
+    "ray_2_actors_learner_replay": lambda steps: distributed(steps, 2, "ray", replay="learner"),
 }
 
 
@@ -161,10 +165,11 @@ def model_report(results: dict, cores: int) -> dict:
         measured = results[name]["steady_actor_steps_per_second"]
         own = scaling_model.predict(unit_costs, num_actors, cores)
         entry = {"measured": measured, "own_costs": _prediction(own, measured)}
-        if name == "ray_2_actors" and "ray_1_actors" in costs:  # a prediction from the other run's costs
-            entry["ray_1_actors_costs"] = _prediction(scaling_model.predict(costs["ray_1_actors"], 2, cores), measured)
+        one_actor = name.replace("ray_2_actors", "ray_1_actors")
+        if name.startswith("ray_2_actors") and one_actor in costs:  # a prediction from the 1-actor run's costs
+            entry[f"{one_actor}_costs"] = _prediction(scaling_model.predict(costs[one_actor], 2, cores), measured)
         report["against_measured"][name] = entry
-    for name in ("ray_1_actors", "ray_2_actors_inference_server"):
+    for name in ("ray_1_actors", "ray_2_actors_inference_server", "ray_1_actors_learner_replay"):
         if name not in costs:
             continue
         # A cluster: a core for each actor and for the inference server, hosts of CLUSTER_HOST_CORES cores for

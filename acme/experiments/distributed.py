@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -22,7 +23,8 @@ from acme.replay.local_client import LocalReplay
 from acme.utils import counting, extras
 from acme.vector_environment_loop import VectorEnvironmentLoop
 
-REPLAY_BACKENDS = ("reverb", "local")
+REPLAY_BACKENDS = ("reverb", "local", "learner")
+TRANSFER_QUEUE_SIZE = 1_000  # items an actor may write ahead of a learner that holds the replay
 
 LOCAL_REPLAY_NEEDS_THREADS = (
     "its replay is local tables that the learner and actors share inside this process. Use launcher='threads', "
@@ -67,17 +69,37 @@ def _spec_of(config: ExperimentConfig) -> specs.EnvironmentSpec:
 class LearnerNode:
     """Builds the learner next to a replay client (reverb's, or the local tables) and steps it until the program stops.
 
+    With ``holds_replay`` the replay node is a reverb server of transfer queues
+    (``acme.replay.feed``): the learner keeps the builder's tables itself, as
+    ``LocalReplay``, fed once with each item the actors write, and samples them
+    without crossing the network.
+
     With checkpointing configured it restores the newest checkpoint when it is
     built (at the start of the program, and again when the launcher restarts it
     after a crash) and saves its state, the counts and the replay tables at the
     configured interval.
     """
 
-    def __init__(self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec, replay: Any, counter: Any):
-        self._client = replay_client(replay)
+    def __init__(
+        self,
+        config: ExperimentConfig,
+        environment_spec: specs.EnvironmentSpec,
+        replay: Any,
+        counter: Any,
+        holds_replay: bool = False,
+    ):
         self._counter = counter
         builder = config.builder
         networks = config.network_factory(environment_spec)
+        self._feed = None
+        self._holds_replay = bool(holds_replay)
+        if holds_replay:
+            policy = builder.make_policy(networks, environment_spec, evaluation=False)
+            self._client = LocalReplay(
+                builder.make_replay_tables(environment_spec, policy), seed=config.seed, wait_on_insert=True
+            )
+        else:
+            self._client = replay_client(replay)
         self._iterator = builder.make_dataset_iterator(self._client)
         self._learner = builder.make_learner(
             ExperimentSeeds(config.seed).learner_key(),
@@ -96,6 +118,11 @@ class LearnerNode:
         if config.checkpointing is not None:
             self._checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
             self._restore(first_start)
+        if holds_replay:  # after the restore, which replaces the tables' items
+            from acme.replay.feed import QueueFeed
+
+            tables = sorted(self._client.server_info())
+            self._feed = QueueFeed(replay_client(replay), self._client, tables).start()
 
     def _restore(self, first_start: bool) -> None:
         restored = self._checkpointer.restore()
@@ -103,10 +130,16 @@ class LearnerNode:
             return
         self._checkpointer.check_learner_state(restored, self._learner.save())
         self._learner.restore(restored.learner_state)
-        if first_start:  # later, actors have added to the replay since the checkpoint
+        if self._holds_replay_state(restored):  # held here, the tables are lost with the process: every start restores
+            self._client.restore(restored.replay_state)
+            self._checkpointer.check_replay(restored, self._client)
+        elif first_start:  # later, actors have added to the replay since the checkpoint
             self._checkpointer.check_replay(restored, self._client)
         self._counter.increment(learner_restores=1)
         print(f"learner: restored {restored.path} (learner step {restored.learner_steps}).", flush=True)
+
+    def _holds_replay_state(self, restored: Any) -> bool:
+        return self._holds_replay and self._checkpointer.config.replay and restored.replay_state is not None
 
     def pid(self) -> int:
         return os.getpid()
@@ -114,9 +147,19 @@ class LearnerNode:
     def get_variables(self, names):
         return to_host(self._learner.get_variables(names))
 
+    def held_replay_info(self) -> dict:
+        """When the learner holds the replay: the items the transfer queues brought (``items_received``) and its
+        tables' sizes and counters by name (``tables``); else an empty dict."""
+        if self._feed is None:
+            return {}
+        info = {name: dataclasses.asdict(table) for name, table in self._client.server_info().items()}
+        return {"items_received": self._feed.moved(), "tables": info}
+
     def run(self) -> None:
         ready = getattr(self._iterator, "ready", None)
         while not launch.stop_requested() and not self._finished.is_set():
+            if self._feed is not None:
+                self._feed.check()
             if ready is None or ready():
                 with self._step_lock:
                     if self._finished.is_set():
@@ -156,6 +199,8 @@ class LearnerNode:
             return self.save()
 
     def stop(self) -> None:
+        if self._feed is not None:
+            self._feed.close()
         close = getattr(self._iterator, "close", None)
         if close is not None:
             close()
@@ -348,6 +393,7 @@ def make_distributed_experiment(
     inference: str = "actor",
     inference_batch_size: int = 64,
     inference_wait_seconds: float = 0.002,
+    transfer_queue_size: int = TRANSFER_QUEUE_SIZE,
 ) -> launch.Program:
     """A program that runs ``config`` with a replay node, a counter, a learner, ``num_actors`` actors
     and an evaluator. Actors and the evaluator are terminal: the program ends when the actors
@@ -362,8 +408,12 @@ def make_distributed_experiment(
     checkpointing a learner is never restarted: it would start again from scratch.
 
     ``replay`` picks the replay node: ``"reverb"`` (a reverb server, for every launcher; the
-    ``reverb`` extra) or ``"local"`` (``LocalReplay`` tables shared by the nodes' threads: the
-    threads launcher only). ``None`` takes reverb where it is installed, else local tables.
+    ``reverb`` extra), ``"local"`` (``LocalReplay`` tables shared by the nodes' threads: the
+    threads launcher only) or ``"learner"`` (the learner holds the tables as ``LocalReplay`` and a
+    reverb server of queues, at most ``transfer_queue_size`` items each, carries every item to it once:
+    sampling then costs no gRPC and no reverb work per sampled item; every launcher, the ``reverb`` extra;
+    its checkpoints hold the tables as the local backend's do, and items still in a queue when a checkpoint
+    is taken are not in it). ``None`` takes reverb where it is installed, else local tables.
 
     ``inference`` picks who evaluates the actors' policy: ``"actor"`` (each actor, with its own copy of the
     parameters) or ``"server"`` (an ``InferenceServer`` node, ``"inference"``, that holds the parameters and
@@ -377,20 +427,22 @@ def make_distributed_experiment(
     replay = default_replay() if replay is None else replay
     if replay not in REPLAY_BACKENDS:
         raise ValueError(f"replay must be one of {REPLAY_BACKENDS} or None (the default), got {replay!r}.")
-    if replay == "reverb":
-        extras.require("reverb", "Distributed replay over reverb (replay='reverb')")
+    if replay in ("reverb", "learner"):
+        extras.require("reverb", f"Distributed replay over reverb (replay={replay!r})")
+    if isinstance(transfer_queue_size, bool) or not isinstance(transfer_queue_size, int) or transfer_queue_size < 1:
+        raise ValueError(f"transfer_queue_size must be a positive integer, got {transfer_queue_size!r}.")
     if inference not in INFERENCE_MODES:
         raise ValueError(f"inference must be one of {INFERENCE_MODES}, got {inference!r}.")
     staging, fallback, counts, replay_state = None, None, {}, None
     if config.checkpointing is not None:
         checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
         restored = checkpointer.restore()
-        if restored is not None:
-            checkpointer.check_replay_backend(restored, replay)
+        if restored is not None:  # the learner's tables are saved as the local backend's
+            checkpointer.check_replay_backend(restored, "local" if replay == "learner" else replay)
         if config.checkpointing.replay and replay == "reverb":
             staging, fallback = checkpointer.prepare_replay(restored)
-        elif config.checkpointing.replay and restored is not None:
-            replay_state = restored.replay_state
+        elif config.checkpointing.replay and restored is not None and replay == "local":
+            replay_state = restored.replay_state  # a learner that holds the replay restores it itself
         if restored is not None:
             counts = _persistent_counts({**restored.counts, "learner_steps": restored.learner_steps})
             print(restored.describe(), flush=True)
@@ -409,11 +461,20 @@ def make_distributed_experiment(
 
         return to_reverb_tables(make_tables())
 
+    def make_transfer_queues():
+        from acme.replay.feed import transfer_queues
+        from acme.replay.reverb_tables import to_reverb_tables
+
+        return to_reverb_tables(transfer_queues(make_tables(), transfer_queue_size))
+
+    holds_replay = replay == "learner"
     if replay == "reverb":
         replay = program.add_node(
             launch.ReverbNode(make_reverb_tables, checkpoint_dir=staging, fallback_checkpoint_path=fallback),
             label="replay",
         )
+    elif holds_replay:
+        replay = program.add_node(launch.ReverbNode(make_transfer_queues), label="replay")
     else:
         replay = program.add_node(
             launch.LocalServiceNode(
@@ -424,7 +485,7 @@ def make_distributed_experiment(
     counter = program.add_node(launch.ServiceNode(make_counter, counts), label="counter")
     restarts = learner_restarts if config.checkpointing is not None else 0
     learner = program.add_node(
-        launch.ServiceNode(LearnerNode, config, spec, replay, counter),
+        launch.ServiceNode(LearnerNode, config, spec, replay, counter, holds_replay),
         label="learner",
         restart=launch.RestartPolicy(max_restarts=restarts),
     )

@@ -331,6 +331,7 @@ def test_run_with_reverb_replay_and_several_environments(tmp_path, capsys):
     [
         (["--replay", "local", "--launcher", "ray"], "--replay local keeps the tables inside one process"),
         (["--replay", "sqlite"], "argument --replay: invalid choice: 'sqlite'"),
+        (["--replay", "learner"], "--replay learner is for distributed runs"),
         (["--num-envs", "0"], "argument --num-envs: must be an integer >= 1, got 0."),
     ],
 )

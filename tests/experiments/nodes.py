@@ -66,3 +66,16 @@ def kill_learner_after_checkpoint(learner, checkpoint_dir: str, min_step: int, r
         return max(steps, default=-1)
 
     _kill_when(learner, newest, min_step, record_path)
+
+
+def record_held_replay(learner, counter, num_actors: int, record_path: str) -> None:
+    """Once every actor has finished, writes the learner's ``held_replay_info()`` (its own tables) as JSON."""
+    import json
+
+    while counter.get_counts().get("actor_node_finishes", 0) < num_actors:
+        if launch.stop_requested():
+            return
+        time.sleep(0.05)
+    time.sleep(0.5)  # the last items cross the queue
+    with open(record_path, "w") as f:
+        json.dump(learner.held_replay_info(), f)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import json
 import threading
 
 import psutil
@@ -14,6 +15,7 @@ from acme.experiments import CheckpointingConfig, ExperimentCheckpointer, make_d
 from acme.experiments.checkpointing import experiment_identity
 from acme.utils import extras, loggers
 from baselines.registry import make_experiment_config
+from tests.experiments.nodes import record_held_replay
 
 # U = 16 fused updates a call: these runs are short (a few thousand steps), and at DQN's default of 64 x 32 samples
 # per call a 4,000-step run is about 13 learner calls, so the actors can spend the budget before a restarted
@@ -80,13 +82,44 @@ def test_program_has_the_expected_nodes(tmp_path):
         make_distributed_experiment(small_config("/tmp/unused", 100), num_actors=0)
 
 
-@pytest.mark.parametrize("replay", ["local", pytest.param("reverb", marks=pytest.mark.reverb)])
+@pytest.mark.parametrize(
+    "replay",
+    ["local", pytest.param("reverb", marks=pytest.mark.reverb), pytest.param("learner", marks=pytest.mark.reverb)],
+)
 def test_threads_launcher_runs_dqn(tmp_path, replay):
     program = make_distributed_experiment(small_config(tmp_path, 1_500), num_actors=2, replay=replay)
-    assert isinstance(program.get("replay").node, launch.ReverbNode if replay == "reverb" else launch.LocalServiceNode)
+    assert isinstance(program.get("replay").node, launch.LocalServiceNode if replay == "local" else launch.ReverbNode)
     launch.launch(program, launcher="threads", timeout=300)
     final = check_progress(tmp_path, 1_500, 2)
     assert final["actor_node_starts"] == 2
+
+
+@pytest.mark.reverb
+def test_a_learner_that_holds_the_replay_samples_at_the_configured_ratio(tmp_path):
+    """Every item the actors write reaches the learner's own tables once; it samples them at samples_per_insert."""
+    config = small_config(tmp_path, 2_000)
+    program = make_distributed_experiment(config, num_actors=2, replay="learner", transfer_queue_size=50)
+    record = tmp_path / "held_replay.json"
+    program.add_node(
+        launch.FunctionNode(
+            record_held_replay, program.get("learner").handle, program.get("counter").handle, 2, str(record)
+        ),
+        label="recorder",
+        terminal=True,
+    )
+    launch.launch(program, launcher="threads", timeout=300)
+    final = check_progress(tmp_path, 2_000, 2)
+    held = json.loads(record.read_text())
+    received, table = held["items_received"], held["tables"]["priority_table"]
+    # Each actor step past an episode's first n - 1 writes one transition, moved once into the learner's table.
+    assert 0.9 * final["actor_steps"] <= received <= final["actor_steps"] and table["num_inserts"] == received
+    # 8 samples per item past the minimum of 100, within the limiter's error buffer (two [16, 32] calls, 1,024
+    # samples) and one call more; about 14,000 samples in all.
+    expected = (received - SMALL_DQN["min_replay_size"]) * SMALL_DQN["samples_per_insert"]
+    assert abs(table["num_samples"] - expected) <= 3 * 16 * 32
+    for size in (0, 1.5, "10"):
+        with pytest.raises(ValueError, match="transfer_queue_size must be a positive integer"):
+            make_distributed_experiment(config, num_actors=1, replay="learner", transfer_queue_size=size)
 
 
 def test_the_default_replay_is_reverb_where_installed_else_local():
@@ -157,11 +190,13 @@ def test_ray_launcher_runs_dqn_and_restarts_a_killed_actor(tmp_path):
     assert not [p for p in leftover if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
 
 
-def test_threads_program_resumes_from_its_checkpoints(tmp_path, capsys):
-    """A distributed run saves learner, counts and replay; a second launch continues from them."""
+@pytest.mark.parametrize("replay", [None, pytest.param("learner", marks=pytest.mark.reverb)])
+def test_threads_program_resumes_from_its_checkpoints(tmp_path, capsys, replay):
+    """A distributed run saves learner, counts and replay (the learner's own tables with replay="learner");
+    a second launch continues from them."""
     checkpoints = tmp_path / "ckpt"
     first = small_config(tmp_path / "first", 1_500, checkpoints)
-    launch.launch(make_distributed_experiment(first, num_actors=2), launcher="threads", timeout=300)
+    launch.launch(make_distributed_experiment(first, num_actors=2, replay=replay), launcher="threads", timeout=300)
     saved = ExperimentCheckpointer(first.checkpointing, experiment_identity(first)).restore()
     assert saved is not None and saved.learner_steps >= 50 and saved.replay_items["priority_table"] > 0
     saved_actor_steps = saved.counts["actor_steps"]
@@ -171,7 +206,7 @@ def test_threads_program_resumes_from_its_checkpoints(tmp_path, capsys):
 
     capsys.readouterr()
     second = small_config(tmp_path / "second", saved_actor_steps + 1_000, checkpoints)
-    launch.launch(make_distributed_experiment(second, num_actors=2), launcher="threads", timeout=300)
+    launch.launch(make_distributed_experiment(second, num_actors=2, replay=replay), launcher="threads", timeout=300)
     assert f"Resuming from checkpoint {saved.path}: actor steps {saved_actor_steps}" in capsys.readouterr().out
     final = check_progress(tmp_path / "second", saved_actor_steps + 1_000, 2)
     assert final["learner_restores"] == 1 and final["actor_node_starts"] == 2
