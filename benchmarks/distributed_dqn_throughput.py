@@ -77,7 +77,19 @@ def in_process(steps: int) -> dict:
     }
 
 
-def distributed(steps: int, num_actors: int, launcher: str, inference: str = "actor", replay: str = "reverb") -> dict:
+def pinned_placement(cores: int) -> dict:
+    """The learner on core 0, the actors sharing the other cores; the rest (replay, counter) unpinned."""
+    return {"learner": launch.Resources(cores=(0,)), "actor": launch.Resources(cores=tuple(range(1, cores)))}
+
+
+def distributed(
+    steps: int,
+    num_actors: int,
+    launcher: str,
+    inference: str = "actor",
+    replay: str = "reverb",
+    pinned: bool = False,
+) -> dict:
     run_dir = tempfile.mkdtemp(prefix=f"bench-{launcher}{num_actors}-")
     program = make_distributed_experiment(
         _config(steps, run_dir), num_actors=num_actors, inference=inference, replay=replay
@@ -91,8 +103,9 @@ def distributed(steps: int, num_actors: int, launcher: str, inference: str = "ac
     )
     sampler = cpu_accounting.CpuSampler()
     start = time.perf_counter()
+    placement = pinned_placement(os.cpu_count()) if pinned else None
     with sampler:
-        launch.launch(program, launcher=launcher)
+        launch.launch(program, launcher=launcher, placement=placement)
     wall = time.perf_counter() - start
     with open(pids_path) as f:
         node_pids = json.load(f)
@@ -103,6 +116,7 @@ def distributed(steps: int, num_actors: int, launcher: str, inference: str = "ac
         actor_steps = max(actor_steps, int(float(rows[-1]["actor_steps"])))
     return {
         "num_actors": num_actors,
+        "pinned": pinned,
         "cpu_seconds": cpu_accounting.cpu_by_role(sampler, node_pids),
         "loopback_bytes": sampler.loopback_bytes,
         "actor_steps": actor_steps,
@@ -119,6 +133,8 @@ CONFIGURATIONS = {
     "ray_2_actors_inference_server": lambda steps: distributed(steps, 2, "ray", inference="server"),
     "ray_1_actors_learner_replay": lambda steps: distributed(steps, 1, "ray", replay="learner"),
     "ray_2_actors_learner_replay": lambda steps: distributed(steps, 2, "ray", replay="learner"),
+    "ray_1_actors_learner_replay_pinned": lambda steps: distributed(steps, 1, "ray", replay="learner", pinned=True),
+    "ray_2_actors_learner_replay_pinned": lambda steps: distributed(steps, 2, "ray", replay="learner", pinned=True),
 }
 
 
@@ -162,14 +178,23 @@ def model_report(results: dict, cores: int) -> dict:
     }
     for name, unit_costs in costs.items():
         num_actors = results[name]["runs"][-1]["num_actors"]
+        # Pinned (pinned_placement): the learner has core 0, the actors share the others.
+        pinning = dict(learner_cores=1, actor_cores=cores - 1) if results[name]["runs"][-1].get("pinned") else {}
         measured = results[name]["steady_actor_steps_per_second"]
-        own = scaling_model.predict(unit_costs, num_actors, cores)
+        own = scaling_model.predict(unit_costs, num_actors, cores, **pinning)
         entry = {"measured": measured, "own_costs": _prediction(own, measured)}
         one_actor = name.replace("ray_2_actors", "ray_1_actors")
         if name.startswith("ray_2_actors") and one_actor in costs:  # a prediction from the 1-actor run's costs
-            entry[f"{one_actor}_costs"] = _prediction(scaling_model.predict(costs[one_actor], 2, cores), measured)
+            entry[f"{one_actor}_costs"] = _prediction(
+                scaling_model.predict(costs[one_actor], 2, cores, **pinning), measured
+            )
         report["against_measured"][name] = entry
-    for name in ("ray_1_actors", "ray_2_actors_inference_server", "ray_1_actors_learner_replay"):
+    for name in (
+        "ray_1_actors",
+        "ray_2_actors_inference_server",
+        "ray_1_actors_learner_replay",
+        "ray_1_actors_learner_replay_pinned",
+    ):
         if name not in costs:
             continue
         # A cluster: a core for each actor and for the inference server, hosts of CLUSTER_HOST_CORES cores for

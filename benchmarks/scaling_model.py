@@ -72,11 +72,13 @@ def predict(
     learner_cores: float | None = None,
     replay_cores: float | None = None,
     network_bytes_per_second: float = math.inf,
+    actor_cores: float | None = None,
 ) -> Prediction:
     """Actor steps per second of ``num_actors`` actors with ``cores`` cores in all, and the limit that binds.
 
     ``learner_cores`` and ``replay_cores`` are the cores of the learner's and the replay server's hosts (by
-    default ``cores``: everything on one machine).
+    default ``cores``: everything on one machine); ``actor_cores`` the cores the actors share (by default one
+    each; fewer when a placement pins them to fewer).
     """
     if not isinstance(num_actors, int) or num_actors < 1:
         raise ValueError(f"num_actors must be an integer >= 1, got {num_actors!r}.")
@@ -87,14 +89,15 @@ def predict(
         )
     learner_cores = cores if learner_cores is None else learner_cores
     replay_cores = cores if replay_cores is None else replay_cores
-    for name, value in (("learner_cores", learner_cores), ("replay_cores", replay_cores)):
+    actor_cores = num_actors if actor_cores is None else min(actor_cores, num_actors)
+    for name, value in (("learner_cores", learner_cores), ("replay_cores", replay_cores), ("actor_cores", actor_cores)):
         if not value > 0:
             raise ValueError(f"{name} must be > 0, got {value}.")
     if not network_bytes_per_second > 0:
         raise ValueError(f"network_bytes_per_second must be > 0, got {network_bytes_per_second}.")
     per_step = costs.actor + costs.learner + costs.services + costs.inference
     limits = {
-        "actors": num_actors / costs.actor,
+        "actors": actor_cores / costs.actor,
         "learner_updates": 1.0 / costs.update if costs.update else math.inf,
         "learner": learner_cores / costs.learner,
         "replay": replay_cores / costs.services if costs.services else math.inf,

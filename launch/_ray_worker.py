@@ -9,6 +9,7 @@ from typing import Any
 
 from launch import context
 from launch._ray_proxy import ServiceProxy
+from launch.config import CORES_VARIABLE, pin_process
 from launch.handles import map_handles
 from launch.nodes import Node, NodeInstance
 
@@ -40,6 +41,13 @@ class NodeActor:
         self._init_error: str | None = None
         self._dependency_failed: str | None = None
         self._methods: tuple[str, ...] = ()
+        cores = os.environ.get(CORES_VARIABLE)
+        if cores:  # before the node starts threads of its own (they inherit the pinning)
+            try:
+                pin_process(tuple(int(core) for core in cores.split(",")))
+            except ValueError as error:
+                self._init_error = f"node {label!r}: {error}"
+                return
         import ray
 
         values: dict[str, Any] = {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+import os
 import types
 from typing import Mapping
 
@@ -29,11 +30,16 @@ class Resources:
         number of nodes fit on a small machine.
       num_gpus: GPUs to reserve (fractions allowed).
       custom: custom resource name -> amount (Ray custom resources).
+      cores: CPU cores of its machine that the node's process (every thread
+        of it) runs on, e.g. ``(0,)``; ``None`` (default) leaves it to the
+        operating system. Nodes pinned to different cores do not take each
+        other's time (Linux only).
     """
 
     num_cpus: float | None = None
     num_gpus: float = 0
     custom: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    cores: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         _check_amount("Resources.num_cpus", self.num_cpus, allow_none=True)
@@ -46,23 +52,65 @@ class Resources:
             _check_amount(f"Resources.custom[{name!r}]", amount)
         # Freeze the mapping so the dataclass is really immutable.
         object.__setattr__(self, "custom", types.MappingProxyType(dict(self.custom)))
+        if self.cores is not None:
+            cores = self.cores
+            if (
+                isinstance(cores, (str, bytes))
+                or not hasattr(cores, "__iter__")
+                or not (cores := tuple(cores))
+                or not all(isinstance(c, numbers.Integral) and not isinstance(c, bool) and c >= 0 for c in cores)
+                or len(set(cores)) != len(cores)
+            ):
+                raise ValueError(
+                    f"Resources.cores must be a non-empty sequence of distinct core numbers >= 0 (e.g. (0,) or "
+                    f"(2, 3)), or None, got {self.cores!r}"
+                )
+            object.__setattr__(self, "cores", tuple(int(c) for c in cores))
+
+    def _key(self) -> tuple:
+        return (self.num_cpus, self.num_gpus, dict(self.custom), self.cores)
 
     def __hash__(self) -> int:
-        return hash((self.num_cpus, self.num_gpus, frozenset(self.custom.items())))
+        return hash((self.num_cpus, self.num_gpus, frozenset(self.custom.items()), self.cores))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Resources):
             return NotImplemented
-        return (self.num_cpus, self.num_gpus, dict(self.custom)) == (other.num_cpus, other.num_gpus, dict(other.custom))
+        return self._key() == other._key()
 
     def __reduce__(self):
-        return (Resources, (self.num_cpus, self.num_gpus, dict(self.custom)))
+        return (Resources, self._key())
 
     @property
     def thread_budget(self) -> int | None:
-        """Threads the node's numerical libraries may use: its reserved CPUs (at least 1), or None when it
-        reserves none (their defaults then apply)."""
-        return max(1, int(self.num_cpus)) if self.num_cpus else None
+        """Threads the node's numerical libraries may use: its reserved CPUs (at least 1), else the number of
+        cores it is pinned to, or None when it names neither (their defaults then apply)."""
+        if self.num_cpus:
+            return max(1, int(self.num_cpus))
+        return len(self.cores) if self.cores else None
+
+
+CORES_VARIABLE = "LAUNCH_NODE_CORES"  # how the Ray launcher tells a node's process its Resources.cores
+
+
+def pin_process(cores: tuple[int, ...]) -> None:
+    """Runs every thread of this process (and so every thread it starts later) on ``cores`` only.
+
+    Raises ``ValueError`` naming the cores this process may use when ``cores`` holds others.
+    """
+    if not hasattr(os, "sched_setaffinity"):
+        raise ValueError(f"Resources.cores {tuple(cores)} needs Linux's sched_setaffinity, which this system lacks.")
+    allowed = os.sched_getaffinity(0)
+    if not set(cores) <= allowed:
+        raise ValueError(
+            f"Resources.cores {tuple(cores)} names cores this machine does not offer the node's process; it may run "
+            f"on {sorted(allowed)}."
+        )
+    for thread_id in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(thread_id), set(cores))
+        except (ProcessLookupError, FileNotFoundError):  # the thread ended meanwhile
+            continue
 
 
 def thread_environment(num_threads: int) -> dict[str, str]:

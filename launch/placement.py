@@ -7,8 +7,10 @@
     launch.launch(program, launcher="ray", placement=placement)
 
 The Ray launcher reserves these resources for each node, so Ray schedules it on a machine that has them
-(custom resources name machines: ``ray start --resources '{"actor_host": 8}'``). Moving work between
-machines is a change of this map, not of the program or its nodes.
+(custom resources name machines: ``ray start --resources '{"actor_host": 8}'``), and pins its process to
+``cores`` where they are given (on a small machine, a learner on core 0 and actors on the others keep the
+learner's XLA threads and the actors out of each other's way). Moving work between machines or cores is a
+change of this map, not of the program or its nodes.
 """
 
 from __future__ import annotations
@@ -58,11 +60,11 @@ def resolve_placement(program: Program, placement: Placement | None) -> dict[str
     return resolved
 
 
-_RESOURCE_FIELDS = ("num_cpus", "num_gpus", "custom")
+_RESOURCE_FIELDS = ("num_cpus", "num_gpus", "custom", "cores")
 
 
 def placement_from_json(text: str) -> dict[str, Resources]:
-    """A placement from JSON, e.g. ``{"actor": {"num_cpus": 1, "custom": {"actor_host": 1}}}``."""
+    """A placement from JSON, e.g. ``{"actor": {"custom": {"actor_host": 1}}, "learner": {"cores": [0]}}``."""
     try:
         raw: Any = json.loads(text)
     except json.JSONDecodeError as error:

@@ -13,7 +13,7 @@ from launch import network, ray_internals
 from launch._outcome import Deadline, Outcome, run_recorded
 from launch._ray_worker import NodeActor
 from launch._signals import SignalGuard
-from launch.config import Resources, thread_environment
+from launch.config import CORES_VARIABLE, Resources, thread_environment
 from launch.errors import ClusterConnectionError, NodeError
 from launch.nodes import ReverbNode
 from launch.placement import Placement, resolve_placement
@@ -321,12 +321,15 @@ def actor_options(
     spec: NodeSpec, runtime_env: dict[str, Any] | None = None, resources: Resources | None = None
 ) -> dict[str, Any]:
     """Ray actor options for a node: resources (``resources``, else the node's own), restarts, concurrency,
-    and a thread budget: a node that reserves CPUs holds XLA, TensorFlow and BLAS to that many threads (set in
-    its process's environment), so nodes sharing a machine do not oversubscribe its cores."""
+    and a thread budget: a node that reserves CPUs (or is pinned to cores) holds XLA, TensorFlow and BLAS to that
+    many threads (set in its process's environment), so nodes sharing a machine do not oversubscribe its cores.
+    A node with ``Resources.cores`` has its process pinned to them."""
     resources = resources or spec.resources
     if resources.thread_budget is not None:
         runtime_env = dict(runtime_env or {})  # Ray merges these variables into the job's own
         runtime_env["env_vars"] = {**runtime_env.get("env_vars", {}), **thread_environment(resources.thread_budget)}
+    if resources.cores is not None:  # the worker pins its process before it builds the node
+        runtime_env["env_vars"][CORES_VARIABLE] = ",".join(map(str, resources.cores))
     restarts = spec.restart.max_restarts
     options: dict[str, Any] = {
         "num_cpus": resources.num_cpus or 0,

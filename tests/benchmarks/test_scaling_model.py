@@ -34,6 +34,15 @@ def test_one_actor_or_a_one_core_learner_binds_when_cores_are_plenty():
     assert predict(fast_learner, num_actors=1, cores=16).steps_per_second == pytest.approx(5_000)
 
 
+def test_actors_pinned_to_fewer_cores_share_them():
+    # COSTS' actor takes 200 us a step: two actors on one core make 5,000 steps/s, not 10,000.
+    assert predict(COSTS, num_actors=2, cores=16, actor_cores=1).limits["actors"] == pytest.approx(5_000)
+    assert predict(COSTS, num_actors=2, cores=16).limits["actors"] == pytest.approx(10_000)
+    assert predict(COSTS, num_actors=2, cores=16, actor_cores=8).limits["actors"] == pytest.approx(10_000)  # 1 each
+    with pytest.raises(ValueError, match="actor_cores must be > 0"):
+        predict(COSTS, num_actors=2, cores=16, actor_cores=0)
+
+
 def test_the_learners_update_thread_binds_whatever_its_cores():
     costs = UnitCosts(actor=100e-6, learner=300e-6, services=10e-6, update=250e-6)
     prediction = predict(costs, num_actors=8, cores=64, learner_cores=32)

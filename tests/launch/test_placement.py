@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
+import subprocess
+import sys
 
 import pytest
 
 import launch
+from launch.config import CORES_VARIABLE
 from launch.placement import placement_from_json, resolve_placement
 from launch.ray_launcher import actor_options
 from tests.launch.conftest import RayCluster
@@ -82,11 +86,58 @@ def test_a_node_that_reserves_cpus_gets_a_thread_budget_in_its_environment():
         launch.thread_environment(0)
 
 
+def test_a_node_pinned_to_cores_gets_them_and_a_thread_each_in_its_environment():
+    pinned = launch.Resources(cores=[1, 0])
+    assert pinned.cores == (1, 0) and pinned.thread_budget == 2
+    assert pinned == launch.Resources(cores=(1, 0)) and hash(pinned) == hash(launch.Resources(cores=(1, 0)))
+    assert pinned != launch.Resources() and pickle.loads(pickle.dumps(pinned)) == pinned
+    assert launch.Resources(num_cpus=3, cores=(0,)).thread_budget == 3  # reserved CPUs decide the budget
+    program = _program()
+    options = actor_options(program.get("evaluator"), resources=launch.Resources(cores=(0,)))
+    assert options["runtime_env"]["env_vars"] == {**launch.thread_environment(1), CORES_VARIABLE: "0"}
+    for cores in ((), (0, 0), (-1,), ("0",), (True,), "01", 1.0):
+        with pytest.raises(ValueError, match="Resources.cores must be a non-empty sequence of distinct core numbers"):
+            launch.Resources(cores=cores)
+
+
+_PIN_SCRIPT = """
+import os, threading, json, sys
+from launch.config import pin_process
+before = threading.Thread(target=lambda: done.wait())
+done = threading.Event()
+before.start()
+core = max(os.sched_getaffinity(0))
+pin_process((core,))
+after = threading.Thread(target=lambda: done.wait())
+after.start()
+masks = [sorted(os.sched_getaffinity(int(t))) for t in os.listdir("/proc/self/task")]
+done.set()
+try:
+    pin_process((os.cpu_count() + 5,))
+except ValueError as error:
+    message = str(error)
+print(json.dumps({"core": core, "masks": masks, "error": message}))
+"""
+
+
+def test_pinning_holds_every_thread_of_the_process_and_refuses_missing_cores():
+    """In a process of its own (pinning pytest's would slow the rest of the suite)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run(
+        [sys.executable, "-c", _PIN_SCRIPT], capture_output=True, text=True, check=True, cwd=root, timeout=60
+    )
+    result = json.loads(out.stdout)
+    assert len(result["masks"]) >= 3 and all(mask == [result["core"]] for mask in result["masks"])
+    assert "names cores this machine does not offer the node's process; it may run on" in result["error"]
+
+
 def test_a_placement_reads_from_json():
-    placement = placement_from_json('{"actor": {"num_cpus": 1, "custom": {"right": 1}}, "learner": {"num_gpus": 0.5}}')
+    placement = placement_from_json(
+        '{"actor": {"num_cpus": 1, "custom": {"right": 1}}, "learner": {"num_gpus": 0.5, "cores": [0]}}'
+    )
     assert placement == {
         "actor": launch.Resources(num_cpus=1, custom={"right": 1}),
-        "learner": launch.Resources(num_gpus=0.5),
+        "learner": launch.Resources(num_gpus=0.5, cores=(0,)),
     }
     for text, message in (("[1]", "JSON object"), ("{", "not valid JSON"), ('{"actor": {"cpus": 1}}', "fields")):
         with pytest.raises(ValueError, match=message):
@@ -104,6 +155,9 @@ def report_node(label: str, directory: str) -> None:
         json.dump(custom, f)
     with open(os.path.join(directory, label.replace("/", "_") + ".xla_flags"), "w") as f:
         f.write(os.environ.get("XLA_FLAGS", "unset"))
+    masks = {tuple(sorted(os.sched_getaffinity(int(t)))) for t in os.listdir("/proc/self/task")}
+    with open(os.path.join(directory, label.replace("/", "_") + ".cores"), "w") as f:
+        json.dump(sorted(masks), f)  # the distinct core sets of the process's threads
 
 
 @pytest.fixture(scope="module")
@@ -130,9 +184,10 @@ def test_nodes_land_on_the_machines_the_placement_names(two_node_cluster, tmp_pa
         for i in range(2):
             program.add_node(launch.FunctionNode(report_node, f"actor_{i}", str(tmp_path)), terminal=True)
     program.add_node(launch.FunctionNode(report_node, "evaluator", str(tmp_path)), "evaluator", terminal=True)
+    last_core = max(os.sched_getaffinity(0))
     placement = {
-        "learner": launch.Resources(num_cpus=1, custom={"left": 1}),
-        "actor": launch.Resources(custom={"right": 1}),
+        "learner": launch.Resources(num_cpus=1, custom={"left": 1}, cores=(0,)),
+        "actor": launch.Resources(custom={"right": 1}, cores=(last_core,)),
         "evaluator": launch.Resources(custom={"right": 1}),
     }
 
@@ -146,7 +201,11 @@ def test_nodes_land_on_the_machines_the_placement_names(two_node_cluster, tmp_pa
     }
     # The learner reserves a CPU, so its process holds XLA to one thread; the others reserve none.
     assert (tmp_path / "learner.xla_flags").read_text() == launch.thread_environment(1)["XLA_FLAGS"]
-    assert (tmp_path / "actor_0.xla_flags").read_text() == os.environ.get("XLA_FLAGS", "unset")
+    assert (tmp_path / "actor_0.xla_flags").read_text() == launch.thread_environment(1)["XLA_FLAGS"]  # 1 core
+    assert (tmp_path / "evaluator.xla_flags").read_text() == os.environ.get("XLA_FLAGS", "unset")
+    # Every thread of the pinned nodes' processes runs on the cores the map names.
+    assert json.loads((tmp_path / "learner.cores").read_text()) == [[0]]
+    assert json.loads((tmp_path / "actor_1.cores").read_text()) == [[last_core]]
 
     # The same program with the map turned around: the learner moves, no node code changes.
     for name in os.listdir(tmp_path):
