@@ -55,3 +55,11 @@ def write_report(path: str, report: dict, summary: dict | None = None) -> None:
         json.dump(report, f, indent=2)
     os.replace(path + ".tmp", path)
     print(json.dumps(summary, indent=2) if summary is not None else f"Written to {path}", flush=True)
+
+
+def pinned_placement(cores: int) -> dict:
+    """A placement (as JSON fields) that pins the learner to core 0 and the actors to the other cores, so the
+    learner's XLA threads and the actors do not take each other's time; the other nodes are left unpinned."""
+    if isinstance(cores, bool) or not isinstance(cores, int) or cores < 2:
+        raise ValueError(f"Pinning the learner and the actors apart needs at least 2 cores, got {cores!r}.")
+    return {"learner": {"cores": [0]}, "actor": {"cores": list(range(1, cores))}}

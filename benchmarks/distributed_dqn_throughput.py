@@ -38,7 +38,7 @@ from acme.utils import loggers  # noqa: E402
 from baselines import arguments, registry  # noqa: E402
 from baselines.registry import make_experiment_config  # noqa: E402
 from benchmarks import components, cpu_accounting, scaling_model  # noqa: E402
-from benchmarks.common import machine, write_report  # noqa: E402
+from benchmarks.common import machine, pinned_placement, write_report  # noqa: E402
 
 ENV_ID = "gymnasium:CartPole-v1"
 
@@ -77,11 +77,6 @@ def in_process(steps: int) -> dict:
     }
 
 
-def pinned_placement(cores: int) -> dict:
-    """The learner on core 0, the actors sharing the other cores; the rest (replay, counter) unpinned."""
-    return {"learner": launch.Resources(cores=(0,)), "actor": launch.Resources(cores=tuple(range(1, cores)))}
-
-
 def distributed(
     steps: int,
     num_actors: int,
@@ -103,7 +98,7 @@ def distributed(
     )
     sampler = cpu_accounting.CpuSampler()
     start = time.perf_counter()
-    placement = pinned_placement(os.cpu_count()) if pinned else None
+    placement = launch.placement_from_json(json.dumps(pinned_placement(os.cpu_count()))) if pinned else None
     with sampler:
         launch.launch(program, launcher=launcher, placement=placement)
     wall = time.perf_counter() - start
