@@ -137,7 +137,8 @@ def make_parser() -> argparse.ArgumentParser:
         default=None,
         help="who evaluates the policy in a distributed run (threads/ray): each actor with its own copy of the "
         "parameters (actor, the default), or one inference node that batches every actor's observations "
-        "(server; feed-forward policies without extras: DQN, SAC, TD3, D4PG, MPO)",
+        "(server; every agent, recurrent ones with their state held per actor on the server; not with "
+        "max_policy_lag)",
     )
     run.add_argument(
         "--ray-address",

@@ -304,7 +304,7 @@ class ActorNode:
         environments = [config.environment_factory(seed) for seed in seeds.environment_seeds(self._actor_id, num_envs)]
         if num_envs == 1:
             if self._inference is not None:
-                actor = ServedActor(self._inference, keys[0], self._adders[0])
+                actor = ServedActor(self._inference, keys[0], self._adders[0], self._actor_id)
             else:
                 actor = builder.make_actor(keys[0], policy, spec, variable_source=source, adder=self._adders[0])
             if hasattr(actor, "restore"):
@@ -315,7 +315,7 @@ class ActorNode:
             run = loop.run
         else:
             if self._inference is not None:
-                actor = ServedVectorActor(self._inference, keys, self._adders)
+                actor = ServedVectorActor(self._inference, keys, self._adders, self._actor_id)
             else:
                 actor = builder.make_vector_actor(keys, policy, spec, variable_source=source, adders=self._adders)
             actor.restore({"num_steps": np.full(num_envs, share, np.int32)})
@@ -334,6 +334,8 @@ class ActorNode:
             raise
         finally:
             source.close()
+            if self._inference is not None:
+                actor.close()  # the server drops this actor's recurrent states
         # A last row with the shared counts, also written by an actor restarted after the budget was spent.
         counts = self._counter.increment(actor_node_finishes=1)
         logger.write({**counts, "actor_finished": 1})
@@ -418,7 +420,9 @@ def make_distributed_experiment(
     ``inference`` picks who evaluates the actors' policy: ``"actor"`` (each actor, with its own copy of the
     parameters) or ``"server"`` (an ``InferenceServer`` node, ``"inference"``, that holds the parameters and
     evaluates every actor's observations in batches of at most ``inference_batch_size``, waiting at most
-    ``inference_wait_seconds`` for a batch to fill; feed-forward policies without extras only).
+    ``inference_wait_seconds`` for a batch to fill; it holds recurrent policies' states per actor and
+    environment, and evaluates each actor with its own ``builder.for_actor`` policy; builders that bound the
+    policy lag, ``actors_fetch_directly``, are refused).
     """
     if not isinstance(num_actors, int) or num_actors < 1:
         raise ValueError(f"num_actors must be a positive integer, got {num_actors!r}.")
@@ -491,7 +495,7 @@ def make_distributed_experiment(
     )
     server = None
     if inference == "server":
-        check_servable(builder.make_policy(config.network_factory(spec), spec), type(builder).__name__)
+        check_servable(builder)
         server = program.add_node(
             launch.ServiceNode(
                 InferenceServer,
@@ -501,6 +505,7 @@ def make_distributed_experiment(
                 inference_batch_size,
                 inference_wait_seconds,
                 variable_poll_seconds,
+                num_actors,
             ),
             label="inference",
         )

@@ -1,11 +1,18 @@
 """Central batched inference (SEED RL's idea): one node holds the policy and acts for every actor.
 
 ``InferenceServer`` polls the learner's ``"policy"`` parameters, gathers the observations that actors send,
-evaluates them in one jitted call per batch (at most ``max_batch_size`` observations, waiting at most
-``max_wait_seconds`` for more after the first), and answers each actor with its actions. ``ServedActor``
-is the actor side: it keeps its environments' random keys, step counts and adders, and sends each step's
-observations, keys and steps to the server, so that its actions are those its own policy would take with
-the same parameters and keys. Feed-forward policies without extras only (DQN and the continuous agents).
+evaluates them in jitted calls over batches (at most ``max_batch_size`` observations, waiting at most
+``max_wait_seconds`` for more after the first), and answers each actor with its actions and the policy's extras.
+``ServedActor`` and ``ServedVectorActor`` are the actor side: they keep their environments' random keys, step
+counts and adders, and send each step's observations, keys and steps to the server, so that their actions are
+those their own policy would take with the same parameters and keys.
+
+It serves every actor policy kind: feed-forward, ``ExtrasPolicy`` (the extras come back to the actor's adders)
+and ``RecurrentPolicy``, whose recurrent state the server holds per actor and environment (reset when the
+actor starts an episode; the state each action was chosen from comes back as ``extras["core_state"]``, as from a
+``RecurrentActor``). Actors whose builder gives them their own policy (``builder.for_actor``: e.g. Ape-X's spread
+of epsilons) are evaluated with it: one call per distinct policy in a batch. Builders that bound the policy lag
+(``actors_fetch_directly``) are refused: the server's parameters are polled, so their lag is not bounded.
 """
 
 from __future__ import annotations
@@ -15,10 +22,12 @@ import os
 import queue
 import threading
 import time
-from typing import Any, Sequence
+import uuid
+from typing import Any, Callable, Sequence
 
 import dm_env
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from acme import core, specs, types
@@ -29,25 +38,65 @@ from acme.jax.polling_source import PollingVariableSource
 INFERENCE_MODES = ("actor", "server")
 
 
-def check_servable(policy: Any, agent: str = "this agent") -> None:
-    """Raises ``ValueError`` unless ``policy`` is a plain feed-forward policy the server can evaluate."""
+def check_servable(builder: Any) -> None:
+    """Raises ``ValueError`` when the server cannot act for ``builder``'s actors: they bound their policy lag."""
+    if getattr(builder, "actors_fetch_directly", False):
+        raise ValueError(
+            f"inference='server' polls the learner's parameters, so it cannot keep the policy-lag bound of "
+            f"{type(builder).__name__} (its actors fetch from the learner directly: max_policy_lag is set). Use "
+            "inference='actor', or max_policy_lag=None."
+        )
+
+
+def _served_select(policy: Any) -> Callable:
+    """``select(params, key, observation, core_state, reset, step) -> (action, extras, new_state, key)`` for one
+    environment, for any policy kind (feed-forward policies carry the empty state ``()`` and extras ``()``)."""
     if isinstance(policy, RecurrentPolicy):
-        kind = "recurrent (its state would have to live on the server, per actor and environment)"
-    elif isinstance(policy, ExtrasPolicy):
-        kind = "one that returns extras with its actions (e.g. behaviour log-probabilities)"
-    else:
-        return
-    raise ValueError(
-        f"inference='server' evaluates feed-forward policies without extras (DQN, SAC, TD3, D4PG, MPO); the "
-        f"policy of {agent} is {kind}. Use inference='actor'."
-    )
+
+        def select(params, key, observation, core_state, reset, step):
+            initial = policy.initial_state(params)
+            core_state = jax.tree.map(lambda s, i: jnp.where(reset, i, s), core_state, initial)
+            key, policy_key = jax.random.split(key)
+            action, extras, new_state = policy.policy(params, policy_key, observation, core_state, step)
+            return action, {**extras, "core_state": core_state}, new_state, key
+
+        return select
+    has_extras = isinstance(policy, ExtrasPolicy)
+    function = policy.policy if has_extras else policy
+
+    def select(params, key, observation, core_state, reset, step):
+        key, policy_key = jax.random.split(key)
+        output = function(params, policy_key, observation, step)
+        action, extras = output if has_extras else (output, ())
+        return action, extras, (), key
+
+    return select
+
+
+class _ServedPolicy:
+    """One actor policy as the server evaluates it: the vmapped select, and its recurrent state's initial value."""
+
+    def __init__(self, policy: Any):
+        self.select = jax.jit(jax.vmap(_served_select(policy), in_axes=(None, 0, 0, 0, 0, 0)))
+        self.recurrent = isinstance(policy, RecurrentPolicy)
+        self._initial_state = jax.jit(policy.initial_state) if self.recurrent else None
+
+    def fresh_state(self, params: Any, rows: int) -> Any:
+        """A state of ``rows`` environments (to be reset before use); ``()`` for feed-forward policies."""
+        if not self.recurrent:
+            return ()
+        initial = jax.device_get(self._initial_state(params))
+        return jax.tree.map(lambda x: np.repeat(np.asarray(x)[None], rows, axis=0), initial)
 
 
 @dataclasses.dataclass
 class _Request:
+    client: str  # the actor's own identifier: its recurrent states are kept under it
+    actor_id: int
     observations: Any  # leaves [K, ...]
     keys: np.ndarray  # [K, key]
     steps: np.ndarray  # [K]
+    resets: np.ndarray  # [K] bool: the environment starts an episode
     done: threading.Event = dataclasses.field(default_factory=threading.Event)
     result: Any = None
     error: BaseException | None = None
@@ -66,11 +115,19 @@ def _bucket(size: int, largest: int) -> int:
     return max(size, min(padded, largest))
 
 
+def _stack_padded(leaves: Sequence[Any], padded: int) -> np.ndarray:
+    """The leaves joined along their first axis, with the last row repeated up to ``padded`` rows."""
+    joined = np.concatenate([np.asarray(leaf) for leaf in leaves])
+    missing = padded - len(joined)
+    return np.concatenate([joined, np.repeat(joined[-1:], missing, axis=0)]) if missing > 0 else joined
+
+
 class InferenceServer:
-    """Evaluates the policy for many actors in batches; see the module's docstring.
+    """Evaluates the actors' policies in batches; see the module's docstring.
 
     ``select`` is what actors call, from their own threads (threads launcher) or through the node's Ray
-    proxy (the Ray actor serves concurrent calls on threads); a background thread forms the batches.
+    proxy (the Ray actor serves concurrent calls on threads); a background thread forms the batches and is
+    the only one that touches the recurrent states.
     """
 
     def __init__(
@@ -81,39 +138,73 @@ class InferenceServer:
         max_batch_size: int = 64,
         max_wait_seconds: float = 0.002,
         variable_poll_seconds: float = 0.2,
+        num_actors: int = 1,
     ):
         if not isinstance(max_batch_size, int) or max_batch_size < 1:
             raise ValueError(f"max_batch_size must be a positive integer, got {max_batch_size!r}.")
         if not max_wait_seconds >= 0:
             raise ValueError(f"max_wait_seconds must be >= 0, got {max_wait_seconds!r}.")
-        networks = config.network_factory(environment_spec)
-        policy = config.builder.make_policy(networks, environment_spec, evaluation=False)
-        check_servable(policy, type(config.builder).__name__)
-
-        def select(params, key, observation, step):
-            key, policy_key = jax.random.split(key)
-            return policy(params, policy_key, observation, step), key
-
-        self._select = jax.jit(jax.vmap(select, in_axes=(None, 0, 0, 0)))
+        if isinstance(num_actors, bool) or not isinstance(num_actors, int) or num_actors < 1:
+            raise ValueError(f"num_actors must be a positive integer, got {num_actors!r}.")
+        check_servable(config.builder)
+        self._builder = config.builder
+        self._spec = environment_spec
+        self._networks = config.network_factory(environment_spec)
+        self._num_actors = num_actors
+        self._policies: list[tuple[Any, _ServedPolicy]] = []  # (actor config, its served policy), distinct configs
+        self._policy_of_actor: dict[int, _ServedPolicy] = {}
+        self._states: dict[str, Any] = {}  # client -> recurrent state of its environments, leaves [K, ...]
+        self._states_lock = threading.Lock()
+        self._policy_of_actor[0] = self._served_policy(0)  # built now: a policy the server cannot build fails here
         self._source = PollingVariableSource(learner, ["policy"], variable_poll_seconds)
         self._max_batch_size = max_batch_size
         self._max_wait = max_wait_seconds
         self._requests: queue.Queue[_Request] = queue.Queue()
         self._stop = threading.Event()
-        self.batch_sizes: list[int] = []  # observations per policy call, for tests and diagnostics
+        self.batch_sizes: list[int] = []  # observations per batch, for tests and diagnostics
+        self.policy_calls = 0  # jitted calls: one per distinct actor policy in each batch
         self._thread = threading.Thread(target=self._serve, name="inference-batcher", daemon=True)
         self._thread.start()
+
+    def _served_policy(self, actor_id: int) -> _ServedPolicy:
+        """Actor ``actor_id``'s policy, shared with every actor whose builder config is the same."""
+        builder = self._builder.for_actor(actor_id, self._num_actors)
+        actor_config = getattr(builder, "config", builder)
+        for known, served in self._policies:
+            if known == actor_config:
+                return served
+        served = _ServedPolicy(builder.make_policy(self._networks, self._spec, evaluation=False))
+        self._policies.append((actor_config, served))
+        return served
+
+    @property
+    def distinct_policies(self) -> int:
+        """How many distinct actor policies the server has built so far."""
+        return len(self._policies)
 
     def pid(self) -> int:
         """This server's process id (for benchmarks that account CPU time by node)."""
         return os.getpid()
 
-    def select(self, observations: Any, keys: np.ndarray, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Actions for K observations (leaves ``[K, ...]``) with their environments' keys ``[K, ...]`` and steps
-        ``[K]``; returns ``(actions [K, ...], next keys [K, ...])``."""
+    def select(
+        self,
+        client: str,
+        actor_id: int,
+        observations: Any,
+        keys: np.ndarray,
+        steps: np.ndarray,
+        resets: np.ndarray,
+    ) -> tuple[Any, Any, np.ndarray]:
+        """Actions for the K environments of actor ``actor_id`` (the client ``client``): observations (leaves
+        ``[K, ...]``), the environments' keys ``[K, ...]``, steps ``[K]`` and whether each starts an episode
+        ``[K]``. Returns ``(actions [K, ...], extras (leaves [K, ...]), next keys [K, ...])``."""
         if self._stop.is_set():
             raise RuntimeError("The inference server has stopped.")
-        request = _Request(observations, np.asarray(keys), np.asarray(steps, np.int32))
+        if not 0 <= actor_id < self._num_actors:
+            raise ValueError(f"actor_id must be in [0, {self._num_actors}) for this server, got {actor_id}.")
+        request = _Request(
+            client, actor_id, observations, np.asarray(keys), np.asarray(steps, np.int32), np.asarray(resets, bool)
+        )
         self._requests.put(request)
         while not request.done.wait(0.1):
             if self._stop.is_set():
@@ -121,6 +212,11 @@ class InferenceServer:
         if request.error is not None:
             raise RuntimeError(f"The inference server failed to evaluate the policy: {request.error!r}")
         return request.result
+
+    def forget(self, client: str) -> None:
+        """Drops ``client``'s recurrent states (an actor that is done with the server)."""
+        with self._states_lock:
+            self._states.pop(client, None)
 
     def _gather(self) -> list[_Request]:
         """The requests of one batch: the first to come, then others for up to ``max_wait_seconds`` while they
@@ -149,38 +245,60 @@ class InferenceServer:
             batch = self._gather()
             if not batch:
                 continue
-            try:
-                self._evaluate(batch)
-            except BaseException as error:  # answered to every waiting actor
-                for request in batch:
-                    request.error = error
+            groups: dict[int, list[_Request]] = {}
+            served: dict[int, _ServedPolicy] = {}
             for request in batch:
-                request.done.set()
+                try:
+                    policy = self._policy_of_actor.get(request.actor_id)
+                    if policy is None:
+                        policy = self._policy_of_actor[request.actor_id] = self._served_policy(request.actor_id)
+                except BaseException as error:
+                    request.error = error
+                    request.done.set()
+                    continue
+                groups.setdefault(id(policy), []).append(request)
+                served[id(policy)] = policy
+            self.batch_sizes.append(sum(request.size for request in batch))
+            for key, requests in groups.items():
+                try:
+                    self._evaluate(served[key], requests)
+                except BaseException as error:  # answered to every waiting actor of the group
+                    for request in requests:
+                        request.error = error
+                for request in requests:
+                    request.done.set()
 
-    def _evaluate(self, batch: Sequence[_Request]) -> None:
+    def _evaluate(self, policy: _ServedPolicy, batch: Sequence[_Request]) -> None:
         sizes = [request.size for request in batch]
         total = sum(sizes)
         padded = _bucket(total, self._max_batch_size)
-
-        def stacked(*leaves):
-            joined = np.concatenate([np.asarray(leaf) for leaf in leaves])
-            return (
-                np.concatenate([joined, np.repeat(joined[-1:], padded - total, axis=0)]) if padded > total else joined
-            )
-
-        observations = jax.tree.map(stacked, *[request.observations for request in batch])
-        keys = stacked(*[request.keys for request in batch])
-        steps = stacked(*[request.steps for request in batch])
         params = self._source.get_variables(["policy"])[0]
-        actions, next_keys = jax.device_get(self._select(params, keys, observations, steps))
-        self.batch_sizes.append(total)
+        resets = [request.resets for request in batch]
+        with self._states_lock:
+            states = []
+            for index, request in enumerate(batch):
+                state = self._states.get(request.client)
+                if policy.recurrent and (state is None or len(jax.tree.leaves(state)[0]) != request.size):
+                    state = policy.fresh_state(params, request.size)  # unknown here (e.g. a restarted server)
+                    resets[index] = np.ones(request.size, bool)
+                states.append(state)
+        stack = lambda *leaves: _stack_padded(leaves, padded)  # noqa: E731
+        observations = jax.tree.map(stack, *[request.observations for request in batch])
+        core_state = jax.tree.map(stack, *states) if policy.recurrent else ()
+        keys = stack(*[request.keys for request in batch])
+        steps = stack(*[request.steps for request in batch])
+        actions, extras, new_state, next_keys = jax.device_get(
+            policy.select(params, keys, observations, core_state, stack(*resets), steps)
+        )
+        self.policy_calls += 1
         start = 0
-        for request, size in zip(batch, sizes):
-            request.result = (
-                jax.tree.map(lambda x: np.asarray(x[start : start + size]), actions),
-                np.asarray(next_keys[start : start + size]),
-            )
-            start += size
+        with self._states_lock:
+            for request, size in zip(batch, sizes):
+                rows = lambda x: np.asarray(x[start : start + size])  # noqa: E731,B023
+                if policy.recurrent:
+                    self._states[request.client] = jax.tree.map(rows, new_state)
+                request.result = (jax.tree.map(rows, actions), jax.tree.map(rows, extras), rows(next_keys))
+                start += size
 
     def stop(self) -> None:
         """Stops the batching thread and the parameter polling; waiting actors get an error."""
@@ -190,16 +308,27 @@ class InferenceServer:
 
 class ServedVectorActor:
     """Acts in K environments through an ``InferenceServer``: the ``VectorActor`` interface, with each
-    environment's random key, step count and adder kept here and the policy evaluated there."""
+    environment's random key, step count and adder kept here and the policy (and any recurrent state) there.
+    ``actor_id`` picks the actor's own policy on the server (``builder.for_actor``)."""
 
-    def __init__(self, server: Any, random_keys: Sequence[types.PRNGKey], adders: Sequence[Any | None] | None = None):
+    def __init__(
+        self,
+        server: Any,
+        random_keys: Sequence[types.PRNGKey],
+        adders: Sequence[Any | None] | None = None,
+        actor_id: int = 0,
+    ):
         if len(random_keys) < 1:
             raise ValueError("random_keys must hold one key per environment (at least one).")
         if adders is not None and len(adders) != len(random_keys):
             raise ValueError(f"Give one adder per environment: {len(random_keys)} keys but {len(adders)} adders.")
         self._server = server
+        self._client = uuid.uuid4().hex
+        self._actor_id = actor_id
         self._keys = np.stack([np.asarray(jax.device_get(key)) for key in random_keys])
         self._steps = np.zeros(len(random_keys), np.int32)
+        self._resets = np.ones(len(random_keys), bool)  # every environment starts from the initial state
+        self._extras: Any = ()
         self._adders = list(adders) if adders is not None else [None] * len(random_keys)
         self._episode_open = [False] * len(random_keys)
 
@@ -212,7 +341,7 @@ class ServedVectorActor:
         return int(self._steps.sum())
 
     def save(self) -> dict:
-        """Each environment's step count and random key."""
+        """Each environment's step count and random key (a recurrent state is not kept: episodes restart)."""
         return {"num_steps": self._steps.copy(), "key": self._keys.copy()}
 
     def restore(self, state: dict) -> None:
@@ -228,11 +357,15 @@ class ServedVectorActor:
             self._keys = np.asarray(state["key"]).copy()
 
     def select_actions(self, observations: types.NestedArray) -> np.ndarray:
-        actions, self._keys = self._server.select(observations, self._keys, self._steps)
+        actions, self._extras, self._keys = self._server.select(
+            self._client, self._actor_id, observations, self._keys, self._steps, self._resets
+        )
+        self._resets = np.zeros(self.num_envs, bool)
         self._steps = self._steps + 1
         return actions
 
     def observe_first(self, index: int, timestep: dm_env.TimeStep) -> None:
+        self._resets[index] = True  # a new episode starts from the initial state
         adder = self._adders[index]
         if adder is not None:
             if self._episode_open[index]:
@@ -243,18 +376,22 @@ class ServedVectorActor:
     def observe(self, index: int, action: types.NestedArray, next_timestep: dm_env.TimeStep) -> None:
         adder = self._adders[index]
         if adder is not None:
-            adder.add(action, next_timestep, ())
+            adder.add(action, next_timestep, jax.tree.map(lambda x: x[index], self._extras))
             self._episode_open[index] = not next_timestep.last()
 
     def update(self, wait: bool = False) -> None:
         """Nothing to fetch: the server holds the parameters."""
 
+    def close(self) -> None:
+        """Tells the server to drop this actor's recurrent states."""
+        self._server.forget(self._client)
+
 
 class ServedActor(core.Actor):
     """One environment's actor through an ``InferenceServer`` (the ``GenericActor`` interface)."""
 
-    def __init__(self, server: Any, random_key: types.PRNGKey, adder: Any | None = None):
-        self._vector = ServedVectorActor(server, [random_key], [adder])
+    def __init__(self, server: Any, random_key: types.PRNGKey, adder: Any | None = None, actor_id: int = 0):
+        self._vector = ServedVectorActor(server, [random_key], [adder], actor_id)
 
     @property
     def num_steps(self) -> int:
@@ -284,3 +421,7 @@ class ServedActor(core.Actor):
 
     def update(self, wait: bool = False) -> None:
         """Nothing to fetch: the server holds the parameters."""
+
+    def close(self) -> None:
+        """Tells the server to drop this actor's recurrent state."""
+        self._vector.close()

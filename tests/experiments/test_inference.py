@@ -1,10 +1,12 @@
-"""Central batched inference: the server's actions equal the actors' own, batching, and a distributed run."""
+"""Central batched inference: the server's actions and extras equal the actors' own (feed-forward, extras and
+recurrent policies, per-actor policies), batching, refusals, and distributed runs."""
 
 from __future__ import annotations
 
 import csv
 import threading
 
+import dm_env
 import jax
 import numpy as np
 import pytest
@@ -13,12 +15,11 @@ import launch
 from acme import specs
 from acme.experiments import make_distributed_experiment
 from acme.experiments.inference import InferenceServer, ServedActor, ServedVectorActor
-from acme.jax.actors import GenericActor
-from acme.jax.variable_client import VariableClient
 from acme.utils import loggers
 from baselines import registry
 
-STEPS = 40
+STEPS = 60
+LATE_STEP = 50_000  # past every exploration schedule's decay: each actor acts with its own final epsilon
 
 
 class FixedParams:
@@ -31,21 +32,21 @@ class FixedParams:
         return [self._params for _ in names]
 
 
-def _setup(agent: str, environment: str):
-    config = registry.make_experiment_config(agent, environment, seed=0, max_steps=1_000)
-    environment_instance = config.environment_factory(0)
-    spec = specs.make_environment_spec(environment_instance)
-    networks = config.network_factory(spec)
-    learner = config.builder.make_learner(jax.random.PRNGKey(7), networks, iter(()), lambda *a, **k: _NoLogger(), spec)
-    params = jax.device_get(learner.get_variables(["policy"])[0])
-    observations = [environment_instance.reset().observation]
-    rng = np.random.default_rng(0)
-    while len(observations) < STEPS:  # observations of a random walk, the same for every actor
-        step = environment_instance.step(
-            rng.integers(spec.actions.num_values) if agent == "dqn" else spec.actions.generate_value()
-        )
-        observations.append(environment_instance.reset().observation if step.last() else step.observation)
-    return config, spec, networks, params, observations
+class RecordingAdder:
+    """Keeps what an actor hands its adder: each action with its extras, and the episode starts."""
+
+    def __init__(self):
+        self.steps: list = []
+        self.episode_starts = 0
+
+    def add_first(self, timestep: dm_env.TimeStep) -> None:
+        self.episode_starts += 1
+
+    def add(self, action, next_timestep, extras=()) -> None:
+        self.steps.append((np.asarray(action), jax.tree.map(np.asarray, extras)))
+
+    def reset(self) -> None:
+        pass
 
 
 class _NoLogger:
@@ -56,61 +57,134 @@ class _NoLogger:
         pass
 
 
-def _own_actions(config, spec, networks, params, key, observations):
-    """What an actor with its own copy of the policy and parameters does."""
-    policy = config.builder.make_policy(networks, spec, evaluation=False)
-    actor = GenericActor(policy, key, VariableClient(FixedParams(params), "policy"))
+def _setup(agent: str, environment: str):
+    config = registry.make_experiment_config(agent, environment, seed=0, max_steps=1_000)
+    spec = specs.make_environment_spec(config.environment_factory(0))
+    networks = config.network_factory(spec)
+    learner = config.builder.make_learner(jax.random.PRNGKey(7), networks, iter(()), lambda *a, **k: _NoLogger(), spec)
+    params = jax.device_get(learner.get_variables(["policy"])[0])
+    return config, spec, networks, params
+
+
+def _act(actor, environment, adder: RecordingAdder) -> RecordingAdder:
+    """``STEPS`` steps of ``actor`` in ``environment``, episodes restarting; the adder records them."""
+    timestep = environment.reset()
+    actor.observe_first(timestep)
+    for _ in range(STEPS):
+        action = actor.select_action(timestep.observation)
+        timestep = environment.step(action)
+        actor.observe(action, timestep)
+        if timestep.last():
+            timestep = environment.reset()
+            actor.observe_first(timestep)
+    return adder
+
+
+def _own(config, spec, networks, params, key, actor_id, num_actors) -> RecordingAdder:
+    """What actor ``actor_id`` does with its own policy (``builder.for_actor``) and a copy of the parameters."""
+    builder = config.builder.for_actor(actor_id, num_actors)
+    policy = builder.make_policy(networks, spec, evaluation=False)
+    adder = RecordingAdder()
+    actor = builder.make_actor(key, policy, spec, variable_source=FixedParams(params), adder=adder)
     actor.update(wait=True)
-    return [actor.select_action(observation) for observation in observations]
+    actor.restore({"num_steps": LATE_STEP})
+    return _act(actor, config.environment_factory(actor_id), adder)
 
 
-def _served_actions(server, key, observations, results, index):
-    actor = ServedActor(server, key)
-    results[index] = [actor.select_action(observation) for observation in observations]
+def _served(server, config, key, actor_id, results) -> None:
+    adder = RecordingAdder()
+    actor = ServedActor(server, key, adder, actor_id)
+    actor.restore({"num_steps": LATE_STEP})
+    results[actor_id] = _act(actor, config.environment_factory(actor_id), adder)
+    actor.close()
 
 
-@pytest.mark.parametrize("agent, environment", [("dqn", "gymnasium:CartPole-v1"), ("sac", "gymnasium:Pendulum-v1")])
+@pytest.mark.parametrize(
+    "agent, environment",
+    [
+        ("dqn", "gymnasium:CartPole-v1"),  # per-actor epsilons
+        ("sac", "gymnasium:Pendulum-v1"),
+        ("impala", "gymnasium:CartPole-v1"),  # extras: the behaviour log-probabilities
+        ("r2d2", "gymnasium:CartPole-v1"),  # recurrent: the server holds each actor's state; per-actor epsilons
+    ],
+)
 def test_two_actors_on_the_threads_launcher_act_as_their_own_policies_would(agent, environment):
-    config, spec, networks, params, observations = _setup(agent, environment)
+    config, spec, networks, params = _setup(agent, environment)
     keys = [jax.random.PRNGKey(11), jax.random.PRNGKey(12)]
-    results: dict[int, list] = {}
+    results: dict[int, RecordingAdder] = {}
     program = launch.Program("served")
     learner = program.add_node(launch.ServiceNode(FixedParams, params), "learner")
-    server = program.add_node(launch.ServiceNode(InferenceServer, config, spec, learner, 8, 0.01), "inference")
-    for index, key in enumerate(keys):
+    server = program.add_node(
+        launch.ServiceNode(InferenceServer, config, spec, learner, 8, 0.01, 0.2, len(keys)), "inference"
+    )
+    for actor_id, key in enumerate(keys):
         program.add_node(
-            launch.FunctionNode(_served_actions, server, key, observations, results, index),
-            f"actor_{index}",
-            terminal=True,
+            launch.FunctionNode(_served, server, config, key, actor_id, results), f"actor_{actor_id}", terminal=True
         )
 
-    launch.launch(program, "threads", timeout=120)
+    launch.launch(program, "threads", timeout=180)
 
-    for index, key in enumerate(keys):
-        own = _own_actions(config, spec, networks, params, key, observations)
-        served = results[index]
-        assert len(served) == STEPS
-        if agent == "dqn":  # epsilon-greedy: the random actions depend on the keys too
-            assert [int(a) for a in served] == [int(a) for a in own]
-        else:
-            np.testing.assert_allclose(np.stack(served), np.stack(own), rtol=1e-5, atol=1e-6)
-    if agent == "sac":  # its Gaussian exploration differs with the key: each actor's own keys reached the server
-        assert not np.allclose(np.stack(results[0]), np.stack(results[1]))
+    for actor_id, key in enumerate(keys):
+        own = _own(config, spec, networks, params, key, actor_id, len(keys))
+        served = results[actor_id]
+        assert len(served.steps) == len(own.steps) == STEPS
+        assert served.episode_starts == own.episode_starts
+        for (served_action, served_extras), (own_action, own_extras) in zip(served.steps, own.steps):
+            if agent == "sac":
+                np.testing.assert_allclose(served_action, own_action, rtol=1e-5, atol=1e-6)
+            else:  # discrete: exact, with the random actions of epsilon-greedy or sampling
+                assert served_action == own_action
+            assert jax.tree.structure(served_extras) == jax.tree.structure(own_extras)
+            jax.tree.map(lambda s, o: np.testing.assert_allclose(s, o, rtol=1e-5, atol=1e-6), served_extras, own_extras)
+    if agent == "r2d2":  # the states handed to the adder change within episodes and restart with them
+        states = [extras["core_state"]["hidden"] for _, extras in results[0].steps]
+        assert not np.allclose(states[0], states[1]) and np.allclose(states[0], 0.0)
+    if agent in ("dqn", "r2d2"):  # Ape-X's spread: the two actors act with two policies
+        assert [a for a, _ in results[0].steps] != [a for a, _ in results[1].steps]
+
+
+def test_a_recurrent_policy_starts_each_episode_from_its_initial_state_on_the_server():
+    config, spec, networks, params = _setup("r2d2", "gymnasium:CartPole-v1")
+    server = InferenceServer(config, spec, FixedParams(params), max_batch_size=8, max_wait_seconds=0.0)
+    try:
+        observation = config.environment_factory(0).reset().observation
+        first = dm_env.restart(observation)
+        adder = RecordingAdder()
+        actor = ServedActor(server, jax.random.PRNGKey(3), adder)
+        actor.observe_first(first)
+        for _ in range(3):
+            actor.observe(actor.select_action(observation), dm_env.transition(1.0, observation))
+        actor.observe_first(first)  # a new episode: its first state is the initial one again
+        action = actor.select_action(observation)
+        actor.observe(action, dm_env.transition(1.0, observation))
+        hidden = [extras["core_state"]["hidden"] for _, extras in adder.steps]
+        assert np.allclose(hidden[0], 0.0) and not np.allclose(hidden[1], 0.0) and np.allclose(hidden[3], 0.0)
+        # Another actor's state is its own: a fresh actor starts from the initial state too.
+        other = RecordingAdder()
+        second = ServedActor(server, jax.random.PRNGKey(4), other)
+        second.observe_first(first)
+        second.observe(second.select_action(observation), dm_env.transition(1.0, observation))
+        assert np.allclose(other.steps[0][1]["core_state"]["hidden"], 0.0)
+        actor.close()
+        second.close()
+    finally:
+        server.stop()
 
 
 def test_requests_that_arrive_together_are_evaluated_in_one_batch():
-    config, spec, networks, params, observations = _setup("dqn", "gymnasium:CartPole-v1")
+    config, spec, networks, params = _setup("dqn", "gymnasium:CartPole-v1")
     server = InferenceServer(config, spec, FixedParams(params), max_batch_size=8, max_wait_seconds=1.0)
     try:
+        observation = config.environment_factory(0).reset().observation
+        batch = np.stack([observation, observation])
         actors = [ServedVectorActor(server, [jax.random.PRNGKey(i), jax.random.PRNGKey(100 + i)]) for i in range(3)]
-        batch = np.stack(observations[:2])
         threads = [threading.Thread(target=actor.select_actions, args=(batch,)) for actor in actors]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join(timeout=30)
         # 3 actors of 2 environments each within the 1 s wait: one policy call for all 6 observations.
-        assert server.batch_sizes == [6]
+        assert server.batch_sizes == [6] and server.policy_calls == 1
         assert [actor.num_steps for actor in actors] == [2, 2, 2]
         # A batch never holds more than max_batch_size observations: 5 actors of 2 make batches of at most 8.
         server.batch_sizes.clear()
@@ -125,10 +199,30 @@ def test_requests_that_arrive_together_are_evaluated_in_one_batch():
         server.stop()
 
 
-@pytest.mark.parametrize("agent", ["ppo", "r2d2"])
-def test_policies_the_server_cannot_evaluate_are_refused_before_the_run(agent):
-    config = registry.make_experiment_config(agent, "gymnasium:CartPole-v1", seed=0, max_steps=1_000)
-    with pytest.raises(ValueError, match="inference='server' evaluates feed-forward policies without extras"):
+def test_actors_with_their_own_policies_share_a_batch_with_one_call_per_policy():
+    config, spec, networks, params = _setup("dqn", "gymnasium:CartPole-v1")
+    server = InferenceServer(config, spec, FixedParams(params), max_batch_size=8, max_wait_seconds=1.0, num_actors=2)
+    try:
+        observation = config.environment_factory(0).reset().observation
+        batch = np.stack([observation, observation])
+        actors = [ServedVectorActor(server, [jax.random.PRNGKey(i)] * 2, actor_id=i % 2) for i in range(3)]
+        threads = [threading.Thread(target=actor.select_actions, args=(batch,)) for actor in actors]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+        assert server.batch_sizes == [6] and server.policy_calls == 2 and server.distinct_policies == 2
+        with pytest.raises(ValueError, match=r"actor_id must be in \[0, 2\)"):
+            ServedVectorActor(server, [jax.random.PRNGKey(0)], actor_id=2).select_actions(batch[:1])
+    finally:
+        server.stop()
+
+
+def test_a_policy_lag_bound_is_refused_before_the_run():
+    config = registry.make_experiment_config(
+        "impala", "gymnasium:CartPole-v1", seed=0, max_steps=1_000, config_overrides={"max_policy_lag": 4}
+    )
+    with pytest.raises(ValueError, match="cannot keep the policy-lag bound"):
         make_distributed_experiment(config, num_actors=1, replay="local", inference="server")
 
 
@@ -138,9 +232,10 @@ def test_an_unknown_inference_mode_is_refused():
         make_distributed_experiment(config, num_actors=1, replay="local", inference="gpu")
 
 
-def test_a_distributed_dqn_run_with_an_inference_server_trains(tmp_path):
+@pytest.mark.parametrize("agent", ["dqn", "r2d2"])
+def test_a_distributed_run_with_an_inference_server_trains(agent, tmp_path):
     config = registry.make_experiment_config(
-        "dqn",
+        agent,
         "gymnasium:CartPole-v1",
         seed=0,
         max_steps=3_000,
