@@ -16,7 +16,14 @@ from acme.environment_loop import EnvironmentLoop
 from acme.experiments.checkpointing import ExperimentCheckpointer, experiment_identity, learner_steps_of
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.evaluation import Evaluator
-from acme.experiments.inference import INFERENCE_MODES, InferenceServer, ServedActor, ServedVectorActor, check_servable
+from acme.experiments.inference import (
+    INFERENCE_MODES,
+    InferenceServer,
+    ServedActor,
+    ServedVectorActor,
+    check_servable,
+    connect,
+)
 from acme.experiments.seeding import ExperimentSeeds
 from acme.jax.polling_source import PollingVariableSource, to_host
 from acme.replay.local_client import LocalReplay
@@ -288,6 +295,7 @@ class ActorNode:
         client = replay_client(self._replay)
         if self._inference is not None:
             source = _DirectSource(None)  # the inference server holds the parameters
+            server, disconnect = connect(self._inference)  # a direct connection from another process
         elif builder.actors_fetch_directly:
             source = _DirectSource(self._learner)
         else:
@@ -304,7 +312,7 @@ class ActorNode:
         environments = [config.environment_factory(seed) for seed in seeds.environment_seeds(self._actor_id, num_envs)]
         if num_envs == 1:
             if self._inference is not None:
-                actor = ServedActor(self._inference, keys[0], self._adders[0], self._actor_id)
+                actor = ServedActor(server, keys[0], self._adders[0], self._actor_id)
             else:
                 actor = builder.make_actor(keys[0], policy, spec, variable_source=source, adder=self._adders[0])
             if hasattr(actor, "restore"):
@@ -315,7 +323,7 @@ class ActorNode:
             run = loop.run
         else:
             if self._inference is not None:
-                actor = ServedVectorActor(self._inference, keys, self._adders, self._actor_id)
+                actor = ServedVectorActor(server, keys, self._adders, self._actor_id)
             else:
                 actor = builder.make_vector_actor(keys, policy, spec, variable_source=source, adders=self._adders)
             actor.restore({"num_steps": np.full(num_envs, share, np.int32)})
@@ -336,6 +344,7 @@ class ActorNode:
             source.close()
             if self._inference is not None:
                 actor.close()  # the server drops this actor's recurrent states
+                disconnect()
         # A last row with the shared counts, also written by an actor restarted after the budget was spent.
         counts = self._counter.increment(actor_node_finishes=1)
         logger.write({**counts, "actor_finished": 1})

@@ -32,6 +32,7 @@ import numpy as np
 
 from acme import core, specs, types
 from acme.experiments.config import ExperimentConfig
+from acme.experiments.inference_transport import InferenceClient, InferenceListener
 from acme.jax.actors import ExtrasPolicy, RecurrentPolicy
 from acme.jax.polling_source import PollingVariableSource
 
@@ -155,6 +156,7 @@ class InferenceServer:
         self._policy_of_actor: dict[int, _ServedPolicy] = {}
         self._states: dict[str, Any] = {}  # client -> recurrent state of its environments, leaves [K, ...]
         self._states_lock = threading.Lock()
+        self._listener: InferenceListener | None = None
         self._policy_of_actor[0] = self._served_policy(0)  # built now: a policy the server cannot build fails here
         self._source = PollingVariableSource(learner, ["policy"], variable_poll_seconds)
         self._max_batch_size = max_batch_size
@@ -181,6 +183,14 @@ class InferenceServer:
     def distinct_policies(self) -> int:
         """How many distinct actor policies the server has built so far."""
         return len(self._policies)
+
+    def connection_address(self) -> tuple[str, int, bytes]:
+        """``(host, port, key)`` of this server's direct connection for actors in other processes (an
+        ``InferenceClient``: no Ray call per step); the listener opens on the first call."""
+        with self._states_lock:
+            if self._listener is None:
+                self._listener = InferenceListener(self)
+        return self._listener.address
 
     def pid(self) -> int:
         """This server's process id (for benchmarks that account CPU time by node)."""
@@ -304,6 +314,8 @@ class InferenceServer:
         """Stops the batching thread and the parameter polling; waiting actors get an error."""
         self._stop.set()
         self._source.close()
+        if self._listener is not None:
+            self._listener.close()
 
 
 class ServedVectorActor:
@@ -425,3 +437,12 @@ class ServedActor(core.Actor):
     def close(self) -> None:
         """Tells the server to drop this actor's recurrent state."""
         self._vector.close()
+
+
+def connect(server: Any) -> tuple[Any, Callable[[], None]]:
+    """What an actor calls for its actions: ``server`` itself in the same process, else an ``InferenceClient``
+    of its direct connection (a handle's method call per step would cost a Ray call). Returns it and a close."""
+    if isinstance(server, InferenceServer):
+        return server, lambda: None
+    client = InferenceClient(*server.connection_address())
+    return client, client.close

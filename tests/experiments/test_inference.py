@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import threading
+from multiprocessing import AuthenticationError
 
 import dm_env
 import jax
@@ -14,7 +15,8 @@ import pytest
 import launch
 from acme import specs
 from acme.experiments import make_distributed_experiment
-from acme.experiments.inference import InferenceServer, ServedActor, ServedVectorActor
+from acme.experiments.inference import InferenceServer, ServedActor, ServedVectorActor, connect
+from acme.experiments.inference_transport import InferenceClient
 from acme.utils import loggers
 from baselines import registry
 
@@ -250,3 +252,37 @@ def test_a_distributed_run_with_an_inference_server_trains(agent, tmp_path):
             assert list(csv.DictReader(f))[-1]["actor_finished"] == "1"
     with open(tmp_path / "learner.csv") as f:
         assert int(float(list(csv.DictReader(f))[-1]["learner_steps"])) > 0
+
+
+class _Remote:
+    """A handle to the server as another process holds it: its methods, but not the server itself."""
+
+    def __init__(self, server):
+        self.connection_address = server.connection_address
+
+
+def test_a_direct_connection_acts_as_the_server_itself_and_refuses_a_wrong_key():
+    config, spec, networks, params = _setup("r2d2", "gymnasium:CartPole-v1")
+    server = InferenceServer(config, spec, FixedParams(params), max_batch_size=8, max_wait_seconds=0.0)
+    try:
+        client, disconnect = connect(_Remote(server))  # as from another process: through the socket
+        direct, connected = RecordingAdder(), RecordingAdder()
+        for adder, endpoint in ((direct, server), (connected, client)):
+            actor = ServedActor(endpoint, jax.random.PRNGKey(5), adder)
+            actor.restore({"num_steps": LATE_STEP})
+            _act(actor, config.environment_factory(0), adder)
+            actor.close()
+        assert [int(a) for a, _ in connected.steps] == [int(a) for a, _ in direct.steps]
+        for (_, ours), (_, theirs) in zip(connected.steps, direct.steps):
+            jax.tree.map(np.testing.assert_array_equal, ours, theirs)
+        # The server's own errors reach the actor as errors.
+        with pytest.raises(RuntimeError, match=r"could not select: ValueError: actor_id must be in \[0, 1\)"):
+            ServedVectorActor(client, [jax.random.PRNGKey(0)], actor_id=3).select_actions(
+                np.stack([config.environment_factory(0).reset().observation])
+            )
+        disconnect()
+        host, port, _ = server.connection_address()
+        with pytest.raises(AuthenticationError):
+            InferenceClient(host, port, b"not the key")
+    finally:
+        server.stop()
