@@ -126,6 +126,9 @@ CONFIGURATIONS = {
     "ray_1_actors": lambda steps: distributed(steps, 1, "ray"),
     "ray_2_actors": lambda steps: distributed(steps, 2, "ray"),
     "ray_2_actors_inference_server": lambda steps: distributed(steps, 2, "ray", inference="server"),
+    "ray_2_actors_learner_replay_inference_server": lambda steps: distributed(
+        steps, 2, "ray", inference="server", replay="learner"
+    ),
     "ray_1_actors_learner_replay": lambda steps: distributed(steps, 1, "ray", replay="learner"),
     "ray_2_actors_learner_replay": lambda steps: distributed(steps, 2, "ray", replay="learner"),
     "ray_1_actors_learner_replay_pinned": lambda steps: distributed(steps, 1, "ray", replay="learner", pinned=True),
@@ -187,6 +190,7 @@ def model_report(results: dict, cores: int) -> dict:
     for name in (
         "ray_1_actors",
         "ray_2_actors_inference_server",
+        "ray_2_actors_learner_replay_inference_server",
         "ray_1_actors_learner_replay",
         "ray_1_actors_learner_replay_pinned",
     ):
