@@ -27,13 +27,12 @@ from typing import Any, Callable, Sequence
 
 import dm_env
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from acme import core, specs, types
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.inference_transport import InferenceClient, InferenceListener
-from acme.jax.actors import ExtrasPolicy, RecurrentPolicy
+from acme.jax.actors import ExtrasPolicy, RecurrentPolicy, recurrent_select_with_reset
 from acme.jax.polling_source import PollingVariableSource
 
 INFERENCE_MODES = ("actor", "server")
@@ -53,15 +52,7 @@ def _served_select(policy: Any) -> Callable:
     """``select(params, key, observation, core_state, reset, step) -> (action, extras, new_state, key)`` for one
     environment, for any policy kind (feed-forward policies carry the empty state ``()`` and extras ``()``)."""
     if isinstance(policy, RecurrentPolicy):
-
-        def select(params, key, observation, core_state, reset, step):
-            initial = policy.initial_state(params)
-            core_state = jax.tree.map(lambda s, i: jnp.where(reset, i, s), core_state, initial)
-            key, policy_key = jax.random.split(key)
-            action, extras, new_state = policy.policy(params, policy_key, observation, core_state, step)
-            return action, {**extras, "core_state": core_state}, new_state, key
-
-        return select
+        return recurrent_select_with_reset(policy)
     has_extras = isinstance(policy, ExtrasPolicy)
     function = policy.policy if has_extras else policy
 

@@ -283,6 +283,21 @@ class RecurrentActor(GenericActor):
         super().observe_first(timestep)
 
 
+def recurrent_select_with_reset(policy: RecurrentPolicy) -> Callable:
+    """``select(params, key, observation, core_state, reset, step) -> (action, extras, new_state, next_key)`` for
+    one environment: the state is the policy's initial one where ``reset``, and ``extras["core_state"]`` is the
+    state the action was chosen from."""
+
+    def select(params, key, observation, core_state, reset, step):
+        initial = policy.initial_state(params)
+        core_state = jax.tree.map(lambda s, i: jnp.where(reset, i, s), core_state, initial)
+        key, policy_key = jax.random.split(key)
+        action, extras, new_state = policy.policy(params, policy_key, observation, core_state, step)
+        return action, {**extras, "core_state": core_state}, new_state, key
+
+    return select
+
+
 class RecurrentVectorActor(VectorActor):
     """Acts with a ``RecurrentPolicy`` in K environments at once: one jitted, vmapped call for all K, each
     environment with its own recurrent state (reset when its episode starts), key, step count and adder.
@@ -300,15 +315,8 @@ class RecurrentVectorActor(VectorActor):
         backend: str | None = "cpu",
     ):
         super().__init__(policy.policy, random_keys, variable_client, adders, backend)
-
-        def select(params, key, observation, core_state, reset, step):
-            initial = policy.initial_state(params)
-            core_state = jax.tree.map(lambda s, i: jnp.where(reset, i, s), core_state, initial)
-            key, policy_key = jax.random.split(key)
-            action, extras, new_state = policy.policy(params, policy_key, observation, core_state, step)
-            return action, {**extras, "core_state": core_state}, new_state, key
-
-        self._select = _Placed(jax.jit(jax.vmap(select, in_axes=(None, 0, 0, 0, 0, 0))), backend)
+        select = jax.vmap(recurrent_select_with_reset(policy), in_axes=(None, 0, 0, 0, 0, 0))
+        self._select = _Placed(jax.jit(select), backend)
         self._keys = self._select.place(self._keys)
         self._initial_state = jax.jit(policy.initial_state)
         self._core_state = None
