@@ -17,6 +17,8 @@ from acme import specs
 from acme.experiments import make_distributed_experiment
 from acme.experiments.inference import InferenceServer, ServedActor, ServedVectorActor, connect
 from acme.experiments.inference_transport import InferenceClient
+from acme.jax.actors import RecurrentVectorActor
+from acme.jax.variable_client import VariableClient
 from acme.utils import loggers
 from baselines import registry
 
@@ -169,6 +171,43 @@ def test_a_recurrent_policy_starts_each_episode_from_its_initial_state_on_the_se
         assert np.allclose(other.steps[0][1]["core_state"]["hidden"], 0.0)
         actor.close()
         second.close()
+    finally:
+        server.stop()
+
+
+def test_an_actor_of_several_environments_has_a_recurrent_state_per_environment_on_the_server():
+    config, spec, networks, params = _setup("r2d2", "gymnasium:CartPole-v1")
+    policy = config.builder.make_policy(networks, spec, evaluation=False)
+    keys = [jax.random.PRNGKey(21), jax.random.PRNGKey(22)]
+    server = InferenceServer(config, spec, FixedParams(params), max_batch_size=8, max_wait_seconds=0.0)
+    try:
+        recorded = {}
+        for name in ("own", "served"):
+            adders = [RecordingAdder(), RecordingAdder()]
+            if name == "own":
+                actor = RecurrentVectorActor(policy, keys, VariableClient(FixedParams(params), "policy"), adders)
+                actor.update(wait=True)
+            else:
+                actor = ServedVectorActor(server, keys, adders)
+            actor.restore({"num_steps": np.full(2, LATE_STEP, np.int32)})
+            environments = [config.environment_factory(index) for index in range(2)]
+            timesteps = [environment.reset() for environment in environments]
+            for index, timestep in enumerate(timesteps):
+                actor.observe_first(index, timestep)
+            for _ in range(STEPS):  # the two environments' episodes end at different steps
+                actions = actor.select_actions(np.stack([timestep.observation for timestep in timesteps]))
+                for index, environment in enumerate(environments):
+                    timesteps[index] = environment.step(actions[index])
+                    actor.observe(index, actions[index], timesteps[index])
+                    if timesteps[index].last():
+                        timesteps[index] = environment.reset()
+                        actor.observe_first(index, timesteps[index])
+            recorded[name] = adders
+        for own, served in zip(recorded["own"], recorded["served"]):
+            assert own.episode_starts == served.episode_starts > 1
+            assert [int(a) for a, _ in served.steps] == [int(a) for a, _ in own.steps]
+            for (_, ours), (_, theirs) in zip(served.steps, own.steps):
+                jax.tree.map(lambda s, o: np.testing.assert_allclose(s, o, rtol=1e-5, atol=1e-6), ours, theirs)
     finally:
         server.stop()
 
