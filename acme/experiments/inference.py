@@ -17,6 +17,7 @@ of epsilons) are evaluated with it: one call per distinct policy in a batch. Bui
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import os
 import queue
@@ -36,6 +37,7 @@ from acme.jax.actors import ExtrasPolicy, RecurrentPolicy, recurrent_select_with
 from acme.jax.polling_source import PollingVariableSource
 
 INFERENCE_MODES = ("actor", "server")
+BATCH_SIZES_KEPT = 10_000
 
 
 def check_servable(builder: Any) -> None:
@@ -154,7 +156,9 @@ class InferenceServer:
         self._max_wait = max_wait_seconds
         self._requests: queue.Queue[_Request] = queue.Queue()
         self._stop = threading.Event()
-        self.batch_sizes: list[int] = []  # observations per batch, for tests and diagnostics
+        # Observations per batch, the latest BATCH_SIZES_KEPT, for tests and diagnostics (bounded: a server runs
+        # for hours, hundreds of batches a second).
+        self.batch_sizes: collections.deque[int] = collections.deque(maxlen=BATCH_SIZES_KEPT)
         self.policy_calls = 0  # jitted calls: one per distinct actor policy in each batch
         self._thread = threading.Thread(target=self._serve, name="inference-batcher", daemon=True)
         self._thread.start()
@@ -246,8 +250,7 @@ class InferenceServer:
             batch = self._gather()
             if not batch:
                 continue
-            groups: dict[int, list[_Request]] = {}
-            served: dict[int, _ServedPolicy] = {}
+            groups: dict[_ServedPolicy, list[_Request]] = {}  # by identity: one jitted call per distinct policy
             for request in batch:
                 try:
                     policy = self._policy_of_actor.get(request.actor_id)
@@ -257,12 +260,11 @@ class InferenceServer:
                     request.error = error
                     request.done.set()
                     continue
-                groups.setdefault(id(policy), []).append(request)
-                served[id(policy)] = policy
+                groups.setdefault(policy, []).append(request)
             self.batch_sizes.append(sum(request.size for request in batch))
-            for key, requests in groups.items():
+            for policy, requests in groups.items():
                 try:
-                    self._evaluate(served[key], requests)
+                    self._evaluate(policy, requests)
                 except BaseException as error:  # answered to every waiting actor of the group
                     for request in requests:
                         request.error = error

@@ -225,7 +225,7 @@ def test_requests_that_arrive_together_are_evaluated_in_one_batch():
         for thread in threads:
             thread.join(timeout=30)
         # 3 actors of 2 environments each within the 1 s wait: one policy call for all 6 observations.
-        assert server.batch_sizes == [6] and server.policy_calls == 1
+        assert list(server.batch_sizes) == [6] and server.policy_calls == 1
         assert [actor.num_steps for actor in actors] == [2, 2, 2]
         # A batch never holds more than max_batch_size observations: 5 actors of 2 make batches of at most 8.
         server.batch_sizes.clear()
@@ -252,7 +252,7 @@ def test_actors_with_their_own_policies_share_a_batch_with_one_call_per_policy()
             thread.start()
         for thread in threads:
             thread.join(timeout=30)
-        assert server.batch_sizes == [6] and server.policy_calls == 2 and server.distinct_policies == 2
+        assert list(server.batch_sizes) == [6] and server.policy_calls == 2 and server.distinct_policies == 2
         with pytest.raises(ValueError, match=r"actor_id must be in \[0, 2\)"):
             ServedVectorActor(server, [jax.random.PRNGKey(0)], actor_id=2).select_actions(batch[:1])
     finally:
