@@ -104,22 +104,25 @@ class RayCluster:
         shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def ray_cluster():
-    """An external Ray head node on a loopback port, killed at session end.
-
-    On an overloaded machine Ray's own start-up can time out (its GCS answers
-    too late); a second, fresh head node is tried before the tests error.
-    """
+def start_ray_node(resources: dict[str, float] | None = None, join: str | None = None, num_cpus: int = 2) -> RayCluster:
+    """A started `ray start` node (see ``RayCluster``). On an overloaded machine Ray's own start-up can time out (its
+    GCS answers too late, or a joining raylet registers too late); a second, fresh node is tried before giving up."""
     for attempt in range(2):
-        cluster = RayCluster()
+        node = RayCluster(resources=resources, join=join, num_cpus=num_cpus)
         try:
-            cluster.wait_started()
-            break
+            node.wait_started()
+            return node
         except RuntimeError:
-            cluster.stop()
+            node.stop()
             if attempt == 1:
                 raise
+    raise AssertionError("unreachable")
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """An external Ray head node on a loopback port (started as ``start_ray_node`` does), killed at session end."""
+    cluster = start_ray_node()
     try:
         yield cluster
     finally:

@@ -14,7 +14,7 @@ import launch
 from launch.config import CORES_VARIABLE
 from launch.placement import placement_from_json, resolve_placement
 from launch.ray_launcher import actor_options
-from tests.launch.conftest import RayCluster
+from tests.launch.conftest import start_ray_node
 
 
 def _noop() -> None:
@@ -163,12 +163,10 @@ def report_node(label: str, directory: str) -> None:
 @pytest.fixture(scope="module")
 def two_node_cluster():
     """Two `ray start` processes on loopback: a head with resource "left" and a worker with "right"."""
-    head = RayCluster(resources={"left": 4}, num_cpus=1)
+    head = start_ray_node(resources={"left": 4}, num_cpus=1)
     worker = None
     try:
-        head.wait_started()
-        worker = RayCluster(resources={"right": 4}, join=head.address, num_cpus=1)
-        worker.wait_started()
+        worker = start_ray_node(resources={"right": 4}, join=head.address, num_cpus=1)
         yield head
     finally:
         if worker is not None:
