@@ -67,6 +67,15 @@ class AgentBuilder(abc.ABC):
             f"{type(self).__name__} does not support num_envs_per_actor > 1; use num_envs_per_actor=1."
         )
 
+    def check_vector_acting(self, num_envs: int) -> None:
+        """Raises when this agent's actors cannot drive ``num_envs`` environments each, one adder each
+        (``num_envs_per_actor``). ``make_vector_actor`` checks it; so does an actor whose policy an inference server
+        evaluates, which never calls ``make_vector_actor``."""
+        if num_envs > 1:
+            raise NotImplementedError(
+                f"{type(self).__name__} does not support num_envs_per_actor > 1; use num_envs_per_actor=1."
+            )
+
     @property
     def actors_fetch_directly(self) -> bool:
         """Whether distributed actors fetch parameters from the learner itself, each time their variable client

@@ -90,8 +90,13 @@ class ConfiguredBuilder(builders.AgentBuilder):
         variable_source: core.VariableSource | None = None,
         adders: Sequence[Any] | None = None,
     ) -> VectorActor:
+        if adders is not None:
+            self.check_vector_acting(len(random_keys))
         actor = RecurrentVectorActor if isinstance(policy, RecurrentPolicy) else VectorActor
         return actor(policy, random_keys, self._policy_client(variable_source), adders)
+
+    def check_vector_acting(self, num_envs: int) -> None:
+        """Any number of environments per actor (agents whose adders need more override this)."""
 
     def _policy_client(self, variable_source: core.VariableSource | None) -> VariableClient:
         """A client of ``variable_source``'s ``"policy"`` variables, fetched every ``variable_update_period`` steps."""

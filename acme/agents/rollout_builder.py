@@ -16,17 +16,17 @@ The config needs ``unroll_length``, ``batch_size``, ``queue_size``,
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator
 
 import haiku as hk
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from acme import adders, core, specs
+from acme import adders, specs
 from acme.agents.configured_builder import ConfiguredBuilder
 from acme.datasets import ReplaySample
-from acme.jax.actors import ExtrasPolicy, RecurrentPolicy, VectorActor
+from acme.jax.actors import ExtrasPolicy, RecurrentPolicy
 from acme.jax.policy_value import PolicyValueNetworks, RecurrentPolicyValueNetworks, check_policy_value_networks
 from acme.jax.prefetch import PrefetchIterator
 from acme.jax.running_statistics import ObservationNormalizer
@@ -163,20 +163,12 @@ class RolloutBuilder(ConfiguredBuilder):
             break_end_of_episode=False,
         )
 
-    def make_vector_actor(
-        self,
-        random_keys: Sequence[jax.Array],
-        policy: Any,
-        environment_spec: specs.EnvironmentSpec,
-        variable_source: core.VariableSource | None = None,
-        adders: Sequence[Any] | None = None,
-    ) -> VectorActor:
+    def check_vector_acting(self, num_envs: int) -> None:
         c = self.config
-        if adders is not None and c.queue_size < c.batch_size + len(random_keys) - 1:
+        if c.queue_size < c.batch_size + num_envs - 1:
             # In one process the learner empties the queue only once a whole batch is there, and each of the K
             # environments may finish a rollout in the same step: a smaller queue would drop the oldest.
             raise ValueError(
                 f"queue_size ({c.queue_size}) must be at least batch_size + num_envs_per_actor - 1 "
-                f"({c.batch_size} + {len(random_keys)} - 1) for an actor of {len(random_keys)} environments."
+                f"({c.batch_size} + {num_envs} - 1) for an actor of {num_envs} environments."
             )
-        return super().make_vector_actor(random_keys, policy, environment_spec, variable_source, adders)

@@ -446,6 +446,7 @@ def make_distributed_experiment(
         raise ValueError(f"transfer_queue_size must be a positive integer, got {transfer_queue_size!r}.")
     if inference not in INFERENCE_MODES:
         raise ValueError(f"inference must be one of {INFERENCE_MODES}, got {inference!r}.")
+    config.builder.check_vector_acting(config.num_envs_per_actor)  # refused here, not in an actor's process later
     staging, fallback, counts, replay_state = None, None, {}, None
     if config.checkpointing is not None:
         checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
@@ -504,7 +505,7 @@ def make_distributed_experiment(
     )
     server = None
     if inference == "server":
-        check_servable(builder)
+        check_servable(builder, config.num_envs_per_actor)
         server = program.add_node(
             launch.ServiceNode(
                 InferenceServer,

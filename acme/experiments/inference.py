@@ -40,8 +40,10 @@ INFERENCE_MODES = ("actor", "server")
 BATCH_SIZES_KEPT = 10_000
 
 
-def check_servable(builder: Any) -> None:
-    """Raises ``ValueError`` when the server cannot act for ``builder``'s actors: they bound their policy lag."""
+def check_servable(builder: Any, num_envs_per_actor: int) -> None:
+    """Raises when the server cannot act for ``builder``'s actors: ``ValueError`` when they bound their policy lag;
+    the agent's own refusal (``check_vector_acting``) when they cannot drive ``num_envs_per_actor`` environments."""
+    builder.check_vector_acting(num_envs_per_actor)
     if getattr(builder, "actors_fetch_directly", False):
         raise ValueError(
             f"inference='server' polls the learner's parameters, so it cannot keep the policy-lag bound of "
@@ -140,7 +142,7 @@ class InferenceServer:
             raise ValueError(f"max_wait_seconds must be >= 0, got {max_wait_seconds!r}.")
         if isinstance(num_actors, bool) or not isinstance(num_actors, int) or num_actors < 1:
             raise ValueError(f"num_actors must be a positive integer, got {num_actors!r}.")
-        check_servable(config.builder)
+        check_servable(config.builder, config.num_envs_per_actor)
         self._builder = config.builder
         self._spec = environment_spec
         self._networks = config.network_factory(environment_spec)

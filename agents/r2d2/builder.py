@@ -47,15 +47,14 @@ class R2D2Builder(NStepTransitionBuilder):
             break_end_of_episode=True,
         )
 
-    def make_vector_actor(self, random_keys, policy, environment_spec, variable_source=None, adders=None):
-        """Without adders (the evaluator's episodes side by side): a ``RecurrentVectorActor``. With adders: refused,
-        R2D2's sequence adder is untested with K environments per actor."""
-        if adders is not None:
+    def check_vector_acting(self, num_envs: int) -> None:
+        """One environment per actor: R2D2's sequence adder is untested with K environments per actor. (Without
+        adders, the evaluator's episodes side by side, ``make_vector_actor`` gives a ``RecurrentVectorActor``.)"""
+        if num_envs > 1:
             raise NotImplementedError(
                 "R2D2 acts with one environment per actor: use num_envs_per_actor=1, and more actors in a "
                 "distributed run."
             )
-        return super().make_vector_actor(random_keys, policy, environment_spec, variable_source, adders)
 
     def check_networks(self, networks, environment_spec: specs.EnvironmentSpec) -> None:
         check_networks(networks, environment_spec, self.config)

@@ -4,6 +4,7 @@ recurrent policies, per-actor policies), batching, refusals, and distributed run
 from __future__ import annotations
 
 import csv
+import dataclasses
 import threading
 from multiprocessing import AuthenticationError
 
@@ -265,6 +266,18 @@ def test_a_policy_lag_bound_is_refused_before_the_run():
     )
     with pytest.raises(ValueError, match="cannot keep the policy-lag bound"):
         make_distributed_experiment(config, num_actors=1, replay="local", inference="server")
+
+
+@pytest.mark.parametrize("inference", ["actor", "server"])
+def test_more_environments_per_actor_than_the_agent_allows_are_refused_before_the_run(inference):
+    """R2D2 refuses num_envs_per_actor > 1; a served actor never calls make_vector_actor, so the refusal must not
+    depend on it, and neither path may reach an actor's process with it."""
+    config = registry.make_experiment_config("r2d2", "gymnasium:CartPole-v1", seed=0, max_steps=1_000)
+    config = dataclasses.replace(config, num_envs_per_actor=2)
+    with pytest.raises(NotImplementedError, match="R2D2 acts with one environment per actor"):
+        make_distributed_experiment(config, num_actors=2, replay="local", inference=inference)
+    with pytest.raises(NotImplementedError, match="R2D2 acts with one environment per actor"):
+        InferenceServer(config, specs.make_environment_spec(config.environment_factory(0)), FixedParams(None))
 
 
 def test_an_unknown_inference_mode_is_refused():
