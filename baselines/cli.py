@@ -314,8 +314,7 @@ def reproduce_command(args: argparse.Namespace) -> int:
             args.agent, args.env, seed, max_steps=args.max_steps, runs_dir=runs_dir, log_dir=log_dir
         )
         print(json.dumps({k: v for k, v in record.items() if k not in ("curve", "machine")}), flush=True)
-    same_group = [a for a in registry.agent_names() if registry.get_agent(a).action_space in (group, "any")]
-    summary = results.summarize(runs_dir=runs_dir, output=output, agents=same_group)
+    summary = results.summarize(runs_dir=runs_dir, output=output, group=group)
     print(results.summary_table(summary), flush=True)
     print(f"Summary written to {output}", flush=True)
     return 0

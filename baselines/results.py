@@ -287,16 +287,31 @@ def _mean_std(values: Iterable[float]) -> dict | None:
     return {"mean": round(float(np.mean(values)), 2), "std": round(float(np.std(values)), 2)}
 
 
-def summarize(runs_dir: str = RUNS_DIR, output: str | None = None, agents: Iterable[str] | None = None) -> dict:
+def summarize(
+    runs_dir: str = RUNS_DIR,
+    output: str | None = None,
+    agents: Iterable[str] | None = None,
+    group: str | None = None,
+) -> dict:
     """Groups run records by (agent, environment) with mean and spread over seeds; writes ``output``.
 
-    ``agents`` keeps only those agents' runs (default: every run found).
+    ``agents`` keeps only those agents' runs, ``group`` (``"discrete"`` or ``"continuous"``) only the runs whose
+    baseline acts in that action space: an agent of both (PPO) has runs in each (default: every run found).
     """
+    if group not in (None, "discrete", "continuous"):
+        raise ValueError(f"group must be 'discrete', 'continuous' or None, got {group!r}.")
     wanted = set(agents) if agents is not None else None
     groups: dict[tuple[str, str], list[dict]] = {}
+    group_of: dict[tuple[str, str], str] = {}
     for record in load_records(runs_dir):
         if wanted is not None and record["agent"] not in wanted:
             continue
+        pair = (record["agent"], record["environment"])
+        if group is not None:
+            if pair not in group_of:
+                group_of[pair] = registry.action_group(*pair)
+            if group_of[pair] != group:
+                continue
         groups.setdefault((record["agent"], record["environment"]), []).append(record)
     summary = {"results": []}
     for (agent, environment_id), records in sorted(groups.items()):

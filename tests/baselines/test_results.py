@@ -62,6 +62,29 @@ def test_records_and_summary_over_seeds(tmp_path):
     assert "| sac | gymnasium:Pendulum-v1 | 1/2 | -200.0 ± 30.0 |" in table
 
 
+def test_a_summary_of_one_action_space_keeps_only_the_runs_in_it(tmp_path):
+    """PPO acts in both: its CartPole runs belong to the discrete summary, its Pendulum runs to the continuous one."""
+    runs = tmp_path / "runs"
+    for name, agent, env in [
+        ("a", "ppo", "gymnasium:CartPole-v1"),
+        ("b", "ppo", "gymnasium:Pendulum-v1"),
+        ("c", "dqn", "gymnasium:CartPole-v1"),
+        ("d", "sac", "gymnasium:Pendulum-v1"),
+    ]:
+        results.record_from_run_dir(str(_write_run_dir(tmp_path / name, 0, [1.0], agent=agent, env=env)), str(runs))
+    rows = lambda summary: sorted((r["agent"], r["environment"]) for r in summary["results"])  # noqa: E731
+    assert rows(results.summarize(str(runs), group="discrete")) == [
+        ("dqn", "gymnasium:CartPole-v1"),
+        ("ppo", "gymnasium:CartPole-v1"),
+    ]
+    assert rows(results.summarize(str(runs), group="continuous")) == [
+        ("ppo", "gymnasium:Pendulum-v1"),
+        ("sac", "gymnasium:Pendulum-v1"),
+    ]
+    with pytest.raises(ValueError, match="group must be 'discrete', 'continuous' or None"):
+        results.summarize(str(runs), group="any")
+
+
 def test_reproduce_rejects_an_unregistered_baseline(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["reproduce", "sac", "--env", "gymnasium:CartPole-v1", "--seeds", "0"])
