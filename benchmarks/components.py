@@ -81,9 +81,12 @@ def actor_steps_per_second(num_envs: int, steps: int) -> float:
     return steps / (time.perf_counter() - start)
 
 
-def learner_updates_per_second(feed: str, num_updates: int, updates: int) -> float:
-    """Updates per second of DQN's learner with U = ``num_updates``, fed from ``feed``."""
-    entry, config, builder, networks, spec, environment = _parts(num_sgd_steps_per_step=num_updates)
+def learner_updates_per_second(feed: str, num_updates: int, updates: int, **config_overrides) -> float:
+    """Updates per second of DQN's learner with U = ``num_updates``, fed from ``feed``; ``config_overrides`` are
+    DQN config fields over the defaults (a baseline's network and batch size, say)."""
+    if "num_sgd_steps_per_step" in config_overrides:
+        raise ValueError("num_sgd_steps_per_step is num_updates here; pass it as that, not as an override.")
+    entry, config, builder, networks, spec, environment = _parts(**config_overrides, num_sgd_steps_per_step=num_updates)
     policy = builder.make_policy(networks, spec, evaluation=False)
     table_specs = _open_tables(builder, spec, policy)
     stop = None

@@ -242,10 +242,12 @@ def main() -> None:
     )
     args = parser.parse_args()
     CONFIG_OVERRIDES.update(args.overrides)
-    # The learner's updates alone (a fixed batch, the default U), for the model's one-thread limit on them.
-    fixed_updates_per_second = components.learner_updates_per_second(
-        "fixed", registry.get_agent("dqn").make_config(**CONFIG_OVERRIDES).num_sgd_steps_per_step, 2_000
-    )
+    # The learner's updates alone (a fixed batch), with the runs' own config (the baseline's, then --overrides),
+    # for the model's one-thread limit on them.
+    run_overrides = {**registry.BASELINES[("dqn", ENV_ID)].config_overrides, **CONFIG_OVERRIDES}
+    num_updates = registry.get_agent("dqn").make_config(**run_overrides).num_sgd_steps_per_step
+    run_overrides.pop("num_sgd_steps_per_step", None)
+    fixed_updates_per_second = components.learner_updates_per_second("fixed", num_updates, 2_000, **run_overrides)
     results = {}
     for name in args.configurations:
         short, long = CONFIGURATIONS[name](args.steps), CONFIGURATIONS[name](2 * args.steps)

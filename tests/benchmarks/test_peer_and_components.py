@@ -70,6 +70,15 @@ def test_the_learner_learns_from_each_feed(feed):
     assert components.learner_updates_per_second(feed, num_updates=2, updates=4) > 0
 
 
+def test_the_learner_measure_uses_the_config_it_is_given():
+    """The distributed benchmark times the updates of its runs' own config (baseline and --overrides)."""
+    assert components.learner_updates_per_second("fixed", num_updates=1, updates=2, hidden_sizes=(8,), n_step=3) > 0
+    with pytest.raises(ValueError, match="batch_size"):  # the override reached the config, which refuses it
+        components.learner_updates_per_second("fixed", num_updates=1, updates=2, batch_size=0)
+    with pytest.raises(ValueError, match="num_sgd_steps_per_step is num_updates here"):
+        components.learner_updates_per_second("fixed", num_updates=1, updates=2, num_sgd_steps_per_step=4)
+
+
 def test_the_distributed_benchmark_separates_start_up_from_the_steady_state_rate():
     from benchmarks.distributed_dqn_throughput import steady_state
 
