@@ -4,6 +4,9 @@ import os
 import re
 import subprocess
 import sys
+import threading
+
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -49,3 +52,47 @@ def test_learner_side_code_does_not_import_reverb():
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.stdout.strip() == "False", done.stderr
+
+
+def _run(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.tensorflow
+def test_the_agents_import_without_tensorflow_where_it_is_installed():
+    """distrax's and rlax's TensorFlow Probability would import TensorFlow for docstrings alone (seconds of start-up
+    in every process); TensorFlow still imports afterwards, and the distributions work either side of it."""
+    code = (
+        "import sys, agents.dqn, agents.sac, agents.mpo, agents.r2d2, agents.ppo, rlax, distrax; "
+        "print('tensorflow' in sys.modules); "
+        "print(float(distrax.Transformed(distrax.Normal(0.0, 1.0), distrax.Tanh()).log_prob(0.3))); "
+        "import tensorflow, reverb; print(tensorflow.constant(2).numpy())"
+    )
+    done = _run(code)
+    assert done.returncode == 0, done.stderr[-3000:]
+    loaded_first, log_prob, two = done.stdout.split()
+    assert loaded_first == "False" and abs(float(log_prob) + 0.8725) < 1e-3 and two == "2", done.stdout
+
+
+@pytest.mark.tensorflow
+def test_a_process_that_loaded_tensorflow_first_imports_the_agents_as_before():
+    code = "import tensorflow, sys, acme, agents.sac, distrax; print(float(distrax.Normal(0.0, 1.0).log_prob(0.0)))"
+    done = _run(code)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert abs(float(done.stdout.split()[-1]) + 0.9189) < 1e-3, done.stdout
+
+
+def test_tensorflow_is_hidden_only_from_the_thread_importing_the_substrate():
+    from acme import _tfp_without_tensorflow
+
+    finder = _tfp_without_tensorflow._HideTensorFlow()
+    assert finder.find_spec("tensorflow") is None  # no import of the substrate under way: nothing hidden
+    finder.importing.add(threading.get_ident())
+    with pytest.raises(ModuleNotFoundError, match="hidden from TFP's JAX substrate"):
+        finder.find_spec("tensorflow.python.ops")
+    assert finder.find_spec("numpy") is None
+    seen = []
+    other = threading.Thread(target=lambda: seen.append(finder.find_spec("tensorflow")))
+    other.start()
+    other.join()
+    assert seen == [None]
