@@ -32,6 +32,10 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+RAY_NODE_NICENESS = -5  # for `ray start` and the processes it starts (root only)
+START_ATTEMPTS = 3
+
+
 class RayCluster:
     """A `ray start --head --block` process group owned by the test session."""
 
@@ -59,6 +63,12 @@ class RayCluster:
         self.process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True
         )
+        # Ray's start-up gives its raylet 30 s to register, which the other test worker's load on 2 cores can starve
+        # it of: the node's processes (started by this one, a second later) get a higher priority where allowed.
+        try:
+            os.setpriority(os.PRIO_PROCESS, self.process.pid, RAY_NODE_NICENESS)
+        except PermissionError:
+            pass
         self._lines: queue.Queue = queue.Queue()
         self.output: list[str] = []
         threading.Thread(target=self._drain, daemon=True).start()
@@ -106,16 +116,18 @@ class RayCluster:
 
 def start_ray_node(resources: dict[str, float] | None = None, join: str | None = None, num_cpus: int = 2) -> RayCluster:
     """A started `ray start` node (see ``RayCluster``). On an overloaded machine Ray's own start-up can time out (its
-    GCS answers too late, or a joining raylet registers too late); a second, fresh node is tried before giving up."""
-    for attempt in range(2):
+    GCS answers too late, or a joining raylet registers too late); fresh nodes are tried, ``START_ATTEMPTS`` in all,
+    a few seconds apart, before giving up."""
+    for attempt in range(START_ATTEMPTS):
         node = RayCluster(resources=resources, join=join, num_cpus=num_cpus)
         try:
             node.wait_started()
             return node
         except RuntimeError:
             node.stop()
-            if attempt == 1:
+            if attempt == START_ATTEMPTS - 1:
                 raise
+            time.sleep(5.0)
     raise AssertionError("unreachable")
 
 
