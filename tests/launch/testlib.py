@@ -207,6 +207,15 @@ def announce_then_wait(path: str) -> None:
     until_stopped()
 
 
+def announce_once_ticking(counter, path: str) -> None:
+    """Waits until the ticker has ticked (so it is constructed and running, and launch will call its stop()), then
+    writes this process's pid to ``path`` and loops until stopped."""
+    while counter.get() < 1:
+        if launch.wait_for_stop(0.05):
+            return
+    announce_then_wait(path)
+
+
 RAY_DRIVER_SCRIPT = """
 import sys
 import launch
@@ -216,7 +225,7 @@ address, running_path, marker = sys.argv[1:4]
 program = launch.Program("ray-signal")
 counter = program.add_node(launch.ServiceNode(testlib.Counter), "counter")
 program.add_node(launch.ServiceNode(testlib.Ticker, counter, marker=marker), "ticker")
-program.add_node(launch.FunctionNode(testlib.announce_then_wait, running_path), "announcer")
+program.add_node(launch.FunctionNode(testlib.announce_once_ticking, counter, running_path), "announcer")
 try:
     launch.launch(program, "ray", address=address)
 except BaseException as e:
