@@ -312,7 +312,7 @@ def summarize(
                 group_of[pair] = registry.action_group(*pair)
             if group_of[pair] != group:
                 continue
-        groups.setdefault((record["agent"], record["environment"]), []).append(record)
+        groups.setdefault(pair, []).append(record)
     summary = {"results": []}
     for (agent, environment_id), records in sorted(groups.items()):
         records.sort(key=lambda r: r["seed"])
