@@ -106,11 +106,34 @@ def pin_process(cores: tuple[int, ...]) -> None:
             f"Resources.cores {tuple(cores)} names cores this machine does not offer the node's process; it may run "
             f"on {sorted(allowed)}."
         )
-    for thread_id in os.listdir("/proc/self/task"):
-        try:
-            os.sched_setaffinity(int(thread_id), set(cores))
-        except (ProcessLookupError, FileNotFoundError):  # the thread ended meanwhile
-            continue
+    _pin_every_thread(set(cores))
+
+
+_MAX_PINNING_PASSES = 1000
+
+
+def _pin_every_thread(cores: set[int]) -> None:
+    """Pins every thread of this process, walking its threads again until a whole pass finds none outside ``cores``.
+
+    One walk is not enough: a thread not yet pinned can start another during the walk, and the new thread keeps its
+    parent's old mask. Threads started by pinned threads inherit the pinning, so the passes end once the threads that
+    start others are pinned.
+    """
+    for _ in range(_MAX_PINNING_PASSES):
+        moved = 0
+        for thread_id in os.listdir("/proc/self/task"):
+            try:
+                if os.sched_getaffinity(int(thread_id)) != cores:
+                    os.sched_setaffinity(int(thread_id), cores)
+                    moved += 1
+            except (ProcessLookupError, FileNotFoundError):  # the thread ended meanwhile
+                continue
+        if moved == 0:
+            return
+    raise RuntimeError(
+        f"pinning this process to cores {sorted(cores)} did not settle after {_MAX_PINNING_PASSES} passes over its "
+        "threads: threads keep starting threads faster than they can be pinned."
+    )
 
 
 def thread_environment(num_threads: int) -> dict[str, str]:

@@ -5,7 +5,8 @@ JSON dicts, lists, strings and integers only, and ``leaves`` are the tree's
 leaves in the order the structure numbers them. ``decode(structure, leaves)``
 rebuilds the tree. The containers a checkpoint may hold:
 
-- ``{"dict": [[key, node], ...]}`` for dicts with string or integer keys (order kept);
+- ``{"dict": [[key, node], ...]}`` for dicts with string or integer keys (order kept), and
+  ``{"ordered_dict": [[key, node], ...]}`` for ``collections.OrderedDict`` (dm_control's observations);
 - ``{"list": [node, ...]}`` and ``{"tuple": [node, ...]}``;
 - ``{"namedtuple": "module:QualName", "fields": [...], "children": [node, ...]}``
   for NamedTuples (learner states, optax states);
@@ -19,12 +20,15 @@ still have the stored fields. Anything unexpected in the data raises
 
 from __future__ import annotations
 
+import collections
 import sys
 from typing import Any, Sequence
 
 import numpy as np
 
 _SCALARS = (bool, int, float, complex, np.generic, np.ndarray)
+_MAPPING_KINDS = {dict: "dict", collections.OrderedDict: "ordered_dict"}
+_MAPPING_TYPES = {kind: mapping_type for mapping_type, kind in _MAPPING_KINDS.items()}
 
 
 class StructureError(ValueError):
@@ -43,15 +47,16 @@ def _is_leaf(value: Any) -> bool:
 def encode(tree: Any) -> tuple[dict, list]:
     """Returns ``(structure, leaves)`` of ``tree`` (see the module docstring).
 
-    Raises ``StructureError`` for containers other than dict, list, tuple,
-    NamedTuple and None, and for dict keys other than strings and integers.
+    Raises ``StructureError`` for containers other than dict, OrderedDict, list,
+    tuple, NamedTuple and None, and for dict keys other than strings and integers.
     """
     leaves: list = []
 
     def visit(node: Any, path: str) -> dict:
         if node is None:
             return {"none": None}
-        if type(node) is dict:  # noqa: E721 - subclasses (OrderedDict, defaultdict) would not come back as such
+        mapping_kind = _MAPPING_KINDS.get(type(node))  # exact types: a subclass would not come back as such
+        if mapping_kind is not None:
             items = []
             for key, child in node.items():
                 if isinstance(key, bool) or not isinstance(key, (str, int)):
@@ -60,7 +65,7 @@ def encode(tree: Any) -> tuple[dict, list]:
                         "keys that are strings or integers."
                     )
                 items.append([key, visit(child, f"{path}[{key!r}]")])
-            return {"dict": items}
+            return {mapping_kind: items}
         if _is_namedtuple(node):
             cls = type(node)
             if _lookup(cls.__module__, cls.__qualname__) is not cls:
@@ -81,7 +86,7 @@ def encode(tree: Any) -> tuple[dict, list]:
             return {"leaf": len(leaves) - 1}
         raise StructureError(
             f"{type(node).__name__} at {path or 'the root'} is not a container a checkpoint can hold: use dicts, "
-            "lists, tuples, module-level NamedTuples and None around numpy/jax arrays and python scalars."
+            "OrderedDicts, lists, tuples, module-level NamedTuples and None around numpy/jax arrays and python scalars."
         )
 
     return visit(tree, ""), leaves
@@ -130,16 +135,17 @@ def decode(structure: Any, leaves: Sequence[Any]) -> Any:
             return leaves[index]
         if node == {"none": None}:
             return None
-        if "dict" in node and len(node) == 1 and isinstance(node["dict"], list):
-            result = {}
-            for item in node["dict"]:
+        (kind,) = node if len(node) == 1 else (None,)
+        if kind in _MAPPING_TYPES and isinstance(node[kind], list):
+            result = _MAPPING_TYPES[kind]()
+            for item in node[kind]:
                 if not (
                     isinstance(item, list)
                     and len(item) == 2
                     and isinstance(item[0], (str, int))
                     and not isinstance(item[0], bool)
                 ):
-                    raise StructureError(f"Malformed dict item {str(item)[:80]!r}: expected [key, node].")
+                    raise StructureError(f"Malformed {kind} item {str(item)[:80]!r}: expected [key, node].")
                 result[item[0]] = visit(item[1])
             return result
         for kind, container in (("list", list), ("tuple", tuple)):

@@ -7,6 +7,7 @@ that would create a marker file when unpickled.
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 import os
@@ -75,7 +76,15 @@ def _make_version_1(directory: str, structure_pickle: bytes | None = None) -> No
 
 def _state():
     params = {"linear": {"w": np.arange(6, dtype=np.float32).reshape(2, 3), "b": np.zeros(3, np.float32)}}
-    return {"params": params, "opt": optax.adam(1e-3).init(params), "steps": 7, "pair": (1.5, None, [True])}
+    # dm_control observations are OrderedDicts (in observation statistics, replay and snapshots); order not sorted
+    observation = collections.OrderedDict(velocity=np.ones(2, np.float32), position=np.zeros(3, np.float32))
+    return {
+        "params": params,
+        "opt": optax.adam(1e-3).init(params),
+        "steps": 7,
+        "pair": (1.5, None, [True]),
+        "observation_stats": observation,
+    }
 
 
 def _run_cli(args: list[str], cwd: str) -> subprocess.CompletedProcess:
@@ -89,6 +98,8 @@ def test_the_structure_is_json_and_round_trips_containers(tmp_path):
     json.loads(open(os.path.join(path, "structure.json")).read())  # plain data
     state, step, _ = Checkpointer(str(tmp_path)).restore_latest()
     assert step == 1 and state["steps"] == 7 and state["pair"] == (1.5, None, [True])
+    assert type(state["observation_stats"]) is collections.OrderedDict
+    assert list(state["observation_stats"]) == ["velocity", "position"]  # insertion order, as dm_control made it
     assert type(state["opt"][0]).__name__ == "ScaleByAdamState" and type(state["opt"][0]) is type(_state()["opt"][0])
     assert jax.tree.structure(state) == jax.tree.structure(_state())
     for a, b in zip(jax.tree.leaves(state), jax.tree.leaves(_state())):
@@ -96,11 +107,11 @@ def test_the_structure_is_json_and_round_trips_containers(tmp_path):
 
 
 def test_trees_the_format_cannot_hold_are_refused_when_saving(tmp_path):
-    from collections import OrderedDict, namedtuple
+    from collections import defaultdict, namedtuple
 
     checkpointer = Checkpointer(str(tmp_path))
-    with pytest.raises(TypeError, match="OrderedDict at the root is not a container"):
-        checkpointer.save(OrderedDict(a=np.zeros(1)), step=1)
+    with pytest.raises(TypeError, match="defaultdict at the root is not a container"):  # would not come back as one
+        checkpointer.save(defaultdict(list, a=np.zeros(1)), step=1)
     local = namedtuple("Local", "x")
     with pytest.raises(TypeError, match="cannot be found again by its name"):
         checkpointer.save({"s": local(np.zeros(1))}, step=1)
@@ -124,6 +135,7 @@ def test_trees_the_format_cannot_hold_are_refused_when_saving(tmp_path):
         ({"tuple": [{"leaf": 0}, {"leaf": 0}]}, "out of range or repeated"),
         ({"list": []}, "uses 0 of the 1 stored leaves"),
         ({"eval": "__import__('os')"}, "Unknown structure node"),
+        ({"ordered_dict": [[1.5, {"leaf": 0}]]}, "Malformed ordered_dict item"),
         ([1, 2], "Malformed structure node"),
     ],
 )
