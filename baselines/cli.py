@@ -484,7 +484,6 @@ def _train(args: argparse.Namespace, config, run_dir: str) -> int:
     """Trains ``config`` with the chosen launcher, then writes the result, policy snapshot and curve."""
     from acme.experiments import run_experiment
     from baselines.plotting import plot_learning_curve
-    from baselines.policy_export import export_policy
 
     if args.launcher != "local":
         return run_distributed(args, config, run_dir)
@@ -507,15 +506,7 @@ def _train(args: argparse.Namespace, config, run_dir: str) -> int:
     }
     with open(os.path.join(run_dir, "result.json"), "w") as f:
         json.dump(summary, f, indent=2)
-    snapshot = export_policy(
-        os.path.join(run_dir, "policy"), args.agent, args.env, config.builder.config, result.policy_params
-    )
-    print(
-        f"Policy snapshot in {snapshot}; evaluate it with: python -m baselines evaluate --snapshot {snapshot} "
-        "--episodes 10",
-        flush=True,
-    )
-    if result.evaluations:
+    if result.evaluations:  # the curve and the summary line first: a snapshot that fails to save loses neither
         baseline = registry.BASELINES.get((args.agent, args.env))
         plot_learning_curve(
             os.path.join(run_dir, "learning_curve.png"),
@@ -537,6 +528,31 @@ def _train(args: argparse.Namespace, config, run_dir: str) -> int:
             f"(logs in {run_dir}).",
             flush=True,
         )
+    return _export_snapshot(args, config, run_dir, result.policy_params)
+
+
+def _export_snapshot(args: argparse.Namespace, config, run_dir: str, policy_params) -> int:
+    """Writes the run's policy snapshot; a snapshot that cannot be written is said, with what was kept (exit 1)."""
+    from acme.utils.checkpoint_files import CheckpointError
+    from baselines.policy_export import export_policy
+
+    try:
+        snapshot = export_policy(
+            os.path.join(run_dir, "policy"), args.agent, args.env, config.builder.config, policy_params
+        )
+    except (CheckpointError, TypeError, ValueError, OSError) as error:
+        print(
+            f"error: the policy snapshot was not saved ({type(error).__name__}: {error}); the run's logs, "
+            f"result.json and learning curve are in {run_dir}.",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 1
+    print(
+        f"Policy snapshot in {snapshot}; evaluate it with: python -m baselines evaluate --snapshot {snapshot} "
+        "--episodes 10",
+        flush=True,
+    )
     return 0
 
 
