@@ -14,6 +14,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 SCRIPT = textwrap.dedent("""
@@ -72,11 +74,15 @@ def _run(mode: str, tmp_path) -> subprocess.CompletedProcess:
     )
 
 
+# These two mean something only where reverb and TensorFlow are installed (the reverb stack): elsewhere nothing
+# could import them.
+@pytest.mark.reverb
 def test_local_replay_runs_with_reverb_and_tensorflow_unimportable(tmp_path):
     result = _run("block", tmp_path)
     assert result.returncode == 0 and "OK" in result.stdout, result.stdout[-2000:] + result.stderr[-4000:]
 
 
+@pytest.mark.reverb
 def test_local_replay_never_imports_reverb(tmp_path):
     result = _run("allow", tmp_path)
     assert result.returncode == 0 and "OK" in result.stdout, result.stdout[-2000:] + result.stderr[-4000:]
