@@ -63,8 +63,13 @@ def _open_tables(builder, spec, policy) -> list:
     return [dataclasses.replace(t, rate_limiter=tables.MinSize(1)) for t in builder.make_replay_tables(spec, policy)]
 
 
-def actor_steps_per_second(num_envs: int, steps: int) -> float:
-    """Acting with the adder into local replay, K environments, steps counted over all K."""
+def _items(replay) -> int:
+    return sum(info.current_size for info in replay.server_info().values())
+
+
+def timed_acting(num_envs: int, steps: int) -> dict:
+    """Acting with the adder into local replay, K environments: the timed run's ``steps`` as the loop counted
+    them over all K, its ``seconds``, and the ``items`` its adders wrote to the table meanwhile."""
     entry, config, builder, networks, spec, _ = _parts()
     policy = builder.make_policy(networks, spec, evaluation=False)
     replay = LocalReplay(_open_tables(builder, spec, policy))
@@ -74,16 +79,36 @@ def actor_steps_per_second(num_envs: int, steps: int) -> float:
         list(jax.random.split(jax.random.PRNGKey(1), num_envs)), policy, spec, variable_source=learner, adders=adders
     )
     environments = [registry.make_agent_environment(AGENT, ENV_ID, seed=i) for i in range(num_envs)]
-    loop = VectorEnvironmentLoop(environments, actor, counter=counting.Counter(), logger=loggers.NoOpLogger())
+    counter = counting.Counter()
+    loop = VectorEnvironmentLoop(environments, actor, counter=counter, logger=loggers.NoOpLogger())
     loop.run(200 * num_envs)  # compiles the policy for this K
+    steps_before, items_before = counter.get_counts().get("steps", 0), _items(replay)
     start = time.perf_counter()
     loop.run(steps)
-    return steps / (time.perf_counter() - start)
+    seconds = time.perf_counter() - start
+    return {
+        "steps": counter.get_counts()["steps"] - steps_before,
+        "seconds": seconds,
+        "items": _items(replay) - items_before,
+    }
+
+
+def actor_steps_per_second(num_envs: int, steps: int) -> float:
+    """Acting with the adder into local replay, K environments, steps counted over all K."""
+    acting = timed_acting(num_envs, steps)
+    return acting["steps"] / acting["seconds"]
 
 
 def learner_updates_per_second(feed: str, num_updates: int, updates: int, **config_overrides) -> float:
     """Updates per second of DQN's learner with U = ``num_updates``, fed from ``feed``; ``config_overrides`` are
     DQN config fields over the defaults (a baseline's network and batch size, say)."""
+    learning = timed_updates(feed, num_updates, updates, **config_overrides)
+    return learning["updates"] / learning["seconds"]
+
+
+def timed_updates(feed: str, num_updates: int, updates: int, **config_overrides) -> dict:
+    """DQN's learner with U = ``num_updates`` fed from ``feed`` (see ``learner_updates_per_second``): the timed
+    ``updates`` as its training state counted them, their ``seconds``, and the ``calls`` of ``learner.step()``."""
     if "num_sgd_steps_per_step" in config_overrides:
         raise ValueError("num_sgd_steps_per_step is num_updates here; pass it as that, not as an override.")
     entry, config, builder, networks, spec, environment = _parts(**config_overrides, num_sgd_steps_per_step=num_updates)
@@ -120,11 +145,13 @@ def learner_updates_per_second(feed: str, num_updates: int, updates: int, **conf
             learner.step()
         jax.block_until_ready(learner.state)
         calls = max(1, updates // num_updates)
+        steps_before = int(learner.state.steps)
         start = time.perf_counter()
         for _ in range(calls):
             learner.step()
         jax.block_until_ready(learner.state)
-        return calls * num_updates / (time.perf_counter() - start)
+        seconds = time.perf_counter() - start
+        return {"updates": int(learner.state.steps) - steps_before, "seconds": seconds, "calls": calls}
     finally:
         if hasattr(iterator, "close"):
             iterator.close()

@@ -35,7 +35,7 @@ def test_the_quickstarts_train_and_evaluate(script):
     assert "best evaluation return" in _run(script, "1200")
 
 
-def test_a_new_agent_from_the_library_pieces_learns_on_the_shared_learner():
+def test_a_new_agent_from_the_library_pieces_trains_and_evaluates_on_the_shared_learner():
     assert "DDPG: best evaluation return" in _run("custom_agent.py", "--max-steps", "1500")
 
 

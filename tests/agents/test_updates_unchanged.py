@@ -6,12 +6,14 @@ written by ``python tests/agents/test_updates_unchanged.py`` from the code at
 commit 4f2bd2e (before the shared optimiser step, ``optax.incremental_update``
 and the shared actor-critic state), once per stack. The same jax version must
 give the same numbers to float32 rounding; another jax version is compared with
-the nearest golden at a looser tolerance (XLA may order a reduction otherwise).
+the golden of the nearest version (``nearest_golden``) at a looser tolerance (XLA
+may order a reduction otherwise).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 import jax
@@ -37,16 +39,54 @@ def _after_updates(agent: str) -> dict[str, np.ndarray]:
     return arrays
 
 
+def _version(text: str) -> tuple[int, int]:
+    major, minor = text.split(".")[:2]
+    return int(major), int(minor)
+
+
+def nearest_golden(names: list[str], agent: str, jax_version: str) -> str | None:
+    """Of the files ``names``, the golden of ``agent`` written on the jax version nearest ``jax_version`` (as
+    numbers, so 0.12 is newer than 0.4): that version's own, else the nearest minor version of the same major
+    (the newer on a tie), else the newest of the nearest major. None if ``agent`` has none."""
+    pattern = re.compile(rf"{re.escape(agent)}-jax(\d+\.\d+)\.npz")
+    stored = {_version(match[1]): name for name in names if (match := pattern.fullmatch(name))}
+    if not stored:
+        return None
+    major, minor = _version(jax_version)
+    return stored[
+        min(
+            stored,
+            key=lambda v: (abs(v[0] - major), abs(v[1] - minor) if v[0] == major else 0, -v[0], -v[1]),
+        )
+    ]
+
+
 def _golden(agent: str) -> tuple[str, dict[str, np.ndarray]]:
-    exact = os.path.join(GOLDEN, f"{agent}-jax{_jax_version()}.npz")
-    if os.path.exists(exact):
-        path = exact
-    else:
-        found = sorted(name for name in os.listdir(GOLDEN) if name.startswith(f"{agent}-jax"))
-        assert found, f"No golden state for {agent} under {GOLDEN}."
-        path = os.path.join(GOLDEN, found[-1])
+    name = nearest_golden(os.listdir(GOLDEN), agent, _jax_version())
+    assert name is not None, f"No golden state for {agent} under {GOLDEN}."
+    path = os.path.join(GOLDEN, name)
     with np.load(path) as stored:
         return path, dict(stored)
+
+
+@pytest.mark.parametrize(
+    "agent,jax_version,expected",
+    [
+        ("dqn", "0.4", "dqn-jax0.4.npz"),  # its own
+        ("dqn", "0.12", "dqn-jax0.12.npz"),
+        ("dqn", "0.5", "dqn-jax0.4.npz"),
+        ("dqn", "0.11", "dqn-jax0.12.npz"),
+        ("dqn", "0.13", "dqn-jax0.12.npz"),  # "dqn-jax0.4.npz" sorts after it as a string
+        ("dqn", "0.8", "dqn-jax0.12.npz"),  # as near to both: the newer
+        ("dqn", "1.0", "dqn-jax0.12.npz"),  # another major: its newest
+        ("dqn", "0.12.1", "dqn-jax0.12.npz"),
+        ("sac", "0.12", "sac-jax0.4.npz"),  # only one for sac; d4pg's and dqn's are not sac's
+        ("td3", "0.4", None),
+    ],
+)
+def test_the_golden_of_the_nearest_jax_version_is_picked(agent, jax_version, expected):
+    names = ["dqn-jax0.12.npz", "dqn-jax0.4.npz", "d4pg-jax0.12.npz", "sac-jax0.4.npz", "dqn-jax0.4.npz.tmp", "x"]
+    assert nearest_golden(names, agent, jax_version) == expected
 
 
 @pytest.mark.parametrize("agent", sorted(TINY))

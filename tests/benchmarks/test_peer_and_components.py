@@ -15,7 +15,8 @@ def test_peer_protocol_runs_pinned_children_and_summarises(tmp_path):
     report = json.loads(output.read_text())
     (run,) = report["runs"]
     assert run["actor_steps"] == 600 and run["learner_steps"] == 0  # 600 steps: below DQN's min replay size
-    assert run["training_steps_per_second"] > 0
+    # The rate is the run's own steps over its own wall time (as rounded in the report).
+    assert run["training_steps_per_second"] == pytest.approx(run["actor_steps"] / run["wall_seconds"], rel=1e-2)
     assert [step for step, _ in run["curve"]] == [600]  # the final evaluation (the first due would be at 5,000)
     assert report["summary"]["dqn"]["seeds_reaching_target"] == "0/1"
     assert report["machine"]["threads"]["XLA_FLAGS"].startswith("--xla_cpu_multi_thread_eigen=false")
@@ -61,18 +62,26 @@ def test_a_peer_python_that_is_not_an_interpreter_is_refused(tmp_path, capsys):
     assert "make install-peers" in capsys.readouterr().err
 
 
-def test_component_measures_are_positive():
-    assert components.actor_steps_per_second(num_envs=2, steps=200) > 0
+def test_the_acting_measure_times_the_steps_it_was_asked_for_and_writes_an_item_per_step():
+    num_envs, steps, n_step = 2, 200, 3  # DQN's default n_step
+    acting = components.timed_acting(num_envs=num_envs, steps=steps)
+    assert acting["steps"] == steps and acting["seconds"] > 0
+    # Each step adds an n-step item once its episode has n - 1 steps behind it (the rest at the episode's end):
+    # per environment, at most n - 1 items are carried into or out of the timed window.
+    assert abs(acting["items"] - steps) <= num_envs * (n_step - 1), acting
 
 
 @pytest.mark.parametrize("feed", ["fixed", "local", pytest.param("reverb", marks=pytest.mark.reverb)])
-def test_the_learner_learns_from_each_feed(feed):
-    assert components.learner_updates_per_second(feed, num_updates=2, updates=4) > 0
+def test_the_learner_measure_times_the_updates_its_state_counts_on_each_feed(feed):
+    learning = components.timed_updates(feed, num_updates=2, updates=4)
+    assert learning["calls"] == 2 and learning["updates"] == 4  # 2 fused updates a call, counted by the state
+    assert learning["seconds"] > 0
 
 
 def test_the_learner_measure_uses_the_config_it_is_given():
     """The distributed benchmark times the updates of its runs' own config (baseline and --overrides)."""
-    assert components.learner_updates_per_second("fixed", num_updates=1, updates=2, hidden_sizes=(8,), n_step=3) > 0
+    learning = components.timed_updates("fixed", num_updates=1, updates=2, hidden_sizes=(8,), n_step=3)
+    assert learning["updates"] == 2
     with pytest.raises(ValueError, match="batch_size"):  # the override reached the config, which refuses it
         components.learner_updates_per_second("fixed", num_updates=1, updates=2, batch_size=0)
     with pytest.raises(ValueError, match="num_sgd_steps_per_step is num_updates here"):

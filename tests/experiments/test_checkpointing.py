@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import os
 import shutil
@@ -53,6 +54,17 @@ def _replay_sizes(restored, replay: str) -> dict:
         return {name: info.current_size for name, info in client.server_info().items()}
     finally:
         server.stop()
+
+
+def _logged(path) -> list[dict]:
+    """The complete rows of a CSV log that a running process is writing (none before it exists)."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except FileNotFoundError:
+        return []
+    lines = text.splitlines(keepends=True)
+    return list(csv.DictReader(line for line in lines if line.endswith("\n")))
 
 
 def _checkpoints(directory: str) -> list[int]:
@@ -159,10 +171,10 @@ def test_sigkill_mid_run_then_resume_continues_from_the_checkpoint(tmp_path, cap
 
 def test_ctrl_c_saves_a_checkpoint_at_the_episode_end_then_stops(tmp_path):
     """With no periodic checkpoint due, the first SIGINT still leaves a complete checkpoint behind."""
-    directory = str(tmp_path / "ckpt")
+    directory, logs = str(tmp_path / "ckpt"), tmp_path / "logs"
     env = {**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", "")}
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.experiments.resumable_run", directory, "100000", "1000000000"],
+        [sys.executable, "-m", "tests.experiments.resumable_run", directory, "100000", "1000000000", "local", logs],
         cwd=REPO,
         env=env,
         stdout=subprocess.PIPE,
@@ -175,7 +187,14 @@ def test_ctrl_c_saves_a_checkpoint_at_the_episode_end_then_stops(tmp_path):
             line = process.stdout.readline()
             assert line, f"the run ended before training started:\n{head}"
             head += line
-        time.sleep(8)  # some episodes and learner steps
+        # Wait for some episodes and learner steps (300 s guards against a hang, it is no speed check).
+        deadline = time.monotonic() + 300
+        while len(_logged(logs / "actor.csv")) < 2 or not any(
+            float(row["learner_steps"]) > 0 for row in _logged(logs / "learner.csv")
+        ):
+            assert process.poll() is None, head + process.communicate()[0]
+            assert time.monotonic() < deadline, "no episodes and learner steps logged within 300 s"
+            time.sleep(0.2)
         assert process.poll() is None and _checkpoints(directory) == []
         process.send_signal(signal.SIGINT)
         out = head + process.communicate(timeout=120)[0]

@@ -48,7 +48,7 @@ def test_threads_ppo_trains_only_on_rollouts_within_the_policy_lag_bound(tmp_pat
 
 
 @pytest.mark.reverb
-def test_threads_impala_learns_from_a_reverb_queue(tmp_path):
+def test_threads_impala_trains_on_rollouts_from_a_reverb_queue(tmp_path):
     # The same program over a reverb queue table (what the Ray launcher uses): rollouts sampled once, in order.
     config = make_experiment_config(
         "impala",

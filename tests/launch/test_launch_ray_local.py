@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import threading
-import time
 
 import psutil
 import pytest
@@ -106,21 +105,25 @@ def test_ray_local_end_to_end_and_clean_shutdown(tmp_path):
     # Clean shutdown: Ray is down and no process it started survives.
     assert not ray.is_initialized()
     assert any("raylet" in name for _, name in watcher.seen.values())  # Watcher works.
-    end = time.monotonic() + 20
-    while watcher.survivors() and time.monotonic() < end:
-        time.sleep(0.2)
+    testlib.eventually(lambda: not watcher.survivors(), timeout=120)  # processes that are exiting get time to go
     assert not watcher.survivors()
 
 
-def test_unreachable_cluster_address_fails_fast():
+def test_unreachable_cluster_address_is_refused_before_ray_init(monkeypatch):
     import ray
 
+    tried: list = []  # ray.init() takes tens of seconds to give up on an address that is not Ray's
+
+    def init(*args, **kwargs):
+        tried.append(kwargs)
+        raise RuntimeError("ray.init() was called")
+
+    monkeypatch.setattr(ray, "init", init)
     program = launch.Program("unreachable")
     program.add_node(launch.FunctionNode(testlib.work, None, 0), "noop")
-    start = time.monotonic()
     with pytest.raises(launch.ClusterConnectionError) as info:
         launch.launch(program, "ray", address="127.0.0.1:1")
-    assert time.monotonic() - start < 10
-    assert "127.0.0.1:1" in str(info.value)
+    assert not tried, tried
+    assert "cannot reach" in str(info.value) and "127.0.0.1:1" in str(info.value)
     assert isinstance(info.value, ConnectionError)
     assert not ray.is_initialized()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
@@ -19,7 +18,7 @@ def _counter_program(n: int, log: list, terminal_waits: bool = True):
     def terminal_worker(counter, n):
         testlib.work(counter, n)
         if terminal_waits:  # Wait for the other worker too.
-            testlib.wait_until(lambda: counter.get() >= 2 * n, timeout=30)
+            testlib.wait_until(lambda: counter.get() >= 2 * n, timeout=120)
 
     program.add_node(launch.FunctionNode(terminal_worker, counter, n), "w0", terminal=True)
     program.add_node(launch.FunctionNode(testlib.work, counter, n), "w1")
@@ -29,9 +28,7 @@ def _counter_program(n: int, log: list, terminal_waits: bool = True):
 def test_counter_program_runs_and_stops_everything():
     log: list = []
     program = _counter_program(500, log)
-    start = time.monotonic()
-    launch.launch(program, "threads", timeout=60)
-    assert time.monotonic() - start < 10
+    launch.launch(program, "threads", timeout=120)  # the timeout guards against a hang, it does not time the run
     # The ticker's run() loop was stopped, services in reverse construction order.
     assert log == ["ticker", "counter"]
     assert not launch.stop_requested()  # Reset once launch() returned.
@@ -141,15 +138,14 @@ def test_terminal_service_without_run_is_rejected():
         launch.launch(program, timeout=30)
 
 
+@pytest.mark.timeout(120)  # the ticker runs until stopped: without the launch timeout this would hang
 def test_timeout_stops_program_and_raises():
     log: list = []
     program = launch.Program("slow")
     counter = program.add_node(launch.ServiceNode(testlib.Counter, log), "counter")
     program.add_node(launch.ServiceNode(testlib.Ticker, counter, log), "ticker")
-    start = time.monotonic()
-    with pytest.raises(launch.LaunchTimeout, match="ticker"):
+    with pytest.raises(launch.LaunchTimeout, match=r"within 0\.5 s \(unfinished: .*ticker"):
         launch.launch(program, timeout=0.5)
-    assert time.monotonic() - start < 5
     assert log == ["ticker", "counter"]
     assert isinstance(launch.LaunchTimeout("x"), TimeoutError)
 

@@ -117,6 +117,38 @@ def wait_until(predicate, timeout: float = 120.0, interval: float = 0.05) -> Non
         time.sleep(interval)
 
 
+def eventually(predicate, timeout: float = 120.0, interval: float = 0.05) -> bool:
+    """Whether ``predicate()`` became true within ``timeout`` seconds (polled), for a test to assert with its own
+    message. The timeout guards against a hang; it is not a speed check."""
+    try:
+        wait_until(predicate, timeout, interval)
+    except TimeoutError:
+        return False
+    return True
+
+
+def call_within(deadline: float, function, *args, **kwargs):
+    """``function(*args, **kwargs)`` on a daemon thread: what it returns, or raises; a TimeoutError if it has not
+    returned within ``deadline`` seconds. The deadline guards against a hang; it is not a speed check."""
+    outcome: dict = {}
+    returned = threading.Event()
+
+    def call() -> None:
+        try:
+            outcome["value"] = function(*args, **kwargs)
+        except BaseException as error:  # handed to the caller
+            outcome["error"] = error
+        finally:
+            returned.set()
+
+    threading.Thread(target=call, name=f"call_within:{getattr(function, '__name__', function)}", daemon=True).start()
+    if not returned.wait(deadline):
+        raise TimeoutError(f"{getattr(function, '__name__', function)} did not return within {deadline:g} s (hung?)")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
+
+
 def fail(message: str) -> None:
     raise ValueError(message)
 
