@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dm_env
 import numpy as np
 import pytest
 
+from acme import specs
 from acme.adders import EpisodeAdder
 from acme.testing import fakes
 from tests.adders.helpers import queue, read_all, run_episode
@@ -65,3 +67,15 @@ def test_priority_fn_sees_the_episode(make_client):
     adder = EpisodeAdder(client, 10, {"replay": lambda step: float(step.reward.shape[0])})
     _play(adder, 4)
     assert [i.info.priority for i in read_all(client, "replay")] == [5.0]
+
+
+def test_python_floats_take_the_dtype_of_a_float64_spec(make_client):
+    # An environment with single_precision=False declares float64 rewards and discounts, then emits Python floats.
+    spec = SPEC._replace(rewards=specs.Array((), np.float64), discounts=specs.BoundedArray((), np.float64, 0.0, 1.0))
+    client = make_client(queue("replay", EpisodeAdder.signature(spec)))  # the table accepts float64 only
+    adder = EpisodeAdder(client, 10, {"replay": None})
+    adder.add_first(dm_env.restart(np.zeros(2, np.float32)))
+    adder.add(np.int32(1), dm_env.termination(2.0, np.ones(2, np.float32)))
+    (item,) = read_all(client, "replay")
+    assert item.data.reward.dtype == np.float64 and item.data.discount.dtype == np.float64
+    assert item.data.reward.tolist() == [2.0, 0.0] and item.data.discount.tolist() == [0.0, 0.0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dm_env
 import numpy as np
 import pytest
 
@@ -168,6 +169,19 @@ def test_unspecified_length_signature_accepts_items(make_client):
     client, adder = _adder(make_client, 2, 2, signature_length=None)
     _play(adder, 3)
     assert len(read_all(client, "replay")) == 2
+
+
+def test_python_floats_take_the_dtype_of_a_float64_spec(make_client):
+    # An environment with single_precision=False declares float64 rewards and discounts, then emits Python floats.
+    spec = SPEC._replace(rewards=specs.Array((), np.float64), discounts=specs.BoundedArray((), np.float64, 0.0, 1.0))
+    client = make_client(queue("replay", SequenceAdder.signature(spec, 3)))  # the table accepts float64 only
+    adder = SequenceAdder(client, 3, 3, {"replay": None})
+    adder.add_first(dm_env.restart(np.zeros(2, np.float32)))
+    adder.add(np.int32(1), dm_env.transition(1.0, np.ones(2, np.float32), 1.0))
+    adder.add(np.int32(1), dm_env.termination(2.0, np.full(2, 2, np.float32)))
+    (item,) = read_all(client, "replay")
+    assert item.data.reward.dtype == np.float64 and item.data.discount.dtype == np.float64
+    assert item.data.reward.tolist() == [1.0, 2.0, 0.0] and item.data.discount.tolist() == [1.0, 0.0, 0.0]
 
 
 def test_priority_fn_sees_the_sequence(make_client):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dm_env
 import numpy as np
 import pytest
+import tree
 
 from acme import specs, types
 from acme.adders import NStepTransitionAdder
@@ -214,6 +215,29 @@ def test_python_float_rewards_and_termination_discount_keep_one_dtype(make_clien
     got = _fields(read_all(client, "replay"))
     np.testing.assert_allclose(got["reward"], [2.8, 2.0], rtol=1e-6)
     assert got["discount"].dtype == np.float32
+
+
+def test_python_floats_take_the_dtype_of_a_float64_spec(make_client):
+    # An environment with single_precision=False declares float64 rewards and discounts, then emits Python floats.
+    spec = SPEC._replace(rewards=specs.Array((), np.float64), discounts=specs.BoundedArray((), np.float64, 0.0, 1.0))
+    client, adder = _adder(make_client, 2, spec=spec)  # the table accepts float64 only
+    adder.add_first(dm_env.restart(np.zeros(2, np.float32)))
+    adder.add(np.int32(0), dm_env.transition(1.0, np.ones(2, np.float32), 1.0))
+    adder.add(np.int32(0), dm_env.termination(2.0, np.full(2, 2, np.float32)))
+    items = read_all(client, "replay")
+    assert [(i.data.reward.dtype, i.data.discount.dtype) for i in items] == [(np.float64, np.float64)] * 2
+    np.testing.assert_allclose([i.data.reward for i in items], [1 + 0.9 * 2, 2.0], rtol=1e-12)
+    np.testing.assert_array_equal([i.data.discount for i in items], [0.0, 0.0])
+
+
+def test_python_floats_are_float32_for_a_table_without_signature(make_client):
+    client = make_client(queue("replay"))
+    adder = NStepTransitionAdder(client, 1, GAMMA, {"replay": None})
+    adder.add_first(dm_env.restart(np.zeros(2, np.float32)))
+    adder.add(np.int32(0), dm_env.termination(2.0, np.ones(2, np.float32)))
+    (item,) = read_all(client, "replay")
+    _, _, reward, discount, *_ = tree.flatten(item.data)  # reverb gives a list of columns without a signature
+    assert reward.dtype == np.float32 and discount.dtype == np.float32
 
 
 def test_reset_drops_partial_episode(make_client):
