@@ -7,12 +7,13 @@
 
 from acme.adders.base import Adder, PriorityFn, PriorityFns, Step
 from acme.adders.episode import EpisodeAdder
-from acme.adders.sequence import SequenceAdder
+from acme.adders.sequence import EndBehavior, SequenceAdder
 from acme.adders.transition import NStepTransitionAdder
 from acme.adders.writer import ReverbAdder
 
 __all__ = [
     "Adder",
+    "EndBehavior",
     "EpisodeAdder",
     "NStepTransitionAdder",
     "PriorityFn",
