@@ -39,6 +39,15 @@ def test_padding_to_max_sequence_length(make_client):
     assert item.data.observation.shape == (6, 2)
 
 
+def test_padding_steps_never_start_an_episode(make_client):
+    client = make_client(queue("replay", EpisodeAdder.signature(SPEC, sequence_length=5)))
+    adder = EpisodeAdder(client, 5, {"replay": None}, padding_fn=np.ones)
+    _play(adder, 2)  # steps 0..2, then 2 padding steps of ones
+    (item,) = read_all(client, "replay")
+    assert item.data.start_of_episode.tolist() == [True, False, False, False, False]
+    assert item.data.action.tolist() == [0, 1, 0, 1, 1] and item.data.reward.tolist() == [1, 2, 0, 1, 1]
+
+
 def test_episode_of_exactly_max_length(make_client):
     client = make_client(queue("replay"))
     adder = EpisodeAdder(client, 4, {"replay": None})
