@@ -1,4 +1,4 @@
-"""EpisodeAdder against a real in-process Reverb server."""
+"""EpisodeAdder on local tables (every stack) and on an in-process reverb server where reverb is installed."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""NStepTransitionAdder against a real in-process Reverb server."""
+"""NStepTransitionAdder on local tables (every stack) and on an in-process reverb server where reverb is installed."""
 
 from __future__ import annotations
 
