@@ -32,9 +32,9 @@ class EpisodeAdder(writer.StepwiseReverbAdder):
     the ``add`` that would make the episode longer raises a ValueError (call
     ``reset()`` before starting the next episode). With ``padding_fn`` the item
     is padded to exactly ``max_sequence_length`` steps with
-    ``padding_fn(shape, dtype)`` for every leaf (``np.zeros`` gives zero steps
-    with ``start_of_episode`` false); without it the item has the episode's own
-    length.
+    ``padding_fn(shape, dtype)`` for every leaf but ``start_of_episode``, which
+    is false (``np.zeros`` gives zero steps); without it the item has the
+    episode's own length.
 
     Args:
       client: a ``reverb.Client`` or a ``LocalReplay`` (the same items either way).
@@ -110,7 +110,7 @@ class EpisodeAdder(writer.StepwiseReverbAdder):
             padding = tree.map_structure(
                 lambda x: np.asarray(fn(np.shape(x), np.asarray(x).dtype), np.asarray(x).dtype),
                 self._final_step,
-            )
+            )._replace(start_of_episode=np.array(False))  # a padding step never starts an episode
             for _ in range(self._max_sequence_length - length):
                 self._append_row(padding, is_final=False, notify=False)
             length = self._max_sequence_length

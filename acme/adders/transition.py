@@ -23,6 +23,21 @@ def _n_step_dtype(dtype) -> np.dtype:
     return dtype if np.issubdtype(dtype, np.floating) else np.dtype(np.float32)
 
 
+def _n_step_spec(spec, discount_spec=None) -> base.LeafSpec:
+    """The ``LeafSpec`` of a computed n-step quantity: ``spec`` broadcast against ``discount_spec``."""
+    shape = tuple(spec.shape)
+    if discount_spec is not None:
+        try:
+            shape = np.broadcast_shapes(shape, tuple(discount_spec.shape))
+        except ValueError:
+            raise ValueError(
+                f"The reward spec's shape {shape} does not broadcast against the discount spec's shape "
+                f"{tuple(discount_spec.shape)}; the n-step reward is their broadcast (e.g. reward () with "
+                "discount (2,), or (1, 2) with (2, 2))."
+            ) from None
+    return base.LeafSpec(shape, _n_step_dtype(spec.dtype))
+
+
 class NStepTransitionAdder(writer.ReverbAdder):
     r"""Writes one n-step transition per environment step.
 
@@ -54,7 +69,10 @@ class NStepTransitionAdder(writer.ReverbAdder):
 
     Rewards and discounts may be nests of arrays; the discount must either have
     the reward's structure or be a single array that applies to every reward
-    leaf. The computed reward and discount keep the input dtypes when they are
+    leaf. Each computed reward has its reward leaf's shape broadcast against its
+    discount's (reward ``()`` with discount ``(2,)`` gives ``(2,)``), each
+    computed discount its discount's shape; ``signature`` describes exactly
+    that. The computed reward and discount keep the input dtypes when they are
     floating point and are float32 otherwise.
 
     Storage: each environment step is one ``writer.append`` of the new
@@ -116,17 +134,23 @@ class NStepTransitionAdder(writer.ReverbAdder):
 
     @staticmethod
     def signature(environment_spec: specs.EnvironmentSpec, extras_spec: Any = ()):
-        """The backend-free signature of the items (a ``Transition`` of ``LeafSpec``), for a ``TableSpec``."""
+        """The backend-free signature of the items (a ``Transition`` of ``LeafSpec``), for a ``TableSpec``.
+
+        It describes what the adder writes: each n-step reward has the shape
+        of its reward leaf broadcast against its discount (e.g. reward ``()``
+        with discount ``(2,)`` gives ``(2,)``), and a floating dtype.
+        """
         obs = base.nested_leaf_spec(environment_spec.observations)
-
-        def n_step_spec(spec):
-            return base.LeafSpec(tuple(spec.shape), _n_step_dtype(spec.dtype))
-
+        rewards, discounts = environment_spec.rewards, environment_spec.discounts
+        if NStepTransitionAdder._check_structures(rewards, discounts):
+            reward = tree.map_structure(lambda r: _n_step_spec(r, discounts), rewards)
+        else:
+            reward = tree.map_structure(_n_step_spec, rewards, discounts)
         return types.Transition(
             observation=obs,
             action=base.nested_leaf_spec(environment_spec.actions),
-            reward=tree.map_structure(n_step_spec, environment_spec.rewards),
-            discount=tree.map_structure(n_step_spec, environment_spec.discounts),
+            reward=reward,
+            discount=tree.map_structure(_n_step_spec, discounts),
             next_observation=obs,
             extras=base.nested_leaf_spec(extras_spec),
         )

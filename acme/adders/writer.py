@@ -28,7 +28,10 @@ class ReverbAdder(Adder):
     ``_create_item`` with a nest of ``TrajectoryColumn`` references into
     ``self._writer.history``. This class checks the call order, owns the writer
     (created lazily on the first ``add_first``), computes priorities and bounds
-    the number of items in flight.
+    the number of items in flight. Each reward and discount leaf keeps the
+    dtype of its first value; a Python number (``dm_env.termination``'s
+    discount) takes the dtype the table's signature declares for it, float32
+    where the table has none.
 
     Args:
       client: a ``reverb.Client`` connected to the replay server, or a ``LocalReplay``.
@@ -176,13 +179,19 @@ class ReverbAdder(Adder):
     # ---------------------------------------------------------------- helpers
 
     def _make_writer(self):
-        available = sorted(self._client.server_info().keys())
+        infos = self._client.server_info()
+        available = sorted(infos.keys())
         unknown = [table for table in self._priority_fns if table not in available]
         if unknown:
             raise ValueError(
                 f"priority_fns names table(s) {unknown} that the replay server does not "
                 f"have; its tables are {available}."
             )
+        signature = next(
+            (s for s in (_table_signature(self._client, infos, t) for t in self._priority_fns) if s is not None), None
+        )
+        self._reward_dtypes.declare(getattr(signature, "reward", None))
+        self._discount_dtypes.declare(getattr(signature, "discount", None))
         return self._client.trajectory_writer(
             num_keep_alive_refs=self._num_keep_alive_refs,
             validate_items=self._validate_items,
@@ -218,16 +227,32 @@ class ReverbAdder(Adder):
         self._writer.flush(self._max_in_flight_items)
 
 
+def _table_signature(client, infos, table: str):
+    """The signature ``table`` declares (reverb's ``TableInfo.signature`` or the local table's spec), or None."""
+    info = infos[table]
+    if hasattr(info, "signature"):  # reverb
+        return info.signature
+    table_of = getattr(client, "table", None)  # LocalReplay
+    return table_of(table).spec.signature if table_of is not None else None
+
+
 class _DtypeLock:
     """Casts each leaf of a nest to the dtype that leaf had the first time.
 
     Reverb columns need one dtype; environments often mix numpy scalars with
     Python floats (``dm_env.termination`` uses a Python 0.0 discount). A Python
-    number seen first counts as float32.
+    number seen first takes the dtype that the table's signature declares for
+    that leaf (``declare``; e.g. float64 for an environment built with
+    ``single_precision=False``), or float32 where no signature says.
     """
 
     def __init__(self):
         self._dtypes = None
+        self._declared = None
+
+    def declare(self, specs_nest) -> None:
+        """The nest of specs (anything with ``.dtype``; None: unknown) the values are written against."""
+        self._declared = specs_nest
 
     def cast(self, nest, what: str):
         if nest is None:
@@ -236,7 +261,7 @@ class _DtypeLock:
                 "of an episode (passed to add_first) may leave it unset."
             )
         if self._dtypes is None:
-            self._dtypes = tree.map_structure(_leaf_dtype, nest)
+            self._dtypes = self._lock(nest)
         if isinstance(self._dtypes, np.dtype) and not tree.is_nested(nest):
             return np.asarray(nest, dtype=self._dtypes)  # fast path: a single array
         try:
@@ -246,10 +271,27 @@ class _DtypeLock:
                 f"The timestep's {what} changed structure: first seen as {self._dtypes!r}, now {nest!r}."
             ) from e
 
+    def _lock(self, nest):
+        """Each leaf's dtype: its own, or for a Python number the declared one (float32 if none)."""
+        declared = tree.map_structure(lambda _: None, nest)
+        if self._declared is not None:
+            try:
+                tree.assert_same_structure(nest, self._declared, check_types=False)
+                declared = tree.unflatten_as(nest, [_spec_dtype(s) for s in tree.flatten(self._declared)])
+            except (ValueError, TypeError):
+                pass  # a signature of another layout: the table reports any mismatch itself
+        return tree.map_structure(_leaf_dtype, nest, declared)
 
-def _leaf_dtype(x) -> np.dtype:
+
+def _spec_dtype(spec) -> np.dtype | None:
+    """The numpy dtype of a spec (dm_env, ``LeafSpec`` or ``tf.TensorSpec``), or None."""
+    dtype = getattr(spec, "dtype", None)
+    return None if dtype is None else np.dtype(getattr(dtype, "as_numpy_dtype", dtype))
+
+
+def _leaf_dtype(x, declared: np.dtype | None) -> np.dtype:
     if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
-        return np.dtype(np.float32)
+        return declared if declared is not None else np.dtype(np.float32)
     return np.asarray(x).dtype
 
 

@@ -1,8 +1,9 @@
-"""Fixtures for the adder tests: every adder test runs against both replay backends.
+"""Fixtures for the adder tests: each runs on local tables, and on reverb where it is installed.
 
-``make_client(*table_specs)`` serves ``TableSpec``\\ s with a real in-process
-reverb server (``reverb``) or with ``LocalReplay`` (``local``); the golden
-tests then check that both backends receive identical items.
+``make_client(*table_specs)`` serves ``TableSpec``\\ s with ``LocalReplay``
+(``local``, on every stack) or with an in-process reverb server (``reverb``,
+marked ``reverb``: skipped on the core stack, which has no reverb);
+``test_backends_agree`` checks that both backends receive identical items.
 """
 
 from __future__ import annotations

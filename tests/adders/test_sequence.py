@@ -1,7 +1,8 @@
-"""SequenceAdder against a real in-process Reverb server."""
+"""SequenceAdder on local tables (every stack) and on an in-process reverb server where reverb is installed."""
 
 from __future__ import annotations
 
+import dm_env
 import numpy as np
 import pytest
 
@@ -111,20 +112,75 @@ def test_period_longer_than_length_skips_steps(make_client):
     assert items == [steps[0:2], steps[3:5], steps[6:8]]
 
 
-def _reference_items(T, L, P, pad, final_discount):
-    steps = expected_steps(T, final_discount) + [PAD] * L
-    return [steps[s : s + L] for s in range(0, T, P) if pad or s + L <= T + 1]
+def _reference_items(T, L, P, behavior, final_discount):
+    """The items of one episode of ``T`` environment steps (steps ``0 .. T``), written out plainly."""
+    steps = expected_steps(T, final_discount)
+    items = []
+    for s in range(0, T, P):  # windows start at real steps only
+        if s + L <= T + 1:
+            items.append(steps[s : s + L])
+        elif behavior == "zero_pad":
+            items.append(steps[s:] + [PAD] * (s + L - T - 1))
+        elif behavior == "truncate":
+            items.append(steps[s:])
+    last = T + 1 - L  # start of the last L steps
+    if behavior == "write" and 0 <= last < T and last % P:
+        items.append(steps[last:])
+    return items
+
+
+BEHAVIOR_KWARGS = {
+    "flags_pad": ("zero_pad", {"pad_end_of_episode": True}),
+    "flags_no_pad": ("drop", {"pad_end_of_episode": False}),
+    **{b: (b, {"end_of_episode_behavior": b}) for b in ("zero_pad", "drop", "truncate", "write")},
+}
 
 
 @pytest.mark.parametrize("L,P", [(1, 1), (2, 1), (3, 1), (3, 2), (3, 3), (2, 5), (5, 2)])
 @pytest.mark.parametrize("T", [1, 2, 5, 8])
-@pytest.mark.parametrize("pad", [True, False])
-def test_against_reference(make_client, L, P, T, pad):
-    client, adder = _adder(make_client, L, P, pad_end_of_episode=pad)
+@pytest.mark.parametrize("variant", sorted(BEHAVIOR_KWARGS))
+def test_against_reference(make_client, L, P, T, variant):
+    behavior, kwargs = BEHAVIOR_KWARGS[variant]
+    client, adder = _adder(make_client, L, P, signature_length=None, **kwargs)
     _play(adder, T, truncate=True)
     _play(adder, T)  # a second episode: windows restart at its first step
     items = [as_tuples(i.data) for i in read_all(client, "replay")]
-    assert items == _reference_items(T, L, P, pad, 1.0) + _reference_items(T, L, P, pad, 0.0)
+    assert items == _reference_items(T, L, P, behavior, 1.0) + _reference_items(T, L, P, behavior, 0.0)
+
+
+# Hand-written steps of a 5-step FakeEnvironment episode ending in a termination:
+# (observation, action, reward, discount, start_of_episode); S5 is the final step.
+S0, S1, S2 = (0.0, 0, 1.0, 1.0, True), (1.0, 1, 2.0, 1.0, False), (2.0, 0, 3.0, 1.0, False)
+S3, S4, S5 = (3.0, 1, 4.0, 1.0, False), (4.0, 0, 5.0, 0.0, False), (5.0, 0, 0.0, 0.0, False)
+# ... and of a 2-step one.
+E0, E1, E2 = (0.0, 0, 1.0, 1.0, True), (1.0, 1, 2.0, 0.0, False), (2.0, 0, 0.0, 0.0, False)
+
+
+@pytest.mark.parametrize(
+    "behavior,L,P,T,expected",
+    [
+        # Acme's EndBehavior.WRITE case: the last 3 steps although 3 is not a multiple of the period.
+        ("write", 3, 2, 5, [[S0, S1, S2], [S2, S3, S4], [S3, S4, S5]]),
+        ("write", 3, 3, 5, [[S0, S1, S2], [S3, S4, S5]]),  # the last 3 steps are already an item
+        ("write", 4, 1, 2, []),  # shorter than sequence_length: nothing
+        ("write", 1, 1, 2, [[E0], [E1]]),  # the final step alone would start an item
+        ("truncate", 3, 2, 5, [[S0, S1, S2], [S2, S3, S4], [S4, S5]]),
+        ("truncate", 4, 3, 5, [[S0, S1, S2, S3], [S3, S4, S5]]),
+        ("truncate", 4, 1, 2, [[E0, E1, E2], [E1, E2]]),  # Acme writes only the first
+        ("zero_pad", 3, 2, 5, [[S0, S1, S2], [S2, S3, S4], [S4, S5, PAD]]),
+        ("drop", 3, 2, 5, [[S0, S1, S2], [S2, S3, S4]]),
+    ],
+)
+def test_end_of_episode_behaviors_hand_written(make_client, behavior, L, P, T, expected):
+    client, adder = _adder(make_client, L, P, signature_length=None, end_of_episode_behavior=behavior)
+    _play(adder, T)
+    assert [as_tuples(i.data) for i in read_all(client, "replay")] == expected
+
+
+def test_truncated_items_need_an_open_length_signature(make_client):
+    client, adder = _adder(make_client, 3, 2, end_of_episode_behavior="truncate")  # signature of length 3
+    with pytest.raises(Exception, match="(?i)signature"):
+        _play(adder, 5)
 
 
 def test_sequences_span_episodes_when_not_breaking(make_client):
@@ -168,6 +224,19 @@ def test_unspecified_length_signature_accepts_items(make_client):
     client, adder = _adder(make_client, 2, 2, signature_length=None)
     _play(adder, 3)
     assert len(read_all(client, "replay")) == 2
+
+
+def test_python_floats_take_the_dtype_of_a_float64_spec(make_client):
+    # An environment with single_precision=False declares float64 rewards and discounts, then emits Python floats.
+    spec = SPEC._replace(rewards=specs.Array((), np.float64), discounts=specs.BoundedArray((), np.float64, 0.0, 1.0))
+    client = make_client(queue("replay", SequenceAdder.signature(spec, 3)))  # the table accepts float64 only
+    adder = SequenceAdder(client, 3, 3, {"replay": None})
+    adder.add_first(dm_env.restart(np.zeros(2, np.float32)))
+    adder.add(np.int32(1), dm_env.transition(1.0, np.ones(2, np.float32), 1.0))
+    adder.add(np.int32(1), dm_env.termination(2.0, np.full(2, 2, np.float32)))
+    (item,) = read_all(client, "replay")
+    assert item.data.reward.dtype == np.float64 and item.data.discount.dtype == np.float64
+    assert item.data.reward.tolist() == [1.0, 2.0, 0.0] and item.data.discount.tolist() == [1.0, 0.0, 0.0]
 
 
 def test_priority_fn_sees_the_sequence(make_client):

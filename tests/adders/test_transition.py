@@ -1,9 +1,11 @@
-"""NStepTransitionAdder against a real in-process Reverb server."""
+"""NStepTransitionAdder on local tables (every stack) and on an in-process reverb server where reverb is installed."""
 
 from __future__ import annotations
 
+import dm_env
 import numpy as np
 import pytest
+import tree
 
 from acme import specs, types
 from acme.adders import NStepTransitionAdder
@@ -206,8 +208,6 @@ def test_bad_priority_value(make_client):
 
 def test_python_float_rewards_and_termination_discount_keep_one_dtype(make_client):
     # dm_env.termination uses a Python 0.0 discount; rewards may be Python floats.
-    import dm_env
-
     client, adder = _adder(make_client, 2)
     adder.add_first(dm_env.restart(np.zeros(2, np.float32)))
     adder.add(np.int32(0), dm_env.transition(1.0, np.ones(2, np.float32), np.float32(1.0)))
@@ -215,6 +215,29 @@ def test_python_float_rewards_and_termination_discount_keep_one_dtype(make_clien
     got = _fields(read_all(client, "replay"))
     np.testing.assert_allclose(got["reward"], [2.8, 2.0], rtol=1e-6)
     assert got["discount"].dtype == np.float32
+
+
+def test_python_floats_take_the_dtype_of_a_float64_spec(make_client):
+    # An environment with single_precision=False declares float64 rewards and discounts, then emits Python floats.
+    spec = SPEC._replace(rewards=specs.Array((), np.float64), discounts=specs.BoundedArray((), np.float64, 0.0, 1.0))
+    client, adder = _adder(make_client, 2, spec=spec)  # the table accepts float64 only
+    adder.add_first(dm_env.restart(np.zeros(2, np.float32)))
+    adder.add(np.int32(0), dm_env.transition(1.0, np.ones(2, np.float32), 1.0))
+    adder.add(np.int32(0), dm_env.termination(2.0, np.full(2, 2, np.float32)))
+    items = read_all(client, "replay")
+    assert [(i.data.reward.dtype, i.data.discount.dtype) for i in items] == [(np.float64, np.float64)] * 2
+    np.testing.assert_allclose([i.data.reward for i in items], [1 + 0.9 * 2, 2.0], rtol=1e-12)
+    np.testing.assert_array_equal([i.data.discount for i in items], [0.0, 0.0])
+
+
+def test_python_floats_are_float32_for_a_table_without_signature(make_client):
+    client = make_client(queue("replay"))
+    adder = NStepTransitionAdder(client, 1, GAMMA, {"replay": None})
+    adder.add_first(dm_env.restart(np.zeros(2, np.float32)))
+    adder.add(np.int32(0), dm_env.termination(2.0, np.ones(2, np.float32)))
+    (item,) = read_all(client, "replay")
+    _, _, reward, discount, *_ = tree.flatten(item.data)  # reverb gives a list of columns without a signature
+    assert reward.dtype == np.float32 and discount.dtype == np.float32
 
 
 def test_reset_drops_partial_episode(make_client):
@@ -266,3 +289,55 @@ def test_learner_side_dataset_reads_items(make_reverb_client):
     # The dataset rebuilds the signature's namedtuple: same name and fields, not the same class.
     assert samples[0].data._fields == types.Transition._fields
     assert samples[0].data.reward.dtype == np.float32
+
+
+def _broadcast_episode(rewards, discounts):
+    """Hand-built two-step episode ending in a truncation; ``rewards/discounts[k]`` follow step k."""
+    steps = [dm_env.restart(np.zeros(2, np.float32))]
+    for k, (r, d) in enumerate(zip(rewards, discounts)):
+        step_type = dm_env.StepType.LAST if k == len(rewards) - 1 else dm_env.StepType.MID
+        reward, discount = np.asarray(r, np.float32), np.asarray(d, np.float32)
+        steps.append(dm_env.TimeStep(step_type, reward, discount, np.full(2, k + 1, np.float32)))
+    return steps
+
+
+# n = 2, gamma = .9. Transition 0: r1 + .9 d1 r2, discount .81 d1 d2; transition 1: r2, discount .9 d2.
+BROADCAST_CASES = {
+    # reward () with discount (2,): reward 1 + .9 * [1, .5] * 2 = [2.8, 1.9], then 2 -> [2, 2].
+    "scalar_reward_vector_discount": (
+        (), (2,), [1.0, 2.0], [[1.0, 0.5], [1.0, 1.0]],
+        [[2.8, 1.9], [2.0, 2.0]], [[0.81, 0.405], [0.9, 0.9]],
+    ),
+    # reward (1, 2) with discount (2, 2): [[1 + .9*3, 2 + .45*4], [1 + .45*3, 2 + .9*4]], then [[3, 4]] twice.
+    "row_reward_matrix_discount": (
+        (1, 2), (2, 2), [[[1.0, 2.0]], [[3.0, 4.0]]], [[[1.0, 0.5], [0.5, 1.0]], np.ones((2, 2))],
+        [[[3.7, 3.8], [2.35, 5.6]], [[3.0, 4.0], [3.0, 4.0]]], [[[0.81, 0.405], [0.405, 0.81]], np.full((2, 2), 0.9)],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(BROADCAST_CASES))
+def test_broadcast_reward_fits_a_table_built_from_the_adders_signature(make_client, case):
+    reward_shape, discount_shape, rewards, discounts, want_rewards, want_discounts = BROADCAST_CASES[case]
+    spec = SPEC._replace(
+        rewards=specs.Array(reward_shape, np.float32),
+        discounts=specs.BoundedArray(discount_shape, np.float32, 0.0, 1.0),
+    )
+    signature = NStepTransitionAdder.signature(spec)
+    broadcast = np.broadcast_shapes(reward_shape, discount_shape)
+    assert signature.reward.shape == broadcast and signature.discount.shape == discount_shape
+    client, adder = _adder(make_client, 2, spec=spec)  # the table validates items against `signature`
+    episode = _broadcast_episode([np.full(reward_shape, r) for r in rewards], discounts)
+    adder.add_first(episode[0])
+    for timestep in episode[1:]:
+        adder.add(np.int32(0), timestep)
+    items = read_all(client, "replay")
+    assert [i.data.reward.shape for i in items] == [broadcast, broadcast]
+    np.testing.assert_allclose([i.data.reward for i in items], want_rewards, rtol=1e-6)
+    np.testing.assert_allclose([i.data.discount for i in items], want_discounts, rtol=1e-6)
+
+
+def test_signature_refuses_reward_and_discount_shapes_that_do_not_broadcast():
+    spec = SPEC._replace(rewards=specs.Array((3,), np.float32), discounts=specs.Array((2,), np.float32))
+    with pytest.raises(ValueError, match=r"reward spec's shape \(3,\) does not broadcast .* \(2,\)"):
+        NStepTransitionAdder.signature(spec)

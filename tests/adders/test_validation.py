@@ -6,7 +6,7 @@ import dm_env
 import numpy as np
 import pytest
 
-from acme.adders import EpisodeAdder, NStepTransitionAdder, SequenceAdder
+from acme.adders import EndBehavior, EpisodeAdder, NStepTransitionAdder, SequenceAdder
 from acme.testing import fakes
 from tests.adders.helpers import queue
 
@@ -50,6 +50,33 @@ def test_bad_sequence_arguments(client, length, period, name):
 def test_padding_needs_breaking_at_episode_end(client):
     with pytest.raises(ValueError, match="pad_end_of_episode=False"):
         SequenceAdder(client, 3, 1, FNS, break_end_of_episode=False)
+
+
+@pytest.mark.parametrize("behavior", ["pad", "WRITE", "", 3, True])
+def test_bad_end_of_episode_behavior(client, behavior):
+    accepted = "'zero_pad', 'truncate', 'drop', 'write', 'continue'"
+    with pytest.raises(ValueError, match=f"end_of_episode_behavior must be an EndBehavior or one of {accepted}"):
+        SequenceAdder(client, 3, 1, FNS, end_of_episode_behavior=behavior)
+
+
+@pytest.mark.parametrize("flag", ["pad_end_of_episode", "break_end_of_episode"])
+def test_end_of_episode_behavior_or_the_flags_not_both(client, flag):
+    with pytest.raises(ValueError, match="Pass end_of_episode_behavior or pad_end_of_episode/break_end_of_episode"):
+        SequenceAdder(client, 3, 1, FNS, end_of_episode_behavior="write", **{flag: True})
+
+
+@pytest.mark.parametrize(
+    "kwargs,behavior",
+    [
+        ({}, EndBehavior.ZERO_PAD),
+        ({"pad_end_of_episode": False}, EndBehavior.DROP),
+        ({"pad_end_of_episode": False, "break_end_of_episode": False}, EndBehavior.CONTINUE),
+        ({"end_of_episode_behavior": "truncate"}, EndBehavior.TRUNCATE),
+        ({"end_of_episode_behavior": EndBehavior.WRITE}, EndBehavior.WRITE),
+    ],
+)
+def test_flags_map_to_end_of_episode_behavior(client, kwargs, behavior):
+    assert SequenceAdder(client, 3, 1, FNS, **kwargs).end_of_episode_behavior is behavior
 
 
 @pytest.mark.parametrize("max_length", [0, 1, 2.5])
