@@ -13,7 +13,7 @@ STAMP_CURRENT := $(VENV_CURRENT)/.installed
 VENV_PEERS ?= .venv-peers
 STAMP_PEERS := $(VENV_PEERS)/.installed
 
-.PHONY: install install-current install-peers run test test-current test-fast lint format bench bench-peers clean
+.PHONY: install install-current install-peers run test test-current test-current-unit test-fast lint format bench bench-peers clean
 
 install: $(STAMP)
 
@@ -58,6 +58,11 @@ test: install
 # Every test that does not need reverb or TensorFlow, on the core stack (those that do are skipped, with the reason).
 test-current: install-current
 	$(VENV_CURRENT)/bin/python -m pytest $(PYTEST_PARALLEL) tests
+
+# What CI runs on the core stack: what can differ there (numpy 2, current jax, Python 3.12). The learning runs, Ray,
+# and the command-line / subprocess / launcher plumbing behave the same on both stacks, and run once, in `make test`.
+test-current-unit: install-current
+	$(VENV_CURRENT)/bin/python -m pytest $(PYTEST_PARALLEL) -m "not slow and not ray and not plumbing" tests
 
 # House style (pyproject.toml): ruff lint and format check; `make format` rewrites the files.
 lint: install-current

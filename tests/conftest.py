@@ -1,24 +1,50 @@
-"""Tests that need the ``reverb`` extra (dm-reverb, TensorFlow) are marked, and skipped with the reason on the core
-stack.
+"""Markers: what a test needs, and which tests CI runs on one stack only.
 
 ``@pytest.mark.reverb`` needs dm-reverb, ``@pytest.mark.tensorflow`` needs TensorFlow
 (the TensorBoard logger). Both come with ``pip install -e ".[reverb]"`` on Python 3.11
-(``make test``); ``make test-current`` runs the core stack, where they are skipped.
+(``make test``); on the core stack they are skipped with the reason.
+
+``plumbing`` marks the tests of ``PLUMBING``: the command line, subprocesses,
+examples, launchers and distributed programs, whose behaviour does not change
+with the stack. CI runs them, with the ``slow`` learning runs and the ``ray``
+tests, on the reverb stack only (``make test``); on the core stack it runs the
+rest (``make test-current-unit``: ``-m "not slow and not ray and not plumbing"``),
+which is where numpy 2, current jax and Python 3.12 can differ (CONTRIBUTING.md).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 
 import pytest
 
 _NEEDS = {"reverb": "reverb", "tensorflow": "tensorflow"}
 
+# Test modules (paths from the repository root) whose tests are all plumbing; a file or a folder (ending in /).
+PLUMBING = (
+    "tests/launch/",
+    "tests/baselines/test_cli.py",
+    "tests/baselines/test_cli_ray_flags.py",
+    "tests/baselines/test_cli_signals.py",
+    "tests/baselines/test_environment_families.py",
+    "tests/baselines/test_exposure.py",
+    "tests/baselines/test_results.py",
+    "tests/experiments/test_distributed.py",
+    "tests/experiments/test_distributed_ppo.py",
+    "tests/experiments/test_inference.py",
+    "tests/test_examples.py",
+)
+
 
 def pytest_collection_modifyitems(config, items):
     missing = {marker: module for marker, module in _NEEDS.items() if importlib.util.find_spec(module) is None}
+    root = str(config.rootpath)
     for item in items:
+        path = os.path.relpath(str(item.path), root).replace(os.sep, "/")
+        if any(path == entry or (entry.endswith("/") and path.startswith(entry)) for entry in PLUMBING):
+            item.add_marker(pytest.mark.plumbing)
         if item.get_closest_marker("ray") is not None:
             # Under pytest-xdist (make test: -n 2 --dist loadgroup) the Ray tests run one after another on one
             # worker: two Ray clusters at once on this 2-core machine would only slow each other down.

@@ -12,7 +12,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
@@ -122,15 +121,13 @@ def test_unreachable_ray_address_is_one_error_with_status_2(tmp_path):
     _assert_refused(result, tmp_path, f"127.0.0.1:{port}", "cannot reach", "host:port")
 
 
-def test_address_that_is_not_ray_is_refused_quickly(tmp_path):
+def test_address_that_is_not_ray_is_refused_with_the_reason(tmp_path):
+    """Before the check, Ray waited on such an address with no answer after 200 s (_cli's limit guards a hang)."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        start = time.monotonic()
         result = _cli(tmp_path, "--launcher", "ray", "--ray-address", f"127.0.0.1:{server.server_address[1]}")
-        elapsed = time.monotonic() - start
     finally:
         server.shutdown()
         server.server_close()
     _assert_refused(result, tmp_path, "not a Ray cluster")
-    assert elapsed < 60, f"took {elapsed:.0f} s"  # mostly start-up; before: no answer after 200 s

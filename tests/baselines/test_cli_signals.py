@@ -86,14 +86,16 @@ def test_checkpointed_run_started_with_sigint_ignored_ignores_it(tmp_path):
 def test_a_signal_to_a_checkpointed_run_saves_a_checkpoint_then_exits_with_the_shells_status(
     tmp_path, signum, status, name
 ):
-    """README: Ctrl-C exits 130 and SIGTERM 143, each after saving a checkpoint the same command resumes from."""
+    """README: Ctrl-C exits 130 and SIGTERM 143, each after saving a checkpoint the same command resumes from. No
+    periodic checkpoint is due (one per 10^9 learner steps, 10 minutes), so the one found was saved for the signal."""
     checkpoints = tmp_path / "checkpoints"
-    output, returncode = _run_and_signal(
-        tmp_path, signum, "--max-steps", "100000", "--checkpoint-dir", str(checkpoints)
-    )
+    flags = ["--max-steps", "100000", "--checkpoint-dir", str(checkpoints), "--checkpoint-every-steps", "1000000000"]
+    output, returncode = _run_and_signal(tmp_path, signum, *flags)
     assert returncode == status, output
+    assert f"{name}: saving a checkpoint when this episode ends" in output, output
     assert f"Stopped by {name} at actor step" in output and "after a checkpoint" in output, output
-    saved = Checkpointer(str(checkpoints)).restore_latest()
-    assert saved is not None, f"no checkpoint in {checkpoints}: {output}"
-    _, _, metadata = saved
-    assert 0 < metadata["counts"]["actor_steps"] < 100_000, metadata
+    checkpointer = Checkpointer(str(checkpoints))
+    assert len(checkpointer.list_checkpoints()) == 1, output  # the signal's, no periodic one
+    _, _, metadata = checkpointer.restore_latest()
+    actor_steps = metadata["counts"]["actor_steps"]
+    assert 0 < actor_steps < 100_000 and f"Stopped by {name} at actor step {actor_steps}," in output, metadata

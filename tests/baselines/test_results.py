@@ -122,28 +122,6 @@ def test_recorded_baseline_runs_used_the_registered_overrides():
         assert record["max_steps"] == baseline.max_steps, path
 
 
-def test_reproduce_writes_its_record_and_the_learner_and_evaluator_logs(tmp_path):
-    """A short reproduction (1,200 steps: 200 past the replay's minimum) into a scratch records folder."""
-    record = results.reproduce(
-        "sac",
-        "gymnasium:Pendulum-v1",
-        seed=0,
-        max_steps=1_200,
-        runs_dir=str(tmp_path / "records"),
-        log_dir=str(tmp_path / "logs"),
-    )
-    assert record["actor_steps"] >= 1_200 and record["learner_steps"] > 0
-    with open(results.run_file("sac", "gymnasium:Pendulum-v1", 0, str(tmp_path / "records"))) as f:
-        assert json.load(f)["curve"] == record["curve"]
-    with open(tmp_path / "logs" / "learner.csv") as f:
-        learner_rows = list(csv.DictReader(f))
-    assert learner_rows and {"critic_loss", "learner_steps"} <= set(learner_rows[0])
-    with open(tmp_path / "logs" / "evaluator.csv") as f:
-        evaluations = [float(r["evaluation_return"]) for r in csv.DictReader(f)]
-    assert evaluations and [step for step, _ in record["curve"]][-1] >= 1_200
-    assert evaluations[-1] == pytest.approx(record["final_return"], abs=0.01)
-
-
 def _published() -> dict:
     return {path: open(path).read() for path in glob.glob(os.path.join(results.RUNS_DIR, "*.json"))}
 
@@ -161,31 +139,27 @@ def test_a_shortened_reproduction_cannot_overwrite_the_published_records(capsys)
     assert _published() == before
 
 
-def test_a_shortened_reproduction_writes_its_records_and_summary_under_runs_dir(tmp_path, capsys):
+def test_a_shortened_reproduction_writes_its_record_logs_and_summary_under_runs_dir(tmp_path, capsys):
+    """A short reproduction (1,200 steps: 200 past the replay's minimum) into a scratch records folder: its record,
+    the learner's and evaluator's logs, and the summary; the published records are untouched."""
     before = _published()
     runs = tmp_path / "records"
-    code = main(
-        [
-            "reproduce",
-            "sac",
-            "--env",
-            "gymnasium:Pendulum-v1",
-            "--seeds",
-            "0",
-            "--max-steps",
-            "1200",
-            "--runs-dir",
-            str(runs),
-            "--log-dir",
-            str(tmp_path / "logs"),
-        ]
-    )
-    assert code == 0
+    argv = ["reproduce", "sac", "--env", "gymnasium:Pendulum-v1", "--seeds", "0", "--max-steps", "1200"]
+    assert main([*argv, "--runs-dir", str(runs), "--log-dir", str(tmp_path / "logs")]) == 0
     with open(results.run_file("sac", "gymnasium:Pendulum-v1", 0, str(runs))) as f:
-        assert json.load(f)["max_steps"] == 1_200
+        record = json.load(f)
+    assert record["max_steps"] == 1_200 and record["actor_steps"] >= 1_200 and record["learner_steps"] > 0
     with open(runs / "continuous_control.json") as f:
         (row,) = json.load(f)["results"]
     assert row["max_steps"] == 1_200 and row["seeds"] == [0]
+    logs = next(p for p in (tmp_path / "logs").rglob("learner.csv")).parent
+    with open(logs / "learner.csv") as f:
+        learner_rows = list(csv.DictReader(f))
+    assert learner_rows and {"critic_loss", "learner_steps"} <= set(learner_rows[0])
+    with open(logs / "evaluator.csv") as f:
+        evaluations = [float(r["evaluation_return"]) for r in csv.DictReader(f)]
+    assert evaluations and [step for step, _ in record["curve"]][-1] >= 1_200
+    assert evaluations[-1] == pytest.approx(record["final_return"], abs=0.01)
     assert _published() == before
 
 

@@ -1,8 +1,7 @@
 """A small checkpointed DQN run, started as a subprocess by the kill-and-resume tests.
 
-``python -m tests.experiments.resumable_run CHECKPOINT_DIR MAX_STEPS [EVERY_LEARNER_STEPS [REPLAY [LOG_DIR]]]``
-(REPLAY: local, the default, or reverb; LOG_DIR: where the actor's and learner's CSV logs go, every row, so a
-test can see how far the run has got; none by default)
+``python -m tests.experiments.resumable_run CHECKPOINT_DIR MAX_STEPS [EVERY_LEARNER_STEPS [REPLAY]]``
+(REPLAY: local, the default, or reverb)
 """
 
 from __future__ import annotations
@@ -40,8 +39,4 @@ if __name__ == "__main__":
 
     every = int(sys.argv[3]) if len(sys.argv) > 3 else 50
     replay = sys.argv[4] if len(sys.argv) > 4 else "local"
-    config = make_config(sys.argv[1], int(sys.argv[2]), every_learner_steps=every)
-    if len(sys.argv) > 5:
-        logs = loggers.make_logger_factory(sys.argv[5], time_delta=0.0, terminal=False)
-        config = dataclasses.replace(config, logger_factory=logs)
-    run_experiment(config, progress=False, replay=replay)
+    run_experiment(make_config(sys.argv[1], int(sys.argv[2]), every_learner_steps=every), progress=False, replay=replay)

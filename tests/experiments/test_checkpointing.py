@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import os
 import shutil
@@ -54,17 +53,6 @@ def _replay_sizes(restored, replay: str) -> dict:
         return {name: info.current_size for name, info in client.server_info().items()}
     finally:
         server.stop()
-
-
-def _logged(path) -> list[dict]:
-    """The complete rows of a CSV log that a running process is writing (none before it exists)."""
-    try:
-        with open(path) as f:
-            text = f.read()
-    except FileNotFoundError:
-        return []
-    lines = text.splitlines(keepends=True)
-    return list(csv.DictReader(line for line in lines if line.endswith("\n")))
 
 
 def _checkpoints(directory: str) -> list[int]:
@@ -167,51 +155,6 @@ def test_sigkill_mid_run_then_resume_continues_from_the_checkpoint(tmp_path, cap
     assert after.loop["actor_steps"] == saved_actor_steps + 400 and after.loop["resumes"] == 1
     assert after.actor_state["num_steps"] == saved_actor_steps + 400  # counted on from the restored step
     assert after.replay_items["priority_table"] > saved_items
-
-
-def test_ctrl_c_saves_a_checkpoint_at_the_episode_end_then_stops(tmp_path):
-    """With no periodic checkpoint due, the first SIGINT still leaves a complete checkpoint behind."""
-    directory, logs = str(tmp_path / "ckpt"), tmp_path / "logs"
-    env = {**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.experiments.resumable_run", directory, "100000", "1000000000", "local", logs],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        head = ""
-        while "Checkpoints go to" not in head:  # training starts after this line (reverb logs come first)
-            line = process.stdout.readline()
-            assert line, f"the run ended before training started:\n{head}"
-            head += line
-        # Wait for some episodes and learner steps (300 s guards against a hang, it is no speed check).
-        deadline = time.monotonic() + 300
-        while len(_logged(logs / "actor.csv")) < 2 or not any(
-            float(row["learner_steps"]) > 0 for row in _logged(logs / "learner.csv")
-        ):
-            assert process.poll() is None, head + process.communicate()[0]
-            assert time.monotonic() < deadline, "no episodes and learner steps logged within 300 s"
-            time.sleep(0.2)
-        assert process.poll() is None and _checkpoints(directory) == []
-        process.send_signal(signal.SIGINT)
-        out = head + process.communicate(timeout=120)[0]
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert "Ctrl-C: saving a checkpoint when this episode ends" in out
-    assert "Checkpoint saved:" in out and "stopped by Ctrl-C at actor step" in out
-    assert process.returncode != 0  # an interrupted run does not look finished
-    assert len(_checkpoints(directory)) == 1
-
-    config = make_config(directory, 100_000)
-    saved = ExperimentCheckpointer(config.checkpointing, experiment_identity(config)).restore()
-    assert saved.learner_steps > 0 and saved.learner_steps == _checkpoints(directory)[0]
-    # Saved at an episode boundary: every transition acted so far is in the replay checkpoint.
-    assert saved.replay_items["priority_table"] == saved.loop["actor_steps"] > 0
-    assert f"stopped by Ctrl-C at actor step {saved.loop['actor_steps']}," in out
 
 
 def test_stop_at_episode_end_handlers_are_installed_only_when_enabled_and_restored_after():
