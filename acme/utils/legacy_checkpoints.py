@@ -36,6 +36,7 @@ from acme.utils.checkpoint_files import CheckpointError
 # The globals a pickled PyTreeDef refers to besides its class and the NamedTuple classes in it.
 _TREEDEF_GLOBALS = {
     ("jax._src.tree_util", "default_registry"),
+    ("collections", "OrderedDict"),  # dm_control's observations (a container jax registers)
 }
 # Packages whose NamedTuple classes a learner state may hold; only these are ever imported.
 _TRUSTED_PACKAGES = ("acme", "agents", "baselines", "optax", "haiku", "chex", "rlax", "distrax")
