@@ -286,10 +286,11 @@ def read_tree(directory: str) -> tuple[Any, dict]:
         num_leaves, kinds = manifest["num_leaves"], manifest["leaf_kinds"]
         if not isinstance(num_leaves, int) or not isinstance(kinds, list) or len(kinds) != num_leaves:
             raise ValueError(f"the manifest lists {num_leaves!r} leaves of {len(kinds)} kinds")
-        with np.load(io.BytesIO(contents[LEAVES]), allow_pickle=False) as npz:
-            arrays = [npz[f"leaf_{i:05d}"] for i in range(num_leaves)]
+        arrays = load_leaves(directory, contents[LEAVES], num_leaves)
         leaves = [array if kind == "array" else _SCALAR_KINDS[kind](array.item()) for kind, array in zip(kinds, arrays)]
         tree = tree_structure.decode(structure, leaves)
+    except CheckpointError:
+        raise
     except Exception as error:  # noqa: BLE001 - any decoding failure means the same thing
         raise CheckpointError(
             f"{directory} could not be decoded: {type(error).__name__}: {str(error).rstrip('.')}."
@@ -298,6 +299,37 @@ def read_tree(directory: str) -> tuple[Any, dict]:
 
 
 _SCALAR_KINDS = {"bool": bool, "int": int, "float": float}
+
+
+def load_leaves(directory: str, data: bytes, num_leaves: int) -> list[np.ndarray]:
+    """The arrays ``leaf_00000`` .. of a checkpoint's ``leaves.npz`` (its bytes ``data``), read without pickle.
+
+    Raises ``CheckpointError`` for a file that is not an npz archive, a missing
+    leaf, or a leaf that only unpickling could read (an object array).
+    """
+    path = os.path.join(directory, LEAVES)
+    try:
+        npz = np.load(io.BytesIO(data), allow_pickle=False)
+    except Exception as error:  # noqa: BLE001 - a pickle, a bad zip: refused alike, nothing is unpickled
+        raise CheckpointError(
+            f"{path} is not an npz archive of arrays (it was not unpickled): {str(error).rstrip('.')}."
+        ) from error
+    if not isinstance(npz, np.lib.npyio.NpzFile):
+        raise CheckpointError(f"{path} holds a single array, not an npz archive of leaf_00000, leaf_00001, ...")
+    arrays = []
+    with npz:
+        for i in range(num_leaves):
+            key = f"leaf_{i:05d}"
+            if key not in npz.files:
+                raise CheckpointError(f"{path} has no {key}: the manifest lists {num_leaves} leaves.")
+            try:
+                arrays.append(npz[key])
+            except ValueError as error:  # allow_pickle=False: an object array is refused, not unpickled
+                raise CheckpointError(
+                    f"{path}: {key} is not a plain array ({str(error).rstrip('.')}); checkpoint leaves are "
+                    "numeric arrays read without pickle, so object arrays are refused."
+                ) from error
+    return arrays
 
 
 def atomic_write_dir(target: str, write: Callable[[str], None], on_error: Callable[[str], None] | None = None) -> None:

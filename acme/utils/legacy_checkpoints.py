@@ -27,8 +27,6 @@ import pickle
 import sys
 from typing import Sequence
 
-import numpy as np
-
 from acme.jax import compat
 from acme.utils import checkpoint_files, tree_structure
 from acme.utils.checkpoint_files import CheckpointError
@@ -72,9 +70,10 @@ def _read_legacy(directory: str, manifest: dict) -> tuple[object, list]:
         raise CheckpointError(
             f"{directory}/{checkpoint_files.LEGACY_STRUCTURE} holds a {type(treedef).__name__}, not a tree structure."
         )
-    with np.load(io.BytesIO(contents[checkpoint_files.LEAVES]), allow_pickle=False) as npz:
-        leaves = [npz[f"leaf_{i:05d}"] for i in range(manifest["num_leaves"])]
-    return treedef, leaves
+    num_leaves = manifest.get("num_leaves")
+    if isinstance(num_leaves, bool) or not isinstance(num_leaves, int) or num_leaves < 0:
+        raise CheckpointError(f"{directory}/{checkpoint_files.MANIFEST} lists {num_leaves!r} leaves.")
+    return treedef, checkpoint_files.load_leaves(directory, contents[checkpoint_files.LEAVES], num_leaves)
 
 
 def convert(directory: str) -> bool:

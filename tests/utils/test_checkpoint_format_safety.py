@@ -2,16 +2,21 @@
 
 The attacks are run as a user would run them: the CLI in a subprocess, on a
 snapshot or checkpoint directory whose structure file was replaced by a pickle
-that would create a marker file when unpickled.
+that would create a marker file when unpickled (or that names a module which
+runs code on import), whose leaves hold such a pickle, whose manifest names an
+attachment outside the checkpoint, or whose metadata names an environment
+that gymnasium would import a module for.
 """
 
 from __future__ import annotations
 
 import collections
 import hashlib
+import io
 import json
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 
@@ -275,3 +280,80 @@ def test_a_structure_pickled_by_either_jax_version_loads(module):
     data = data.replace(b"c" + current + b"\nPyTreeDef\n", b"c" + module.encode() + b"\nPyTreeDef\n")
     loaded = _TreeDefUnpickler(io.BytesIO(data)).load()
     assert loaded == treedef
+
+
+def _copy(source, target) -> str:
+    shutil.copytree(source, target)
+    return str(target)
+
+
+def _rewrite_manifest(directory: str, **changes) -> None:
+    """Changes manifest.json as an attacker would (it has no checksum of its own)."""
+    path = os.path.join(directory, "manifest.json")
+    with open(path) as f:
+        manifest = json.load(f)
+    for key, value in changes.items():
+        if callable(value):
+            value(manifest)
+        else:
+            manifest[key] = value
+    with open(path, "w") as f:
+        json.dump(manifest, f)
+
+
+def _newest_checkpoint(directory) -> str:
+    return str(max((p for p in directory.iterdir() if p.name.startswith("ckpt-")), key=lambda p: int(p.name[5:])))
+
+
+def _object_leaves(directory: str, marker: str) -> None:
+    """Replaces leaf_00000 of leaves.npz by an object array whose unpickling would create ``marker``."""
+    with np.load(os.path.join(directory, "leaves.npz")) as npz:
+        arrays = {key: npz[key] for key in npz.files}
+    arrays["leaf_00000"] = np.array([_Payload(marker)], dtype=object)
+    np.savez(os.path.join(directory, "leaves.npz"), **arrays)
+    digest = _sha256_file(os.path.join(directory, "leaves.npz"))
+    _rewrite_manifest(directory, sha256=lambda manifest: manifest["sha256"].update({"leaves.npz": digest}))
+
+
+def test_a_leaves_file_holding_an_object_array_is_refused_without_unpickling(trained_run, tmp_path):
+    snapshot = _copy(trained_run / "run" / "policy", tmp_path / "policy")
+    marker = tmp_path / "owned"
+    _object_leaves(snapshot, str(marker))
+    result = _run_cli(["baselines", "evaluate", "--snapshot", snapshot, "--episodes", "1"], cwd=str(tmp_path))
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert "leaf_00000 is not a plain array" in result.stderr and "object arrays are refused" in result.stderr
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("damage", ["object array", "pickle", "missing leaf"])
+def test_leaves_that_only_pickle_could_read_are_refused_by_the_reader_and_the_converter(tmp_path, damage):
+    """The checkpoint reader and the version-1 converter read leaves.npz through the same function."""
+    marker = tmp_path / "owned"
+    for version in (2, 1):
+        path = Checkpointer(str(tmp_path / f"v{version}")).save(_state(), step=1)
+        if version == 1:
+            _make_version_1(path)
+        leaves = os.path.join(path, "leaves.npz")
+        if damage == "object array":
+            _object_leaves(path, str(marker))
+        else:
+            if damage == "pickle":
+                data = pickle.dumps(_Payload(str(marker)))
+            else:
+                with np.load(leaves) as npz:
+                    buffer = io.BytesIO()
+                    np.savez(buffer, **{key: npz[key] for key in npz.files if key != "leaf_00001"})
+                    data = buffer.getvalue()
+            with open(leaves, "wb") as f:
+                f.write(data)
+            digest = hashlib.sha256(data).hexdigest()
+            _rewrite_manifest(path, sha256=lambda manifest: manifest["sha256"].update({"leaves.npz": digest}))
+        expected = {
+            "object array": "leaf_00000 is not a plain array .*object arrays are refused",
+            "pickle": r"is not an npz archive of arrays \(it was not unpickled\): .*pickled",
+            "missing leaf": "has no leaf_00001: the manifest lists",
+        }[damage]
+        read = checkpoint_files.read_tree if version == 2 else legacy_checkpoints.convert
+        with pytest.raises(CheckpointError, match=expected):
+            read(path)
+    assert not marker.exists()
