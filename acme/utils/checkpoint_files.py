@@ -163,10 +163,53 @@ def hash_directory(directory: str, fsync: bool = False) -> dict[str, str]:
     return dict(sorted(hashes.items()))
 
 
+def _attachment_path(directory: str, name: Any, expected: Any) -> str:
+    """Where attachment ``name`` of the checkpoint in ``directory`` is; refuses a name that leads out of it."""
+    own_files = (LEAVES, STRUCTURE, LEGACY_STRUCTURE, MANIFEST)
+    plain = isinstance(name, str) and "\0" not in name and os.path.basename(name) == name
+    if not plain or name in ("", ".", "..", *own_files):
+        raise CheckpointError(
+            f"{os.path.join(directory, MANIFEST)} names the attachment {name!r}; attachments are directories "
+            "directly inside the checkpoint, named by a plain file name (no '/', '..' or absolute path)."
+        )
+    path = os.path.join(directory, name)
+    # Hashing reads every file: none may be a link out of the checkpoint, or a pipe or device that never ends.
+    odd = [path] if os.path.islink(path) else []
+    for root, dirs, files in [] if odd else os.walk(path):
+        odd += [os.path.join(root, entry) for entry in dirs if os.path.islink(os.path.join(root, entry))]
+        odd += [
+            os.path.join(root, entry)
+            for entry in files
+            if os.path.islink(os.path.join(root, entry)) or not os.path.isfile(os.path.join(root, entry))
+        ]
+    if odd:
+        raise CheckpointError(
+            f"The attachment {path} is or holds links, pipes or devices ({', '.join(odd[:3])}); attachments hold "
+            "plain files and directories only."
+        )
+    if not isinstance(expected, dict) or not all(isinstance(v, str) for v in expected.values()):
+        raise CheckpointError(
+            f"{os.path.join(directory, MANIFEST)} lists attachment {name!r} as {str(expected)[:80]!r}; expected a "
+            "mapping of file names to sha256 digests."
+        )
+    return path
+
+
 def verify_attachments(directory: str, manifest: Mapping[str, Any]) -> None:
-    """Checks every attached directory of a checkpoint against the hashes in its manifest."""
-    for name, expected in manifest.get("attachments", {}).items():
-        path = os.path.join(directory, name)
+    """Checks every attached directory of a checkpoint against the hashes in its manifest.
+
+    Attachment names are checked before anything is read: a name that is not a
+    plain file name (``../x``, an absolute path) or a link raises ``CheckpointError``.
+    """
+    attachments = manifest.get("attachments", {})
+    if not isinstance(attachments, dict):
+        raise CheckpointError(
+            f"{os.path.join(directory, MANIFEST)} lists its attachments as a {type(attachments).__name__}; "
+            "expected a mapping of attachment names to file hashes."
+        )
+    paths = {name: _attachment_path(directory, name, expected) for name, expected in attachments.items()}
+    for name, expected in attachments.items():
+        path = paths[name]
         if not os.path.isdir(path):
             raise CheckpointError(f"{directory} lacks its attached directory {name!r}.")
         actual = hash_directory(path)

@@ -357,3 +357,64 @@ def test_leaves_that_only_pickle_could_read_are_refused_by_the_reader_and_the_co
         with pytest.raises(CheckpointError, match=expected):
             read(path)
     assert not marker.exists()
+
+
+def test_an_attachment_that_leads_out_of_the_checkpoint_is_refused_before_it_is_read(trained_run, tmp_path):
+    """The manifest (which has no checksum) names an attachment outside the checkpoint; reading the pipe there
+    would block the resume for good."""
+    checkpoints = tmp_path / "ckpt"
+    _copy(trained_run / "ckpt", checkpoints)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.mkfifo(outside / "pipe")
+    _rewrite_manifest(_newest_checkpoint(checkpoints), attachments={"../../outside": {"pipe": "0" * 64}})
+    result = subprocess.run(
+        [sys.executable, "-m", "baselines", "run", "dqn", "--max-steps", "800", "--eval-every", "0", "--no-progress"]
+        + ["--checkpoint-dir", str(checkpoints), "--run-dir", str(tmp_path / "run")],
+        cwd=str(tmp_path),
+        env=dict(os.environ, PYTHONPATH=ROOT),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert "names the attachment '../../outside'" in result.stderr and "plain file name" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("../outside", "names the attachment '../outside'"),
+        ("ABSOLUTE", "names the attachment '/.*outside'"),
+        ("..", "names the attachment '..'"),
+        ("leaves.npz", "names the attachment 'leaves.npz'"),
+        ("link", "is or holds links, pipes or devices"),
+        ("inner link", "is or holds links, pipes or devices .*secret"),
+        ("pipe", "is or holds links, pipes or devices .*pipe"),
+    ],
+    ids=["parent", "absolute", "dot-dot", "own-file", "link", "inner-link", "pipe"],
+)
+def test_attachments_that_are_not_plain_directories_of_the_checkpoint_are_refused(tmp_path, name, message):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_text("not the checkpoint's")
+    replay = tmp_path / "replay"
+    replay.mkdir()
+    (replay / "table").write_text("items")
+    checkpointer = Checkpointer(str(tmp_path / "ckpt"))
+    path = checkpointer.save(_state(), step=1, attach={"replay": str(replay)})
+    checkpoint_files.verify_attachments(path, checkpoint_files.read_manifest(path))  # honest: accepted
+    hashes = {"secret": _sha256_file(outside / "secret")}
+    if name == "link":
+        os.symlink(outside, os.path.join(path, "link"))
+    elif name == "inner link":
+        os.symlink(outside / "secret", os.path.join(path, "replay", "secret"))
+        name, hashes = "replay", {"table": _sha256_file(replay.parent / "ckpt" / "ckpt-1" / "replay" / "table")}
+    elif name == "pipe":
+        os.mkfifo(os.path.join(path, "replay", "pipe"))
+        name, hashes = "replay", {"pipe": "0" * 64}
+    elif name == "ABSOLUTE":
+        name = str(outside)
+    _rewrite_manifest(path, attachments={name: hashes})
+    with pytest.warns(checkpoint_files.CorruptCheckpointWarning), pytest.raises(CheckpointError, match=message):
+        checkpointer.restore_latest()
