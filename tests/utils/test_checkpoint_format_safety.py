@@ -418,3 +418,23 @@ def test_attachments_that_are_not_plain_directories_of_the_checkpoint_are_refuse
     _rewrite_manifest(path, attachments={name: hashes})
     with pytest.warns(checkpoint_files.CorruptCheckpointWarning), pytest.raises(CheckpointError, match=message):
         checkpointer.restore_latest()
+
+
+def test_a_structure_naming_a_module_that_runs_on_import_is_refused_before_the_import(trained_run, tmp_path):
+    """baselines.__main__ runs the baselines command line when imported: a pickled structure that names it must
+    be refused without importing it, while an honest checkpoint's state classes still load in a fresh process."""
+    import agents.dqn.learning  # noqa: F401 - reading the honest checkpoint needs its TrainingState
+
+    checkpoints = tmp_path / "ckpt"
+    _copy(trained_run / "ckpt", checkpoints)
+    honest = _newest_checkpoint(checkpoints)
+    _make_version_1(honest)
+    crafted = _copy(trained_run / "run" / "policy", tmp_path / "policy")
+    _make_version_1(crafted, structure_pickle=b"cbaselines.__main__\nmain\n.")  # the global baselines.__main__.main
+    result = _run_cli(["acme.utils.legacy_checkpoints", honest, crafted], cwd=str(tmp_path))
+    assert f"{honest}: converted" in result.stdout, result.stderr[-2000:]  # its optax and acme states, not imported
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert "baselines.__main__.main, which is not a NamedTuple class" in result.stderr
+    # Imported, baselines.__main__ would have parsed the converter's arguments as its own and printed its usage.
+    assert "python -m baselines" not in result.stdout + result.stderr
+    assert os.path.exists(os.path.join(crafted, "structure.pkl"))  # left as it was
