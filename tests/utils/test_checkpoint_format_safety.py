@@ -438,3 +438,39 @@ def test_a_structure_naming_a_module_that_runs_on_import_is_refused_before_the_i
     # Imported, baselines.__main__ would have parsed the converter's arguments as its own and printed its usage.
     assert "python -m baselines" not in result.stdout + result.stderr
     assert os.path.exists(os.path.join(crafted, "structure.pkl"))  # left as it was
+
+
+def test_a_snapshot_naming_an_environment_outside_the_registry_runs_nothing(trained_run, tmp_path):
+    """gymnasium.make("module:Env") imports ``module``; a snapshot's environment id must not get that far."""
+    snapshot = _copy(trained_run / "run" / "policy", tmp_path / "policy")
+    marker = tmp_path / "owned"
+    (tmp_path / "evil_module.py").write_text(f"open({str(marker)!r}, 'w').close()\n")  # importable from the cwd
+    environment_id = "gymnasium:evil_module:Evil-v0"
+    _rewrite_manifest(snapshot, metadata=lambda manifest: manifest["metadata"].update(environment_id=environment_id))
+    result = _run_cli(["baselines", "evaluate", "--snapshot", snapshot, "--episodes", "1"], cwd=str(tmp_path))
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert f"names the environment {environment_id!r}, which the environment factory does not make" in result.stderr
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"agent": "evil_module"}, "names the agent 'evil_module', which the registry does not know; known agents: "),
+        ({"agent": ["dqn"]}, r"names the agent \['dqn'\], which the registry does not know"),
+        ({"environment_id": 3}, "names the environment 3; expected an id such as"),
+        ({"environment_id": "gymnasium:NoSuchEnv-v0"}, "gymnasium has no environment 'NoSuchEnv-v0'"),
+        ({"agent_config": [1]}, "holds an agent_config of type list"),
+        ({"agent_config": {"no_such_field": 1}}, "agent_config that dqn's config refuses: .*no_such_field"),
+    ],
+)
+def test_snapshot_metadata_naming_no_known_agent_or_environment_is_refused(trained_run, tmp_path, changes, message):
+    from baselines import policy_export
+
+    snapshot = _copy(trained_run / "run" / "policy", tmp_path / "policy")
+    _rewrite_manifest(snapshot, metadata=lambda manifest: manifest["metadata"].update(changes))
+    with pytest.raises(CheckpointError, match=f"The snapshot at {snapshot} .*{message}"):
+        policy_export.load_policy(snapshot)
+    _rewrite_manifest(snapshot, metadata=["dqn"])
+    with pytest.raises(CheckpointError, match="holds metadata of type list, not a dict"):
+        policy_export.load_policy(snapshot)
