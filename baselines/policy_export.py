@@ -16,6 +16,7 @@ import dm_env
 import jax
 
 from acme import snapshots, specs
+from acme.environments import UnknownEnvironmentError
 from acme.utils import loggers
 from acme.utils.checkpoint_files import CheckpointError, signatures_match, tree_signature
 from baselines import registry
@@ -70,15 +71,21 @@ def load_policy(directory: str, seed: int | None = 0) -> tuple[Callable, dm_env.
 def _load(directory: str, seed: int | None) -> tuple[Any, dm_env.Environment, Any, Any]:
     """``load_policy``'s policy, environment and parameters, and the agent's builder."""
     params, metadata = snapshots.load_policy_snapshot(directory)
-    missing = [key for key in _REQUIRED if key not in metadata]
-    if missing:
-        raise CheckpointError(
-            f"The snapshot at {directory} lacks metadata {missing}; a policy snapshot written by "
-            "baselines.policy_export.export_policy has keys " + ", ".join(_REQUIRED) + "."
-        )
+    _check_metadata(directory, metadata)
     entry = registry.get_agent(metadata["agent"])
-    config = entry.make_config(**_tuples(metadata["agent_config"]))
-    environment = registry.make_agent_environment(metadata["agent"], metadata["environment_id"], seed=seed)
+    try:
+        config = entry.make_config(**_tuples(metadata["agent_config"]))
+    except (TypeError, ValueError) as error:
+        raise CheckpointError(
+            f"The snapshot at {directory} holds an agent_config that {metadata['agent']}'s config refuses: {error}"
+        ) from error
+    try:
+        environment = registry.make_agent_environment(metadata["agent"], metadata["environment_id"], seed=seed)
+    except UnknownEnvironmentError as error:
+        raise CheckpointError(
+            f"The snapshot at {directory} names the environment {metadata['environment_id']!r}, which the "
+            f"environment factory does not make: {error}"
+        ) from error
     spec = specs.make_environment_spec(environment)
     networks = entry.make_networks(spec, config)
     builder = entry.make_builder(config)
@@ -92,6 +99,36 @@ def _load(directory: str, seed: int | None) -> tuple[Any, dm_env.Environment, An
             )
     policy = builder.make_policy(networks, spec, evaluation=True)
     return policy, environment, params, builder
+
+
+def _check_metadata(directory: str, metadata: Any) -> None:
+    """Refuses snapshot metadata that names no registered agent, no environment id or no config mapping."""
+    if not isinstance(metadata, dict):
+        raise CheckpointError(
+            f"The snapshot at {directory} holds metadata of type {type(metadata).__name__}, not a dict."
+        )
+    missing = [key for key in _REQUIRED if key not in metadata]
+    if missing:
+        raise CheckpointError(
+            f"The snapshot at {directory} lacks metadata {missing}; a policy snapshot written by "
+            "baselines.policy_export.export_policy has keys " + ", ".join(_REQUIRED) + "."
+        )
+    agent, environment_id = metadata["agent"], metadata["environment_id"]
+    if not isinstance(agent, str) or agent not in registry.agent_names():
+        raise CheckpointError(
+            f"The snapshot at {directory} names the agent {agent!r}, which the registry does not know; known "
+            f"agents: {', '.join(registry.agent_names())}."
+        )
+    if not isinstance(environment_id, str):
+        raise CheckpointError(
+            f"The snapshot at {directory} names the environment {environment_id!r}; expected an id such as "
+            "'gymnasium:CartPole-v1'."
+        )
+    if not isinstance(metadata["agent_config"], dict):
+        raise CheckpointError(
+            f"The snapshot at {directory} holds an agent_config of type {type(metadata['agent_config']).__name__}; "
+            "expected the config's fields as a mapping."
+        )
 
 
 def _fresh_policy_variables(builder: Any, networks: Any, spec: specs.EnvironmentSpec) -> Any:

@@ -150,8 +150,9 @@ class RolloutBuilder(ConfiguredBuilder):
             return LocalBatches(replay_client.table(c.replay_table_name), c.batch_size)
         from acme.datasets.reverb import make_reverb_iterator, server_address_of
 
-        iterator = make_reverb_iterator(server_address_of(replay_client), c.replay_table_name, c.batch_size)
-        return PrefetchIterator(iterator, buffer_size=c.prefetch_size)
+        address = server_address_of(replay_client)
+        iterator = make_reverb_iterator(address, c.replay_table_name, c.batch_size)
+        return PrefetchIterator(iterator, c.prefetch_size, name=f"reverb table {c.replay_table_name!r} at {address}")
 
     def make_adder(self, replay_client: Any, environment_spec: specs.EnvironmentSpec, policy: Any = None):
         return adders.SequenceAdder(

@@ -77,12 +77,11 @@ class NStepTransitionBuilder(ConfiguredBuilder):
             return LocalBatches(replay_client.table(c.replay_table_name), c.batch_size, c.num_sgd_steps_per_step)
         from acme.datasets.reverb import make_reverb_iterator, server_address_of
 
-        iterator = make_reverb_iterator(
-            server_address_of(replay_client), c.replay_table_name, c.batch_size * c.num_sgd_steps_per_step
-        )
+        address = server_address_of(replay_client)
+        iterator = make_reverb_iterator(address, c.replay_table_name, c.batch_size * c.num_sgd_steps_per_step)
         if c.num_sgd_steps_per_step > 1:
             iterator = (stack_batches(sample, c.num_sgd_steps_per_step) for sample in iterator)
-        return PrefetchIterator(iterator, buffer_size=c.prefetch_size)
+        return PrefetchIterator(iterator, c.prefetch_size, name=f"reverb table {c.replay_table_name!r} at {address}")
 
     def make_adder(self, replay_client: Any, environment_spec: specs.EnvironmentSpec, policy: Any = None):
         return adders.NStepTransitionAdder(

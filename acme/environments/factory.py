@@ -12,6 +12,7 @@ import dm_env
 from acme import wrappers
 
 KNOWN_PREFIXES = ("gymnasium", "bsuite", "dm_control", "atari", "memory")
+INSTALL_ALE = "pip install 'ale-py>=0.12.1'"  # the Atari ROMs come with ale-py since 0.9
 EXAMPLE_IDS = (
     "gymnasium:CartPole-v1",
     "gymnasium:Pendulum-v1",
@@ -121,8 +122,8 @@ def _make_atari(name: str, seed: int | None) -> dm_env.Environment:
         import ale_py  # noqa: F401
     except ImportError as error:
         raise UnknownEnvironmentError(
-            "Atari environments need ale-py with its ROMs, which is not installed "
-            f"({error}). Install `ale-py` to use 'atari:<Game>' ids."
+            f"'atari:{name}' needs ale-py, which is not installed ({error}). Install it, with its ROMs, by: "
+            f"{INSTALL_ALE}"
         ) from error
     import gymnasium
 

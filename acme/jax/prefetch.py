@@ -18,12 +18,22 @@ class PrefetchIterator(core.PrefetchingIterator[T]):
     ``ready()`` says whether ``next`` would return without waiting; this is
     how an in-process experiment steps its learner exactly as often as the
     replay's rate limiter lets it. ``transform`` (e.g. ``jax.device_put``) runs
-    in the background thread. Errors in the source are re-raised by ``next``.
+    in the background thread. An error in the source (or in ``transform``) is
+    raised by ``next``, and by every later ``next``, as a ``RuntimeError``
+    naming the source (``name``, by default the iterator's own description)
+    and chained to the original error.
     """
 
-    def __init__(self, iterator: Iterator[T], buffer_size: int = 2, transform: Callable[[T], T] | None = None):
+    def __init__(
+        self,
+        iterator: Iterator[T],
+        buffer_size: int = 2,
+        transform: Callable[[T], T] | None = None,
+        name: str | None = None,
+    ):
         if buffer_size < 1:
             raise ValueError(f"buffer_size must be at least 1, got {buffer_size}.")
+        self.name = name or getattr(iterator, "__qualname__", None) or repr(iterator)
         self._source = iterator
         self._transform = transform
         self._queue: "queue.Queue" = queue.Queue(maxsize=buffer_size)
@@ -60,7 +70,10 @@ class PrefetchIterator(core.PrefetchingIterator[T]):
             self._queue.put(_END)
             raise StopIteration
         if isinstance(element, BaseException):
-            raise RuntimeError(f"The data source of this iterator failed: {element!r}") from element
+            self._queue.put(element)  # the source is gone: every later call fails the same way, none waits
+            raise RuntimeError(
+                f"The data source {self.name} failed in the prefetch thread: {type(element).__name__}: {element}"
+            ) from element
         self._retrieved += 1
         return element
 

@@ -163,10 +163,53 @@ def hash_directory(directory: str, fsync: bool = False) -> dict[str, str]:
     return dict(sorted(hashes.items()))
 
 
+def _attachment_path(directory: str, name: Any, expected: Any) -> str:
+    """Where attachment ``name`` of the checkpoint in ``directory`` is; refuses a name that leads out of it."""
+    own_files = (LEAVES, STRUCTURE, LEGACY_STRUCTURE, MANIFEST)
+    plain = isinstance(name, str) and "\0" not in name and os.path.basename(name) == name
+    if not plain or name in ("", ".", "..", *own_files):
+        raise CheckpointError(
+            f"{os.path.join(directory, MANIFEST)} names the attachment {name!r}; attachments are directories "
+            "directly inside the checkpoint, named by a plain file name (no '/', '..' or absolute path)."
+        )
+    path = os.path.join(directory, name)
+    # Hashing reads every file: none may be a link out of the checkpoint, or a pipe or device that never ends.
+    odd = [path] if os.path.islink(path) else []
+    for root, dirs, files in [] if odd else os.walk(path):
+        odd += [os.path.join(root, entry) for entry in dirs if os.path.islink(os.path.join(root, entry))]
+        odd += [
+            os.path.join(root, entry)
+            for entry in files
+            if os.path.islink(os.path.join(root, entry)) or not os.path.isfile(os.path.join(root, entry))
+        ]
+    if odd:
+        raise CheckpointError(
+            f"The attachment {path} is or holds links, pipes or devices ({', '.join(odd[:3])}); attachments hold "
+            "plain files and directories only."
+        )
+    if not isinstance(expected, dict) or not all(isinstance(v, str) for v in expected.values()):
+        raise CheckpointError(
+            f"{os.path.join(directory, MANIFEST)} lists attachment {name!r} as {str(expected)[:80]!r}; expected a "
+            "mapping of file names to sha256 digests."
+        )
+    return path
+
+
 def verify_attachments(directory: str, manifest: Mapping[str, Any]) -> None:
-    """Checks every attached directory of a checkpoint against the hashes in its manifest."""
-    for name, expected in manifest.get("attachments", {}).items():
-        path = os.path.join(directory, name)
+    """Checks every attached directory of a checkpoint against the hashes in its manifest.
+
+    Attachment names are checked before anything is read: a name that is not a
+    plain file name (``../x``, an absolute path) or a link raises ``CheckpointError``.
+    """
+    attachments = manifest.get("attachments", {})
+    if not isinstance(attachments, dict):
+        raise CheckpointError(
+            f"{os.path.join(directory, MANIFEST)} lists its attachments as a {type(attachments).__name__}; "
+            "expected a mapping of attachment names to file hashes."
+        )
+    paths = {name: _attachment_path(directory, name, expected) for name, expected in attachments.items()}
+    for name, expected in attachments.items():
+        path = paths[name]
         if not os.path.isdir(path):
             raise CheckpointError(f"{directory} lacks its attached directory {name!r}.")
         actual = hash_directory(path)
@@ -286,10 +329,11 @@ def read_tree(directory: str) -> tuple[Any, dict]:
         num_leaves, kinds = manifest["num_leaves"], manifest["leaf_kinds"]
         if not isinstance(num_leaves, int) or not isinstance(kinds, list) or len(kinds) != num_leaves:
             raise ValueError(f"the manifest lists {num_leaves!r} leaves of {len(kinds)} kinds")
-        with np.load(io.BytesIO(contents[LEAVES]), allow_pickle=False) as npz:
-            arrays = [npz[f"leaf_{i:05d}"] for i in range(num_leaves)]
+        arrays = load_leaves(directory, contents[LEAVES], num_leaves)
         leaves = [array if kind == "array" else _SCALAR_KINDS[kind](array.item()) for kind, array in zip(kinds, arrays)]
         tree = tree_structure.decode(structure, leaves)
+    except CheckpointError:
+        raise
     except Exception as error:  # noqa: BLE001 - any decoding failure means the same thing
         raise CheckpointError(
             f"{directory} could not be decoded: {type(error).__name__}: {str(error).rstrip('.')}."
@@ -298,6 +342,37 @@ def read_tree(directory: str) -> tuple[Any, dict]:
 
 
 _SCALAR_KINDS = {"bool": bool, "int": int, "float": float}
+
+
+def load_leaves(directory: str, data: bytes, num_leaves: int) -> list[np.ndarray]:
+    """The arrays ``leaf_00000`` .. of a checkpoint's ``leaves.npz`` (its bytes ``data``), read without pickle.
+
+    Raises ``CheckpointError`` for a file that is not an npz archive, a missing
+    leaf, or a leaf that only unpickling could read (an object array).
+    """
+    path = os.path.join(directory, LEAVES)
+    try:
+        npz = np.load(io.BytesIO(data), allow_pickle=False)
+    except Exception as error:  # noqa: BLE001 - a pickle, a bad zip: refused alike, nothing is unpickled
+        raise CheckpointError(
+            f"{path} is not an npz archive of arrays (it was not unpickled): {str(error).rstrip('.')}."
+        ) from error
+    if not isinstance(npz, np.lib.npyio.NpzFile):
+        raise CheckpointError(f"{path} holds a single array, not an npz archive of leaf_00000, leaf_00001, ...")
+    arrays = []
+    with npz:
+        for i in range(num_leaves):
+            key = f"leaf_{i:05d}"
+            if key not in npz.files:
+                raise CheckpointError(f"{path} has no {key}: the manifest lists {num_leaves} leaves.")
+            try:
+                arrays.append(npz[key])
+            except ValueError as error:  # allow_pickle=False: an object array is refused, not unpickled
+                raise CheckpointError(
+                    f"{path}: {key} is not a plain array ({str(error).rstrip('.')}); checkpoint leaves are "
+                    "numeric arrays read without pickle, so object arrays are refused."
+                ) from error
+    return arrays
 
 
 def atomic_write_dir(target: str, write: Callable[[str], None], on_error: Callable[[str], None] | None = None) -> None:

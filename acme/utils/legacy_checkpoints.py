@@ -8,6 +8,11 @@ unpickler that accepts only what a tree structure is made of (jax's
 refuses everything else, writes ``structure.json`` and a version-2 manifest,
 and removes ``structure.pkl``. The leaves are not touched.
 
+A NamedTuple class is taken from its module if the module is already imported;
+otherwise the module's source is read first (not run) and it is imported only
+if the source defines a NamedTuple of that name at its top level, so a name
+such as ``baselines.__main__`` is refused before anything is imported.
+
 Usage::
 
     python -m acme.utils.legacy_checkpoints PATH [PATH ...]
@@ -19,15 +24,15 @@ checkpoint directory holding ``ckpt-*`` subdirectories.
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
+import importlib.machinery
 import io
 import json
 import os
 import pickle
 import sys
 from typing import Sequence
-
-import numpy as np
 
 from acme.jax import compat
 from acme.utils import checkpoint_files, tree_structure
@@ -36,6 +41,7 @@ from acme.utils.checkpoint_files import CheckpointError
 # The globals a pickled PyTreeDef refers to besides its class and the NamedTuple classes in it.
 _TREEDEF_GLOBALS = {
     ("jax._src.tree_util", "default_registry"),
+    ("collections", "OrderedDict"),  # dm_control's observations (a container jax registers)
 }
 # Packages whose NamedTuple classes a learner state may hold; only these are ever imported.
 _TRUSTED_PACKAGES = ("acme", "agents", "baselines", "optax", "haiku", "chex", "rlax", "distrax")
@@ -49,13 +55,86 @@ class _TreeDefUnpickler(pickle.Unpickler):
             return compat.pytreedef_class()
         if (module, name) in _TREEDEF_GLOBALS:
             return super().find_class(module, name)
-        if module.split(".")[0] in _TRUSTED_PACKAGES and "." not in name:
-            cls = getattr(importlib.import_module(module), name, None)
+        if module.split(".")[0] in _TRUSTED_PACKAGES and name.isidentifier():
+            loaded = sys.modules.get(module)
+            if loaded is None and _source_defines_namedtuple(module, name):
+                loaded = importlib.import_module(module)
+            cls = getattr(loaded, name, None)
             if isinstance(cls, type) and issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple):
                 return cls
         raise pickle.UnpicklingError(
-            f"the pickled structure refers to {module}.{name}, which is not part of a tree structure; refusing it"
+            f"the pickled structure refers to {module}.{name}, which is not a NamedTuple class of "
+            f"{', '.join(_TRUSTED_PACKAGES)}; refusing it"
         )
+
+
+# How ``import`` finds a module in a directory: compiled extensions first, then source, then bytecode.
+_LOADERS = (
+    (importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES),
+    (importlib.machinery.SourceFileLoader, importlib.machinery.SOURCE_SUFFIXES),
+    (importlib.machinery.SourcelessFileLoader, importlib.machinery.BYTECODE_SUFFIXES),
+)
+
+
+def _locate(fullname: str, roots: Sequence[str]) -> tuple[str | None, list[str] | None]:
+    """``(file, search path)`` of ``fullname`` in the directories ``roots``, as ``import`` would find them
+    (a namespace package has no file); found, never run."""
+    namespace: list[str] = []
+    for root in roots:
+        if not isinstance(root, str) or not os.path.isdir(root or "."):
+            continue
+        spec = importlib.machinery.FileFinder(root or ".", *_LOADERS).find_spec(fullname)
+        if spec is None:
+            continue
+        if spec.loader is not None:
+            locations = spec.submodule_search_locations
+            return spec.origin, None if locations is None else list(locations)
+        namespace += list(spec.submodule_search_locations or [])
+    return None, namespace or None
+
+
+def _module_source(module: str) -> str | None:
+    """The source of ``module``, read from the file ``import`` would run, without importing anything; None for
+    a module that is compiled, missing, or inside a module that is not a package (``baselines.__main__.x``)."""
+    parts = module.split(".")
+    roots: list[str] | None = list(sys.path)
+    origin = None
+    for i in range(len(parts)):
+        prefix, last = ".".join(parts[: i + 1]), i == len(parts) - 1
+        if not last and prefix in sys.modules:
+            roots = list(getattr(sys.modules[prefix], "__path__", None) or []) or None
+        else:
+            origin, roots = _locate(prefix, roots)
+        if roots is None and not last:
+            return None
+    if not isinstance(origin, str) or not origin.endswith(".py"):
+        return None
+    with open(origin, encoding="utf-8") as f:
+        return f.read()
+
+
+def _named(node: ast.expr) -> str | None:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+
+
+def _source_defines_namedtuple(module: str, name: str) -> bool:
+    """Whether ``module``'s source defines ``name`` at its top level as ``class name(NamedTuple)``,
+    ``name = namedtuple(...)`` / ``NamedTuple(...)`` or an alias ``name = OtherState`` (the name older
+    checkpoints stored); read, parsed and never run. What the name holds is checked after the import."""
+    try:
+        source = _module_source(module)
+        tree = ast.parse(source) if source is not None else None
+    except (OSError, SyntaxError, ValueError):
+        return False
+    for node in tree.body if tree is not None else ():
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return any(_named(base) == "NamedTuple" for base in node.bases)
+        if isinstance(node, ast.Assign) and any(_named(target) == name for target in node.targets):
+            value = node.value
+            if isinstance(value, ast.Call):
+                return _named(value.func) in ("namedtuple", "NamedTuple")
+            return _named(value) is not None
+    return False
 
 
 def _read_legacy(directory: str, manifest: dict) -> tuple[object, list]:
@@ -71,9 +150,10 @@ def _read_legacy(directory: str, manifest: dict) -> tuple[object, list]:
         raise CheckpointError(
             f"{directory}/{checkpoint_files.LEGACY_STRUCTURE} holds a {type(treedef).__name__}, not a tree structure."
         )
-    with np.load(io.BytesIO(contents[checkpoint_files.LEAVES]), allow_pickle=False) as npz:
-        leaves = [npz[f"leaf_{i:05d}"] for i in range(manifest["num_leaves"])]
-    return treedef, leaves
+    num_leaves = manifest.get("num_leaves")
+    if isinstance(num_leaves, bool) or not isinstance(num_leaves, int) or num_leaves < 0:
+        raise CheckpointError(f"{directory}/{checkpoint_files.MANIFEST} lists {num_leaves!r} leaves.")
+    return treedef, checkpoint_files.load_leaves(directory, contents[checkpoint_files.LEAVES], num_leaves)
 
 
 def convert(directory: str) -> bool:

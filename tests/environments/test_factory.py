@@ -59,6 +59,13 @@ def test_unknown_ids_are_explained(bad_id, expected):
         make_environment(bad_id)
 
 
+def test_atari_without_ale_py_names_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ale_py", None)  # not installed (as on both stacks today)
+    with pytest.raises(UnknownEnvironmentError, match=r"'atari:Pong' needs ale-py, which is not installed") as error:
+        make_environment("atari:Pong")
+    assert str(error.value).endswith("Install it, with its ROMs, by: pip install 'ale-py>=0.12.1'")
+
+
 def test_dm_control_tasks_come_through_the_factory():
     env = make_environment("dm_control:cartpole/swingup", seed=3, canonical_actions=True)
     spec = specs.make_environment_spec(env)

@@ -49,6 +49,41 @@ def test_gymnasium_specs_and_seeding():
     np.testing.assert_allclose(pendulum.action_spec().maximum, [2.0])
 
 
+class _SpacesEnv(gymnasium.Env):
+    """A gymnasium environment of the given spaces (only its spaces are read)."""
+
+    def __init__(self, observation_space: gymnasium.Space, action_space: gymnasium.Space):
+        self.observation_space = observation_space
+        self.action_space = action_space
+
+
+_BOX = gymnasium.spaces.Box(-1.0, 1.0, (2,), np.float32)
+
+
+@pytest.mark.parametrize(
+    "observation_space, action_space, message",
+    [
+        (_BOX, gymnasium.spaces.MultiDiscrete([3, 2]), r"action: gymnasium space MultiDiscrete\(\[3 2\]\) is not"),
+        (
+            gymnasium.spaces.Dict({"position": _BOX, "command": gymnasium.spaces.Text(8)}),
+            gymnasium.spaces.Discrete(2),
+            r"observation/command: gymnasium space Text\(1, 8, .*\) is not",
+        ),
+        (
+            gymnasium.spaces.Tuple((_BOX, gymnasium.spaces.Graph(_BOX, None))),
+            gymnasium.spaces.Discrete(2),
+            r"observation/1: gymnasium space Graph\(.*\) is not",
+        ),
+        (_BOX, gymnasium.spaces.Discrete(3, start=1), "action: Discrete spaces must start at 0, got start=1"),
+    ],
+    ids=["multi-discrete action", "text in a dict", "graph in a tuple", "discrete from 1"],
+)
+def test_an_unsupported_gymnasium_space_is_refused_naming_it_and_where_it_is(observation_space, action_space, message):
+    accepted = "" if "start" in message else " supported; accepted: Box, Discrete, MultiBinary, Dict, Tuple."
+    with pytest.raises(ValueError, match=message + accepted.replace(".", r"\.")):
+        wrappers.GymnasiumToDmEnv(_SpacesEnv(observation_space, action_space))
+
+
 def test_single_precision_casts_values_and_specs():
     env = wrappers.SinglePrecisionWrapper(wrappers.GymnasiumToDmEnv(gymnasium.make("Pendulum-v1"), seed=0))
     assert env.observation_spec().dtype == np.float32

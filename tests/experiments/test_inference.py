@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import os
+import subprocess
+import sys
 import threading
 from multiprocessing import AuthenticationError
 
@@ -17,12 +20,13 @@ import launch
 from acme import specs
 from acme.experiments import make_distributed_experiment
 from acme.experiments.inference import InferenceServer, ServedActor, ServedVectorActor, connect
-from acme.experiments.inference_transport import InferenceClient
+from acme.experiments.inference_transport import InferenceClient, InferenceServerGoneError
 from acme.jax.actors import RecurrentVectorActor
 from acme.jax.variable_client import VariableClient
 from acme.utils import loggers
 from baselines import registry
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STEPS = 60
 LATE_STEP = 50_000  # past every exploration schedule's decay: each actor acts with its own final epsilon
 
@@ -338,3 +342,49 @@ def test_a_direct_connection_acts_as_the_server_itself_and_refuses_a_wrong_key()
             InferenceClient(host, port, b"not the key")
     finally:
         server.stop()
+
+
+# A server process as a Ray node runs it, reduced to its listener: it answers every select with action 0.
+_SERVER_PROCESS = """
+import sys
+import numpy as np
+from acme.experiments.inference_transport import InferenceListener
+
+class Server:
+    def select(self, client, actor_id, observations, keys, steps, resets):
+        return np.zeros(len(steps), np.int32), (), keys
+
+    def forget(self, client):
+        pass
+
+host, port, key = InferenceListener(Server(), host="127.0.0.1").address
+print(host, port, key.hex(), flush=True)
+sys.stdin.read()
+"""
+
+
+def test_an_inference_server_whose_process_dies_fails_its_actors_with_an_error_naming_it():
+    server = subprocess.Popen(
+        [sys.executable, "-c", _SERVER_PROCESS],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=ROOT),
+    )
+    try:
+        host, port, key = server.stdout.readline().split()
+        client = InferenceClient(host, int(port), bytes.fromhex(key))
+        actor = ServedVectorActor(client, [jax.random.PRNGKey(0), jax.random.PRNGKey(1)])
+        observations = np.zeros((2, 4), np.float32)
+        np.testing.assert_array_equal(actor.select_actions(observations), [0, 0])
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+    gone = f"The inference server at {host}:{port} is gone .*its process died or closed the connection"
+    with pytest.raises(InferenceServerGoneError, match=gone):
+        actor.select_actions(observations)
+    with pytest.raises(InferenceServerGoneError, match=gone):  # every later step too, without waiting
+        actor.select_actions(observations)
+    actor.close()  # nothing to drop on a server that is gone: closing after the error does not raise another
+    with pytest.raises(InferenceServerGoneError, match=f"Cannot reach the inference server at {host}:{port}"):
+        InferenceClient(host, int(port), bytes.fromhex(key))  # a restarted actor finds no server either

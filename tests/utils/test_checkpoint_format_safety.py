@@ -2,16 +2,21 @@
 
 The attacks are run as a user would run them: the CLI in a subprocess, on a
 snapshot or checkpoint directory whose structure file was replaced by a pickle
-that would create a marker file when unpickled.
+that would create a marker file when unpickled (or that names a module which
+runs code on import), whose leaves hold such a pickle, whose manifest names an
+attachment outside the checkpoint, or whose metadata names an environment
+that gymnasium would import a module for.
 """
 
 from __future__ import annotations
 
 import collections
 import hashlib
+import io
 import json
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 
@@ -275,3 +280,197 @@ def test_a_structure_pickled_by_either_jax_version_loads(module):
     data = data.replace(b"c" + current + b"\nPyTreeDef\n", b"c" + module.encode() + b"\nPyTreeDef\n")
     loaded = _TreeDefUnpickler(io.BytesIO(data)).load()
     assert loaded == treedef
+
+
+def _copy(source, target) -> str:
+    shutil.copytree(source, target)
+    return str(target)
+
+
+def _rewrite_manifest(directory: str, **changes) -> None:
+    """Changes manifest.json as an attacker would (it has no checksum of its own)."""
+    path = os.path.join(directory, "manifest.json")
+    with open(path) as f:
+        manifest = json.load(f)
+    for key, value in changes.items():
+        if callable(value):
+            value(manifest)
+        else:
+            manifest[key] = value
+    with open(path, "w") as f:
+        json.dump(manifest, f)
+
+
+def _newest_checkpoint(directory) -> str:
+    return str(max((p for p in directory.iterdir() if p.name.startswith("ckpt-")), key=lambda p: int(p.name[5:])))
+
+
+def _object_leaves(directory: str, marker: str) -> None:
+    """Replaces leaf_00000 of leaves.npz by an object array whose unpickling would create ``marker``."""
+    with np.load(os.path.join(directory, "leaves.npz")) as npz:
+        arrays = {key: npz[key] for key in npz.files}
+    arrays["leaf_00000"] = np.array([_Payload(marker)], dtype=object)
+    np.savez(os.path.join(directory, "leaves.npz"), **arrays)
+    digest = _sha256_file(os.path.join(directory, "leaves.npz"))
+    _rewrite_manifest(directory, sha256=lambda manifest: manifest["sha256"].update({"leaves.npz": digest}))
+
+
+def test_a_leaves_file_holding_an_object_array_is_refused_without_unpickling(trained_run, tmp_path):
+    snapshot = _copy(trained_run / "run" / "policy", tmp_path / "policy")
+    marker = tmp_path / "owned"
+    _object_leaves(snapshot, str(marker))
+    result = _run_cli(["baselines", "evaluate", "--snapshot", snapshot, "--episodes", "1"], cwd=str(tmp_path))
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert "leaf_00000 is not a plain array" in result.stderr and "object arrays are refused" in result.stderr
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("damage", ["object array", "pickle", "missing leaf"])
+def test_leaves_that_only_pickle_could_read_are_refused_by_the_reader_and_the_converter(tmp_path, damage):
+    """The checkpoint reader and the version-1 converter read leaves.npz through the same function."""
+    marker = tmp_path / "owned"
+    for version in (2, 1):
+        path = Checkpointer(str(tmp_path / f"v{version}")).save(_state(), step=1)
+        if version == 1:
+            _make_version_1(path)
+        leaves = os.path.join(path, "leaves.npz")
+        if damage == "object array":
+            _object_leaves(path, str(marker))
+        else:
+            if damage == "pickle":
+                data = pickle.dumps(_Payload(str(marker)))
+            else:
+                with np.load(leaves) as npz:
+                    buffer = io.BytesIO()
+                    np.savez(buffer, **{key: npz[key] for key in npz.files if key != "leaf_00001"})
+                    data = buffer.getvalue()
+            with open(leaves, "wb") as f:
+                f.write(data)
+            digest = hashlib.sha256(data).hexdigest()
+            _rewrite_manifest(path, sha256=lambda manifest: manifest["sha256"].update({"leaves.npz": digest}))
+        expected = {
+            "object array": "leaf_00000 is not a plain array .*object arrays are refused",
+            "pickle": r"is not an npz archive of arrays \(it was not unpickled\): .*pickled",
+            "missing leaf": "has no leaf_00001: the manifest lists",
+        }[damage]
+        read = checkpoint_files.read_tree if version == 2 else legacy_checkpoints.convert
+        with pytest.raises(CheckpointError, match=expected):
+            read(path)
+    assert not marker.exists()
+
+
+def test_an_attachment_that_leads_out_of_the_checkpoint_is_refused_before_it_is_read(trained_run, tmp_path):
+    """The manifest (which has no checksum) names an attachment outside the checkpoint; reading the pipe there
+    would block the resume for good."""
+    checkpoints = tmp_path / "ckpt"
+    _copy(trained_run / "ckpt", checkpoints)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.mkfifo(outside / "pipe")
+    _rewrite_manifest(_newest_checkpoint(checkpoints), attachments={"../../outside": {"pipe": "0" * 64}})
+    result = subprocess.run(
+        [sys.executable, "-m", "baselines", "run", "dqn", "--max-steps", "800", "--eval-every", "0", "--no-progress"]
+        + ["--checkpoint-dir", str(checkpoints), "--run-dir", str(tmp_path / "run")],
+        cwd=str(tmp_path),
+        env=dict(os.environ, PYTHONPATH=ROOT),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert "names the attachment '../../outside'" in result.stderr and "plain file name" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("../outside", "names the attachment '../outside'"),
+        ("ABSOLUTE", "names the attachment '/.*outside'"),
+        ("..", "names the attachment '..'"),
+        ("leaves.npz", "names the attachment 'leaves.npz'"),
+        ("link", "is or holds links, pipes or devices"),
+        ("inner link", "is or holds links, pipes or devices .*secret"),
+        ("pipe", "is or holds links, pipes or devices .*pipe"),
+    ],
+    ids=["parent", "absolute", "dot-dot", "own-file", "link", "inner-link", "pipe"],
+)
+def test_attachments_that_are_not_plain_directories_of_the_checkpoint_are_refused(tmp_path, name, message):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_text("not the checkpoint's")
+    replay = tmp_path / "replay"
+    replay.mkdir()
+    (replay / "table").write_text("items")
+    checkpointer = Checkpointer(str(tmp_path / "ckpt"))
+    path = checkpointer.save(_state(), step=1, attach={"replay": str(replay)})
+    checkpoint_files.verify_attachments(path, checkpoint_files.read_manifest(path))  # honest: accepted
+    hashes = {"secret": _sha256_file(outside / "secret")}
+    if name == "link":
+        os.symlink(outside, os.path.join(path, "link"))
+    elif name == "inner link":
+        os.symlink(outside / "secret", os.path.join(path, "replay", "secret"))
+        name, hashes = "replay", {"table": _sha256_file(replay.parent / "ckpt" / "ckpt-1" / "replay" / "table")}
+    elif name == "pipe":
+        os.mkfifo(os.path.join(path, "replay", "pipe"))
+        name, hashes = "replay", {"pipe": "0" * 64}
+    elif name == "ABSOLUTE":
+        name = str(outside)
+    _rewrite_manifest(path, attachments={name: hashes})
+    with pytest.warns(checkpoint_files.CorruptCheckpointWarning), pytest.raises(CheckpointError, match=message):
+        checkpointer.restore_latest()
+
+
+def test_a_structure_naming_a_module_that_runs_on_import_is_refused_before_the_import(trained_run, tmp_path):
+    """baselines.__main__ runs the baselines command line when imported: a pickled structure that names it must
+    be refused without importing it, while an honest checkpoint's state classes still load in a fresh process."""
+    import agents.dqn.learning  # noqa: F401 - reading the honest checkpoint needs its TrainingState
+
+    checkpoints = tmp_path / "ckpt"
+    _copy(trained_run / "ckpt", checkpoints)
+    honest = _newest_checkpoint(checkpoints)
+    _make_version_1(honest)
+    crafted = _copy(trained_run / "run" / "policy", tmp_path / "policy")
+    _make_version_1(crafted, structure_pickle=b"cbaselines.__main__\nmain\n.")  # the global baselines.__main__.main
+    result = _run_cli(["acme.utils.legacy_checkpoints", honest, crafted], cwd=str(tmp_path))
+    assert f"{honest}: converted" in result.stdout, result.stderr[-2000:]  # its optax and acme states, not imported
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert "baselines.__main__.main, which is not a NamedTuple class" in result.stderr
+    # Imported, baselines.__main__ would have parsed the converter's arguments as its own and printed its usage.
+    assert "python -m baselines" not in result.stdout + result.stderr
+    assert os.path.exists(os.path.join(crafted, "structure.pkl"))  # left as it was
+
+
+def test_a_snapshot_naming_an_environment_outside_the_registry_runs_nothing(trained_run, tmp_path):
+    """gymnasium.make("module:Env") imports ``module``; a snapshot's environment id must not get that far."""
+    snapshot = _copy(trained_run / "run" / "policy", tmp_path / "policy")
+    marker = tmp_path / "owned"
+    (tmp_path / "evil_module.py").write_text(f"open({str(marker)!r}, 'w').close()\n")  # importable from the cwd
+    environment_id = "gymnasium:evil_module:Evil-v0"
+    _rewrite_manifest(snapshot, metadata=lambda manifest: manifest["metadata"].update(environment_id=environment_id))
+    result = _run_cli(["baselines", "evaluate", "--snapshot", snapshot, "--episodes", "1"], cwd=str(tmp_path))
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert f"names the environment {environment_id!r}, which the environment factory does not make" in result.stderr
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"agent": "evil_module"}, "names the agent 'evil_module', which the registry does not know; known agents: "),
+        ({"agent": ["dqn"]}, r"names the agent \['dqn'\], which the registry does not know"),
+        ({"environment_id": 3}, "names the environment 3; expected an id such as"),
+        ({"environment_id": "gymnasium:NoSuchEnv-v0"}, "gymnasium has no environment 'NoSuchEnv-v0'"),
+        ({"agent_config": [1]}, "holds an agent_config of type list"),
+        ({"agent_config": {"no_such_field": 1}}, "agent_config that dqn's config refuses: .*no_such_field"),
+    ],
+)
+def test_snapshot_metadata_naming_no_known_agent_or_environment_is_refused(trained_run, tmp_path, changes, message):
+    from baselines import policy_export
+
+    snapshot = _copy(trained_run / "run" / "policy", tmp_path / "policy")
+    _rewrite_manifest(snapshot, metadata=lambda manifest: manifest["metadata"].update(changes))
+    with pytest.raises(CheckpointError, match=f"The snapshot at {snapshot} .*{message}"):
+        policy_export.load_policy(snapshot)
+    _rewrite_manifest(snapshot, metadata=["dqn"])
+    with pytest.raises(CheckpointError, match="holds metadata of type list, not a dict"):
+        policy_export.load_policy(snapshot)
