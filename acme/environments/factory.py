@@ -11,7 +11,7 @@ import dm_env
 
 from acme import wrappers
 
-KNOWN_PREFIXES = ("gymnasium", "bsuite", "dm_control", "atari", "memory")
+KNOWN_PREFIXES = ("gymnasium", "bsuite", "dm_control", "atari", "memory", "jax")
 INSTALL_ALE = "pip install 'ale-py>=0.12.1'"  # the Atari ROMs come with ale-py since 0.9
 EXAMPLE_IDS = (
     "gymnasium:CartPole-v1",
@@ -55,6 +55,17 @@ def _make_gymnasium(name: str, seed: int | None) -> dm_env.Environment:
             f"{', '.join(registered[:8])}, ... (see gymnasium.envs.registry)."
         )
     return wrappers.GymnasiumToDmEnv(gymnasium.make(name), seed=seed)
+
+
+def _make_jax(name: str, seed: int | None) -> dm_env.Environment:
+    from acme.environments.jax_native import make_jax_environment
+    from acme.environments.jax_native.host import JaxToDmEnv
+
+    try:
+        environment = make_jax_environment(name)
+    except ValueError as error:
+        raise UnknownEnvironmentError(str(error)) from None
+    return JaxToDmEnv(environment, seed=seed)
 
 
 def _make_bsuite(name: str, seed: int | None) -> dm_env.Environment:
@@ -151,6 +162,7 @@ _FACTORIES: dict[str, Callable[[str, int | None], dm_env.Environment]] = {
     "dm_control": _make_dm_control,
     "atari": _make_atari,
     "memory": _make_memory,
+    "jax": _make_jax,
 }
 
 
@@ -165,7 +177,8 @@ def make_environment(
 
     Args:
       environment_id: ``"<prefix>:<name>"``; prefixes: gymnasium, bsuite, dm_control, atari, memory
-        (``memory:CartPole-v1``: CartPole without its velocities).
+        (``memory:CartPole-v1``: CartPole without its velocities), jax (``jax:CartPole-v1``: written in JAX for
+        the on-device loop, here stepped from the host).
       seed: seeds the environment's randomness where the family supports it.
       single_precision: cast 64-bit observations, rewards and discounts to 32 bits.
       step_limit: truncate episodes after this many steps.

@@ -30,6 +30,7 @@ FAMILIES = [
     ("sac", "dm_control:cartpole/balance", 1, 2_000),  # 1,000-step episodes: a checkpoint at the first one's end
     ("dqn", "bsuite:catch/0", 20, 3_000),
     ("r2d2", "memory:CartPole-v1", 5, 2_500),
+    ("dqn", "jax:CartPole-v1", 20, 3_000),  # the host-side view of the JAX-native environment
 ]
 
 

@@ -1,0 +1,29 @@
+"""Environments written in JAX for the on-device loop (``reset``/``step`` that jit, vmap and scan), each checked
+step for step against its reference; ``make_environment("jax:<name>")`` gives their host-side dm_env view."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Callable
+
+from acme.environments.jax_native.base import FIRST, LAST, MID, JaxEnvironment, State, TimeStep
+from acme.environments.jax_native.classic_control import CartPole
+
+ENVIRONMENTS: dict[str, Callable[[], JaxEnvironment]] = {
+    "CartPole-v1": CartPole,
+}
+
+
+def make_jax_environment(name: str) -> JaxEnvironment:
+    """The JAX-native environment ``name`` (e.g. ``"CartPole-v1"``); a clear error listing them otherwise."""
+    if name not in ENVIRONMENTS:
+        close = difflib.get_close_matches(str(name), list(ENVIRONMENTS), n=3)
+        hint = f" Did you mean {', '.join('jax:' + c for c in close)}?" if close else ""
+        raise ValueError(
+            f"There is no JAX-native environment {name!r}.{hint} JAX-native environments: "
+            f"{', '.join('jax:' + n for n in sorted(ENVIRONMENTS))}."
+        )
+    return ENVIRONMENTS[name]()
+
+
+__all__ = ["ENVIRONMENTS", "FIRST", "LAST", "MID", "JaxEnvironment", "State", "TimeStep", "make_jax_environment"]

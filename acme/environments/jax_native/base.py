@@ -1,0 +1,103 @@
+"""The functional interface of a JAX-native environment: pure ``reset`` and ``step`` that jit, vmap and scan.
+
+``reset(key) -> (state, timestep)`` and ``step(state, action) -> (state, timestep)``
+with dm_env's meaning: step types FIRST, MID, LAST; discount 0 at termination
+and 1 at truncation (a step limit); reward 0 and discount 1 on FIRST. A step
+taken from a LAST timestep ignores its action and starts the next episode
+(automatic reset), so a scan over steps never stops.
+
+A subclass writes only its dynamics: ``initial(key)`` (a new episode's physics
+and observation) and ``transition(physics, action, key)`` (the next physics,
+observation, reward and whether the episode terminated).
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, NamedTuple
+
+import dm_env
+import jax
+import jax.numpy as jnp
+
+from acme import specs
+
+FIRST, MID, LAST = (int(t) for t in (dm_env.StepType.FIRST, dm_env.StepType.MID, dm_env.StepType.LAST))
+
+
+class TimeStep(NamedTuple):
+    """dm_env's timestep as arrays (a batch of them under vmap)."""
+
+    step_type: jax.Array
+    reward: jax.Array
+    discount: jax.Array
+    observation: Any
+
+
+class State(NamedTuple):
+    """What an environment carries from one step to the next."""
+
+    physics: Any
+    key: jax.Array
+    steps: jax.Array  # steps taken in this episode
+    step_type: jax.Array  # of the timestep last returned
+
+
+class JaxEnvironment(abc.ABC):
+    """A JAX-native environment; see the module docstring."""
+
+    def __init__(self, max_episode_steps: int):
+        if isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, int) or max_episode_steps < 1:
+            raise ValueError(f"max_episode_steps must be an integer >= 1, got {max_episode_steps!r}.")
+        self.max_episode_steps = max_episode_steps
+
+    @abc.abstractmethod
+    def spec(self) -> specs.EnvironmentSpec:
+        """The specs of observations, actions, rewards and discounts (as the host environment's)."""
+
+    @abc.abstractmethod
+    def initial(self, key: jax.Array) -> tuple[Any, Any]:
+        """``(physics, observation)`` at the start of an episode."""
+
+    @abc.abstractmethod
+    def transition(self, physics: Any, action: jax.Array, key: jax.Array) -> tuple[Any, Any, jax.Array, jax.Array]:
+        """``(physics, observation, reward, terminated)`` after ``action``."""
+
+    def reset(self, key: jax.Array) -> tuple[State, TimeStep]:
+        """Starts an episode."""
+        key, initial_key = jax.random.split(key)
+        physics, observation = self.initial(initial_key)
+        return State(physics, key, jnp.int32(0), jnp.int32(FIRST)), self._first(observation)
+
+    def step(self, state: State, action: jax.Array) -> tuple[State, TimeStep]:
+        """One step; from a LAST timestep, the first timestep of the next episode instead."""
+        key, transition_key, reset_key = jax.random.split(state.key, 3)
+        physics, observation, reward, terminated = self.transition(state.physics, action, transition_key)
+        steps = state.steps + 1
+        last = terminated | (steps >= self.max_episode_steps)
+        stepped = TimeStep(
+            step_type=jnp.where(last, LAST, MID).astype(jnp.int32),
+            reward=jnp.asarray(reward, self.spec().rewards.dtype),
+            discount=jnp.where(terminated, 0.0, 1.0).astype(self.spec().discounts.dtype),
+            observation=observation,
+        )
+        restarted_physics, restarted_observation = self.initial(reset_key)
+        restart = state.step_type == LAST
+        choose = lambda new, old: jax.tree.map(lambda a, b: jnp.where(restart, a, b), new, old)  # noqa: E731
+        timestep = choose(self._first(restarted_observation), stepped)
+        next_state = State(
+            physics=choose(restarted_physics, physics),
+            key=key,
+            steps=jnp.where(restart, 0, steps).astype(jnp.int32),
+            step_type=timestep.step_type,
+        )
+        return next_state, timestep
+
+    def _first(self, observation: Any) -> TimeStep:
+        spec = self.spec()
+        return TimeStep(
+            step_type=jnp.int32(FIRST),
+            reward=jnp.zeros((), spec.rewards.dtype),
+            discount=jnp.ones((), spec.discounts.dtype),
+            observation=observation,
+        )

@@ -1,0 +1,52 @@
+"""A dm_env view of a JAX-native environment, so host runners, evaluation and snapshots can use it."""
+
+from __future__ import annotations
+
+import dm_env
+import jax
+import numpy as np
+
+from acme.environments.jax_native.base import LAST, JaxEnvironment
+
+
+class JaxToDmEnv(dm_env.Environment):
+    """Steps ``environment`` one jitted call at a time on the host; ``reset`` and episode ends as dm_env says."""
+
+    def __init__(self, environment: JaxEnvironment, seed: int | None = None):
+        self._environment = environment
+        self._spec = environment.spec()
+        self._key = jax.random.PRNGKey(0 if seed is None else seed)
+        self._reset = jax.jit(environment.reset)
+        self._step = jax.jit(environment.step)
+        self._state = None
+
+    def reset(self) -> dm_env.TimeStep:
+        self._key, key = jax.random.split(self._key)
+        self._state, timestep = self._reset(key)
+        return dm_env.restart(self._observation(timestep.observation))
+
+    def step(self, action) -> dm_env.TimeStep:
+        if self._state is None or int(self._state.step_type) == LAST:
+            return self.reset()
+        self._state, timestep = self._step(self._state, np.asarray(action, self._spec.actions.dtype))
+        return dm_env.TimeStep(
+            step_type=dm_env.StepType(int(timestep.step_type)),
+            reward=np.asarray(timestep.reward, self._spec.rewards.dtype),
+            discount=np.asarray(timestep.discount, self._spec.discounts.dtype),
+            observation=self._observation(timestep.observation),
+        )
+
+    def _observation(self, observation):
+        return jax.tree.map(np.asarray, jax.device_get(observation))
+
+    def observation_spec(self):
+        return self._spec.observations
+
+    def action_spec(self):
+        return self._spec.actions
+
+    def reward_spec(self):
+        return self._spec.rewards
+
+    def discount_spec(self):
+        return self._spec.discounts
