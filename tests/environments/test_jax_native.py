@@ -10,18 +10,27 @@ import pytest
 
 from acme import specs
 from acme.environments import UnknownEnvironmentError, make_environment
-from acme.environments.jax_native import FIRST, LAST, MID, CartPole, make_jax_environment
+from acme.environments.jax_native import ENVIRONMENTS, FIRST, LAST, MID, CartPole, make_jax_environment
 
 
-def _trajectories(environment, num_starts: int, num_steps: int, seed: int = 0):
+def _trajectories(environment, num_starts: int, num_steps: int, seed: int = 0, start=None):
     """``num_starts`` environments stepped ``num_steps`` times with uniform random actions, in one scan: the states
-    before each step, the actions and the timesteps after (episodes restart automatically)."""
-    num_actions = environment.spec().actions.num_values
+    before each step, the actions and the timesteps after (episodes restart automatically). ``start(key)`` draws
+    the first physics (default: the environment's own reset)."""
+    action_spec = environment.spec().actions
+
+    def random_action(key):
+        if isinstance(action_spec, specs.DiscreteArray):
+            return jax.random.randint(key, (), 0, action_spec.num_values)
+        high = jnp.asarray(action_spec.maximum, jnp.float32)
+        return jax.random.uniform(key, action_spec.shape, jnp.float32, -1.5, 1.5) * high  # clipped ones too
 
     def run(key):
-        reset_key, action_key = jax.random.split(key)
+        reset_key, start_key, action_key = jax.random.split(key, 3)
         state, _ = environment.reset(reset_key)
-        actions = jax.random.randint(action_key, (num_steps,), 0, num_actions)
+        if start is not None:
+            state = state._replace(physics=start(start_key), step_type=jnp.int32(MID))
+        actions = jax.vmap(random_action)(jax.random.split(action_key, num_steps))
 
         def one(state, action):
             next_state, timestep = environment.step(state, action)
@@ -34,26 +43,62 @@ def _trajectories(environment, num_starts: int, num_steps: int, seed: int = 0):
     return jax.device_get(jax.jit(jax.vmap(run))(keys))
 
 
-def test_cartpole_steps_as_gymnasiums_from_the_same_states_and_actions():
-    """From each state of 64 random-action runs of 300 steps (over 2,000 episode steps from 64 starts), gymnasium's
-    CartPole-v1 gives the same next state (float32 tolerance), reward and termination."""
-    states, actions, timesteps = _trajectories(CartPole(), num_starts=64, num_steps=300)
-    reference = gymnasium.make("CartPole-v1").unwrapped
+def _uniform(*bounds):
+    low, high = (jnp.array(b, jnp.float32) for b in zip(*bounds))
+    return lambda key: jax.random.uniform(key, low.shape, jnp.float32, low, high)
+
+
+def _set_state(dtype):
+    return lambda env, physics: setattr(env, "state", np.asarray(physics, dtype))
+
+
+# How to put a physics state into gymnasium's environment, and states to start from across the whole state space
+# (so that every way of ending an episode is met).
+REFERENCES = {
+    "CartPole-v1": (_set_state(np.float64), _uniform((-2.4, 2.4), (-2, 2), (-0.2, 0.2), (-2, 2))),
+    "Acrobot-v1": (
+        _set_state(np.float64),
+        _uniform((-np.pi, np.pi), (-np.pi, np.pi), (-4 * np.pi, 4 * np.pi), (-9 * np.pi, 9 * np.pi)),
+    ),
+    "MountainCar-v0": (_set_state(np.float64), _uniform((-1.2, 0.6), (-0.07, 0.07))),
+    "MountainCarContinuous-v0": (_set_state(np.float32), _uniform((-1.2, 0.6), (-0.07, 0.07))),
+    "Pendulum-v1": (_set_state(np.float64), _uniform((-np.pi, np.pi), (-8, 8))),
+}
+
+
+def test_every_jax_native_environment_is_checked_against_its_reference():
+    assert set(REFERENCES) == set(ENVIRONMENTS)
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCES))
+def test_steps_as_gymnasiums_from_the_same_states_and_actions(name):
+    """From each state of 64 random-action runs of 100 steps, half from the environment's own starts and half from
+    states across the whole state space, gymnasium's environment gives the same next observation (float32
+    tolerance), reward and termination."""
+    set_state, anywhere = REFERENCES[name]
+    environment = make_jax_environment(name)
+    reference = gymnasium.make(name).unwrapped
     reference.reset(seed=0)
     compared = terminations = 0
-    for run in range(actions.shape[0]):
-        for t in range(actions.shape[1]):
-            if states.step_type[run, t] == LAST:  # this step restarts the episode: checked below
-                continue
-            reference.state = np.asarray(states.physics[run, t], np.float64)
-            reference.steps_beyond_terminated = None
-            observation, reward, terminated, _, _ = reference.step(int(actions[run, t]))
-            np.testing.assert_allclose(timesteps.observation[run, t], observation, rtol=1e-5, atol=1e-6)
-            assert timesteps.reward[run, t] == reward
-            assert bool(timesteps.step_type[run, t] == LAST and timesteps.discount[run, t] == 0) == terminated
-            compared += 1
-            terminations += terminated
-    assert compared > 15_000 and terminations > 500  # many episodes, each ending in its own way
+    for start in (None, anywhere):
+        states, actions, timesteps = _trajectories(environment, num_starts=32, num_steps=100, start=start)
+        for run in range(actions.shape[0]):
+            for t in range(actions.shape[1]):
+                if states.step_type[run, t] == LAST:  # this step restarts the episode: checked below
+                    continue
+                set_state(reference, states.physics[run, t])
+                reference.steps_beyond_terminated = None  # CartPole: each step is a first one from its state
+                action = actions[run, t]
+                observation, reward, terminated, _, _ = reference.step(action if action.ndim else int(action))
+                np.testing.assert_allclose(timesteps.observation[run, t], observation, rtol=1e-5, atol=1e-5)
+                np.testing.assert_allclose(timesteps.reward[run, t], reward, rtol=1e-5, atol=1e-5)
+                ended = timesteps.step_type[run, t] == LAST and timesteps.discount[run, t] == 0
+                assert bool(ended) == terminated, (run, t, states.physics[run, t], action)
+                compared += 1
+                terminations += terminated
+    assert compared > 6_000
+    if name != "Pendulum-v1":  # Pendulum never terminates
+        assert terminations >= 5, terminations
 
 
 def test_episodes_restart_by_themselves_with_dm_env_step_types_and_discounts():
@@ -101,5 +146,7 @@ def test_the_host_view_is_a_dm_env_with_the_gymnasium_environments_spec():
 def test_unknown_jax_environments_are_refused_with_the_ones_there_are():
     with pytest.raises(UnknownEnvironmentError, match=r"no JAX-native environment 'CartPole-v0'.*jax:CartPole-v1"):
         make_environment("jax:CartPole-v0")
-    with pytest.raises(ValueError, match="JAX-native environments: jax:CartPole-v1"):
+    with pytest.raises(
+        ValueError, match="JAX-native environments: jax:Acrobot-v1, jax:CartPole-v1, jax:MountainCar-v0"
+    ):
         make_jax_environment("Pong")

@@ -7,10 +7,20 @@ import difflib
 from typing import Callable
 
 from acme.environments.jax_native.base import FIRST, LAST, MID, JaxEnvironment, State, TimeStep
-from acme.environments.jax_native.classic_control import CartPole
+from acme.environments.jax_native.classic_control import (
+    Acrobot,
+    CartPole,
+    MountainCar,
+    MountainCarContinuous,
+    Pendulum,
+)
 
 ENVIRONMENTS: dict[str, Callable[[], JaxEnvironment]] = {
     "CartPole-v1": CartPole,
+    "Acrobot-v1": Acrobot,
+    "MountainCar-v0": MountainCar,
+    "MountainCarContinuous-v0": MountainCarContinuous,
+    "Pendulum-v1": Pendulum,
 }
 
 
@@ -26,4 +36,18 @@ def make_jax_environment(name: str) -> JaxEnvironment:
     return ENVIRONMENTS[name]()
 
 
-__all__ = ["ENVIRONMENTS", "FIRST", "LAST", "MID", "JaxEnvironment", "State", "TimeStep", "make_jax_environment"]
+__all__ = [
+    "ENVIRONMENTS",
+    "FIRST",
+    "LAST",
+    "MID",
+    "Acrobot",
+    "CartPole",
+    "JaxEnvironment",
+    "MountainCar",
+    "MountainCarContinuous",
+    "Pendulum",
+    "State",
+    "TimeStep",
+    "make_jax_environment",
+]
