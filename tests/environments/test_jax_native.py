@@ -67,7 +67,7 @@ REFERENCES = {
 
 
 def test_every_jax_native_environment_is_checked_against_its_reference():
-    assert set(REFERENCES) == set(ENVIRONMENTS)
+    assert set(REFERENCES) | {"catch"} == set(ENVIRONMENTS)  # catch: the test after the next one
 
 
 @pytest.mark.parametrize("name", sorted(REFERENCES))
@@ -99,6 +99,36 @@ def test_steps_as_gymnasiums_from_the_same_states_and_actions(name):
     assert compared > 6_000
     if name != "Pendulum-v1":  # Pendulum never terminates
         assert terminations >= 5, terminations
+
+
+def test_catch_steps_as_bsuites_from_the_same_states_and_actions():
+    """From every state of 64 random-action runs of 100 steps (over 600 episodes), bsuite's Catch gives the same
+    board, reward and termination."""
+    from bsuite.environments.catch import Catch as Reference
+
+    environment = make_jax_environment("catch")
+    assert specs.make_environment_spec(make_environment("jax:catch")) == specs.make_environment_spec(
+        make_environment("bsuite:catch/0")
+    )
+    states, actions, timesteps = _trajectories(environment, num_starts=64, num_steps=100)
+    reference = Reference(seed=0)
+    outcomes = set()
+    for run in range(actions.shape[0]):
+        for t in range(actions.shape[1]):
+            if states.step_type[run, t] == LAST:
+                continue
+            ball_x, ball_y, paddle_x = (int(v) for v in states.physics[run, t])
+            reference._ball_x, reference._ball_y, reference._paddle_x = ball_x, ball_y, paddle_x
+            reference._paddle_y, reference._reset_next_step = environment.rows - 1, False
+            expected = reference.step(int(actions[run, t]))
+            np.testing.assert_array_equal(timesteps.observation[run, t], expected.observation)
+            assert timesteps.reward[run, t] == expected.reward and timesteps.step_type[run, t] == expected.step_type
+            assert timesteps.discount[run, t] == expected.discount
+            outcomes.add(float(expected.reward))
+    assert outcomes == {-1.0, 0.0, 1.0}
+    starts = timesteps.observation[states.step_type == LAST]  # the first boards of the restarted episodes
+    assert (starts[:, 0].sum(axis=1) == 1).all() and (starts[:, -1, environment.columns // 2] == 1).all()
+    assert len(set(starts[:, 0].argmax(axis=1))) == environment.columns  # the ball starts in every column
 
 
 def test_episodes_restart_by_themselves_with_dm_env_step_types_and_discounts():

@@ -7,6 +7,7 @@ import difflib
 from typing import Callable
 
 from acme.environments.jax_native.base import FIRST, LAST, MID, JaxEnvironment, State, TimeStep
+from acme.environments.jax_native.bsuite_tasks import Catch
 from acme.environments.jax_native.classic_control import (
     Acrobot,
     CartPole,
@@ -21,6 +22,7 @@ ENVIRONMENTS: dict[str, Callable[[], JaxEnvironment]] = {
     "MountainCar-v0": MountainCar,
     "MountainCarContinuous-v0": MountainCarContinuous,
     "Pendulum-v1": Pendulum,
+    "catch": Catch,  # bsuite's catch/0 .. catch/19 differ only in their seed
 }
 
 
@@ -43,6 +45,7 @@ __all__ = [
     "MID",
     "Acrobot",
     "CartPole",
+    "Catch",
     "JaxEnvironment",
     "MountainCar",
     "MountainCarContinuous",
