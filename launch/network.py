@@ -7,7 +7,10 @@ server always listens on ``[::]:<port>`` (every interface). ``restrict_to_loopba
 closes that from outside reverb: it finds the server's listening socket among
 this process's file descriptors and binds it to the loopback device
 (``SO_BINDTODEVICE``), after which the kernel only hands it connections that
-arrive over ``lo``; ``ss -ltn`` then shows it as ``*%lo:<port>``.
+arrive over ``lo``; ``ss -ltn`` then shows it as ``*%lo:<port>``. Between the
+server's start and that call (the next statement after the server is built)
+the socket listens on every interface: a known window, which only a bind
+address in reverb itself would close.
 """
 
 from __future__ import annotations

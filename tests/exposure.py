@@ -177,8 +177,18 @@ class Observation:
     reached: dict[Listener, list[str]] = dataclasses.field(default_factory=dict)
 
     def problems(self) -> list[str]:
-        """One line per exposed listener, and per listener that a network address reached."""
-        lines = [f"{listener} is bound to a non-loopback address" for listener in self.listeners if listener.exposed]
+        """One line per exposed listener, and per listener that a network address reached.
+
+        A reverb server listens on every interface for the moment between its start and its confinement to the
+        loopback device (launch/network.py: reverb 0.14 takes no bind address). A listener seen in that moment
+        and then seen confined is not a problem of its own; a connection a network address made to it is.
+        """
+        confined = {(x.pid, x.address, x.port) for x in self.listeners if x.device == "lo"}
+        lines = [
+            f"{listener} is bound to a non-loopback address"
+            for listener in self.listeners
+            if listener.exposed and (listener.pid, listener.address, listener.port) not in confined
+        ]
         lines += [
             f"{listener} accepted a connection on {', '.join(addresses)}"
             for listener, addresses in self.reached.items()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import os
 import signal
 import time
@@ -9,9 +10,25 @@ import time
 import launch
 
 
-def kill_actor_once(actor, counter, after_steps: int, record_path: str) -> None:
-    """SIGKILLs ``actor``'s process once the actors have taken ``after_steps`` steps."""
-    _kill_when(actor, lambda: counter.get_counts().get("actor_steps", 0), after_steps, record_path)
+def kill_actor_once(actor, counter, after_steps: int, record_path: str, actor_log: str | None = None) -> None:
+    """SIGKILLs ``actor``'s process once the actors have taken ``after_steps`` steps and, given ``actor_log`` (its
+    CSV log), once it has logged an episode of its own (the other actors alone can reach ``after_steps`` while it
+    still compiles)."""
+
+    def progress() -> int:
+        if actor_log is not None and not _logged_an_episode(actor_log):
+            return 0
+        return counter.get_counts().get("actor_steps", 0)
+
+    _kill_when(actor, progress, after_steps, record_path)
+
+
+def _logged_an_episode(path: str) -> bool:
+    try:
+        with open(path) as f:
+            return any(row.get("episode_length") for row in csv.DictReader(f))
+    except FileNotFoundError:
+        return False
 
 
 def _kill_when(node, progress, threshold: int, record_path: str) -> None:

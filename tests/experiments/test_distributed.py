@@ -172,7 +172,12 @@ def test_ray_launcher_runs_dqn_and_restarts_a_killed_actor(tmp_path):
     record = tmp_path / "killed.txt"
     program.add_node(
         launch.FunctionNode(
-            kill_actor_once, program.get("actor_0").handle, program.get("counter").handle, 800, str(record)
+            kill_actor_once,
+            program.get("actor_0").handle,
+            program.get("counter").handle,
+            800,
+            str(record),
+            str(tmp_path / "actor_0.csv"),
         ),
         label="killer",
     )
