@@ -76,6 +76,8 @@ def test_steps_as_gymnasiums_from_the_same_states_and_actions(name):
     states across the whole state space, gymnasium's environment gives the same next observation (float32
     tolerance), reward and termination."""
     set_state, anywhere = REFERENCES[name]
+    # float32 against gymnasium's float64: Acrobot's four RK4 stages at velocities up to 9 pi lose more digits
+    tolerance = 1e-4 if name == "Acrobot-v1" else 1e-5
     environment = make_jax_environment(name)
     reference = gymnasium.make(name).unwrapped
     reference.reset(seed=0)
@@ -90,8 +92,8 @@ def test_steps_as_gymnasiums_from_the_same_states_and_actions(name):
                 reference.steps_beyond_terminated = None  # CartPole: each step is a first one from its state
                 action = actions[run, t]
                 observation, reward, terminated, _, _ = reference.step(action if action.ndim else int(action))
-                np.testing.assert_allclose(timesteps.observation[run, t], observation, rtol=1e-5, atol=1e-5)
-                np.testing.assert_allclose(timesteps.reward[run, t], reward, rtol=1e-5, atol=1e-5)
+                np.testing.assert_allclose(timesteps.observation[run, t], observation, rtol=tolerance, atol=tolerance)
+                np.testing.assert_allclose(timesteps.reward[run, t], reward, rtol=tolerance, atol=tolerance)
                 ended = timesteps.step_type[run, t] == LAST and timesteps.discount[run, t] == 0
                 assert bool(ended) == terminated, (run, t, states.physics[run, t], action)
                 compared += 1
