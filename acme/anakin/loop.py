@@ -1,0 +1,307 @@
+"""One agent's on-device training iteration: act in N JAX environments, store, and learn, all traceable.
+
+The pieces are the agent's own: ``builder.make_policy`` acts (vmapped over the
+environments), the ``LearnerDefinition``'s ``make_update`` and
+``make_initial_state`` learn (the updates fused as ``SGDLearner`` fuses them,
+with its non-finite tracking), and its ``make_batch_fn`` turns a sample into
+the update's batch. Only storage differs from the host loop, and it stores what
+the host adders write:
+
+* rollout agents (``RolloutBuilder``: PPO): each iteration steps every
+  environment ``unroll_length`` times and learns from the ``[N, T + 1]``
+  rollouts (the stream of ``acme.adders.Step`` rows the ``SequenceAdder``
+  writes, the last row the next rollout's first), ``N / batch_size`` updates of
+  ``batch_size`` rollouts each;
+* n-step-transition agents (``NStepTransitionBuilder``: DQN, SAC, ...): each
+  iteration steps the environments until ``U * batch_size / samples_per_insert``
+  items were inserted into the device replay (``acme.anakin.replay``), then
+  runs the ``U = num_sgd_steps_per_step`` updates on ``[U, batch_size]`` samples,
+  once the replay holds ``min_replay_size`` items (the host rate limiter's
+  ratio, kept exactly).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from acme import specs
+from acme.adders.base import Step
+from acme.agents.rollout_builder import RolloutBuilder
+from acme.agents.transition_builder import NStepTransitionBuilder
+from acme.anakin import transitions as nstep
+from acme.anakin.replay import DeviceReplay
+from acme.environments.jax_native import FIRST, LAST, JaxEnvironment
+from acme.jax.actors import ExtrasPolicy
+from acme.jax.learner import PRIORITIES, fuse_updates
+
+SUPPORTED = ("ppo", "dqn", "sac", "td3", "d4pg", "mpo")  # agents whose builders are supported, for error messages
+
+
+class AgentCarry(NamedTuple):
+    """Everything one agent carries from one iteration to the next."""
+
+    learner: Any  # the LearnerDefinition's state
+    first_bad: Any  # per watched metric: (learner step, value) of its first non-finite value
+    environments: Any  # the environments' State, leaves [N, ...]
+    timesteps: Any  # their last TimeStep, leaves [N, ...]
+    storage: Any  # rollout agents: (); transition agents: (n-step windows [N, n, ...], replay state)
+    actor_steps: jax.Array  # [N]: steps each environment took (a LAST timestep's restart is none, as on the host)
+    key: jax.Array
+
+
+def canonical_spec(environment: JaxEnvironment) -> specs.EnvironmentSpec:
+    """The environment's spec with bounded continuous actions as the box [-1, 1], as the host runs present them."""
+    spec = environment.spec()
+    actions = spec.actions
+    if isinstance(actions, specs.DiscreteArray) or not np.issubdtype(actions.dtype, np.floating):
+        return spec
+    box = specs.BoundedArray(actions.shape, actions.dtype, -np.ones(actions.shape), np.ones(actions.shape), "action")
+    return spec._replace(actions=box)
+
+
+def _to_environment_action(environment: JaxEnvironment):
+    """Rescales [-1, 1] actions to the environment's bounds (as ``CanonicalActionSpecWrapper``), clipping first."""
+    spec = environment.spec().actions
+    if isinstance(spec, specs.DiscreteArray) or not np.issubdtype(spec.dtype, np.floating):
+        return lambda action: action
+    low, high = jnp.asarray(spec.minimum, spec.dtype), jnp.asarray(spec.maximum, spec.dtype)
+    return lambda action: (low + (jnp.clip(action, -1.0, 1.0) + 1.0) * (high - low) / 2.0).astype(spec.dtype)
+
+
+def _where(condition: jax.Array, tree: Any) -> Any:
+    """``tree`` where ``condition`` (per environment), zeros elsewhere."""
+
+    def pick(x):
+        mask = condition.reshape(condition.shape + (1,) * (jnp.ndim(x) - condition.ndim))
+        return jnp.where(mask, x, jnp.zeros_like(x))
+
+    return jax.tree.map(pick, tree)
+
+
+class AnakinAgent:
+    """The on-device iteration of one agent built from ``builder`` (its config), ``networks`` and ``environment``.
+
+    ``num_envs`` environments step in lockstep. See the module docstring for
+    what one iteration does; ``steps_per_iteration`` is the environment steps
+    it takes in all (counting the restarts after LAST timesteps, which
+    ``actor_steps`` does not).
+    """
+
+    def __init__(self, builder: Any, networks: Any, environment: JaxEnvironment, num_envs: int):
+        self.builder = builder
+        self.config = config = builder.config
+        self.environment = environment
+        self.num_envs = num_envs
+        self.spec = canonical_spec(environment)
+        self.networks = networks
+        self.definition = builder.learner
+        self._to_action = _to_environment_action(environment)
+        policy = builder.make_policy(networks, self.spec)
+        self._policy, self._has_extras = (
+            (policy.policy, True) if isinstance(policy, ExtrasPolicy) else (policy, False)
+        )
+        self._evaluation_policy = builder.make_policy(networks, self.spec, evaluation=True)
+        self._batch_fn = (
+            self.definition.make_batch_fn(config) if self.definition.make_batch_fn else (lambda sample: sample.data)
+        )
+        self.rollouts = isinstance(builder, RolloutBuilder)
+        if self.rollouts:
+            if num_envs % config.batch_size:
+                raise ValueError(
+                    f"{builder.agent_name} on the device learns from batches of batch_size ({config.batch_size}) "
+                    f"rollouts, one per environment: the number of environments ({num_envs}) must be a multiple of "
+                    "it. Set the number of environments to batch_size (the default) or a multiple."
+                )
+            self.num_updates = num_envs // config.batch_size
+            self.steps_per_environment = config.unroll_length
+        else:
+            self.num_updates = config.num_sgd_steps_per_step
+            inserts = self.num_updates * config.batch_size / config.samples_per_insert
+            if inserts != int(inserts) or int(inserts) % num_envs:
+                raise ValueError(
+                    f"{builder.agent_name} on the device inserts num_sgd_steps_per_step * batch_size / "
+                    f"samples_per_insert = {self.num_updates} * {config.batch_size} / {config.samples_per_insert} "
+                    f"= {inserts:g} items between calls of {self.num_updates} updates: it must be a whole multiple "
+                    f"of the number of environments ({num_envs}). Choose num_envs among its divisors, or change "
+                    "those fields."
+                )
+            self.steps_per_environment = int(inserts) // num_envs
+            exponent = config.priority_exponent if getattr(config, "prioritized_replay", False) else None
+            self.replay = DeviceReplay(config.max_replay_size, exponent)
+        self.steps_per_iteration = self.steps_per_environment * num_envs
+        self._fused = fuse_updates(
+            self.definition.make_update(networks, config), self.num_updates, self.definition.finite_metrics
+        )
+
+    # ------------------------------------------------------------------ acting
+
+    def _policy_params(self, learner_state: Any) -> Any:
+        return self.definition.variables(learner_state)["policy"]
+
+    def _act(self, params, key, observations, step):
+        keys = jax.random.split(key, self.num_envs)
+        out = jax.vmap(self._policy, in_axes=(None, 0, 0, 0))(params, keys, observations, step)
+        return out if self._has_extras else (out, {})
+
+    def _step_environments(self, carry: AgentCarry, params: Any):
+        """One step of every environment; returns the carry, the actions and extras, the old and new timesteps."""
+        key, act_key = jax.random.split(carry.key)
+        actions, extras = self._act(params, act_key, carry.timesteps.observation, carry.actor_steps)
+        environments, timesteps = jax.vmap(self.environment.step)(carry.environments, self._to_action(actions))
+        acted = carry.timesteps.step_type != LAST
+        carry = carry._replace(
+            environments=environments, timesteps=timesteps, actor_steps=carry.actor_steps + acted, key=key
+        )
+        return carry, actions, extras
+
+    # ------------------------------------------------------------------ state
+
+    def init(self, key: jax.Array) -> AgentCarry:
+        learner_key, environment_key, key = jax.random.split(key, 3)
+        learner = self.definition.make_initial_state(self.networks, self.config, learner_key)
+        environments, timesteps = jax.vmap(self.environment.reset)(jax.random.split(environment_key, self.num_envs))
+        first_bad = {m: (jnp.int32(-1), jnp.float32(0.0)) for m in self.definition.finite_metrics}
+        if self.rollouts:
+            storage = ()
+        else:
+            observation = jax.tree.map(lambda x: x[0], timesteps.observation)
+            action = jnp.zeros(self.spec.actions.shape, self.spec.actions.dtype)
+            windows = jax.vmap(lambda _: nstep.init_window(self.config.n_step, observation, action))(
+                jnp.arange(self.num_envs)
+            )
+            example = nstep.add_step(
+                nstep.init_window(self.config.n_step, observation, action),
+                jax.tree.map(lambda x: x[0], timesteps),
+                action,
+                jax.tree.map(lambda x: x[0], timesteps),
+                self.config.discount,
+            )[1]
+            storage = (windows, self.replay.init(jax.tree.map(lambda x: x[0], example)))
+        actor_steps = jnp.zeros(self.num_envs, jnp.int32)
+        return AgentCarry(learner, first_bad, environments, timesteps, storage, actor_steps, key)
+
+    # ------------------------------------------------------------------ one iteration
+
+    def iterate(self, carry: AgentCarry) -> tuple[AgentCarry, dict]:
+        """Acts ``steps_per_environment`` steps in every environment, stores them, and learns."""
+        return self._iterate_rollouts(carry) if self.rollouts else self._iterate_transitions(carry)
+
+    def _learn(self, carry: AgentCarry, batches: Any) -> tuple[AgentCarry, dict]:
+        learner, first_bad, metrics = self._fused(carry.learner, carry.first_bad, batches)
+        return carry._replace(learner=learner, first_bad=first_bad), metrics
+
+    def _iterate_rollouts(self, carry: AgentCarry) -> tuple[AgentCarry, dict]:
+        params = self._policy_params(carry.learner)
+
+        def one(carry, _):
+            timesteps = carry.timesteps
+            carry, actions, extras = self._step_environments(carry, params)
+            acted = timesteps.step_type != LAST  # an episode's final step: no action was taken there
+            row = Step(
+                observation=timesteps.observation,
+                action=_where(acted, actions),
+                reward=_where(acted, carry.timesteps.reward),
+                discount=_where(acted, carry.timesteps.discount),
+                start_of_episode=timesteps.step_type == FIRST,
+                extras=_where(acted, extras),
+            )
+            return carry, row
+
+        carry, rows = jax.lax.scan(one, carry, None, length=self.steps_per_environment)  # leaves [T, N, ...]
+        # Row T: the observation the next rollout starts from (its action is the next iteration's; unused here).
+        last = Step(
+            observation=carry.timesteps.observation,
+            action=jnp.zeros_like(rows.action[0]),
+            reward=jnp.zeros_like(rows.reward[0]),
+            discount=jnp.zeros_like(rows.discount[0]),
+            start_of_episode=carry.timesteps.step_type == FIRST,
+            extras=jax.tree.map(lambda x: jnp.zeros_like(x[0]), rows.extras),
+        )
+        rollouts = jax.tree.map(lambda r, x: jnp.swapaxes(jnp.concatenate([r, x[None]]), 0, 1), rows, last)
+        if self.num_updates > 1:  # [N, T + 1] -> [U, batch_size, T + 1]
+            rollouts = jax.tree.map(lambda x: x.reshape((self.num_updates, -1, *x.shape[1:])), rollouts)
+        return self._learn(carry, self._batch_fn(_Sample(rollouts)))
+
+    def _iterate_transitions(self, carry: AgentCarry) -> tuple[AgentCarry, dict]:
+        params = self._policy_params(carry.learner)
+        gamma = self.config.discount
+
+        def one(carry, _):
+            timesteps = carry.timesteps
+            carry, actions, _ = self._step_environments(carry, params)
+            windows, replay = carry.storage
+            windows, candidates, complete = jax.vmap(nstep.add_step, in_axes=(0, 0, 0, 0, None))(
+                windows, timesteps, actions, carry.timesteps, gamma
+            )
+            flat = jax.tree.map(lambda x: x.reshape((-1, *x.shape[2:])), candidates)
+            replay = self.replay.insert(replay, flat, complete.reshape(-1))
+            return carry._replace(storage=(windows, replay)), None
+
+        carry, _ = jax.lax.scan(one, carry, None, length=self.steps_per_environment)
+        windows, replay = carry.storage
+        key, sample_key = jax.random.split(carry.key)
+        carry = carry._replace(key=key)
+        shape = (self.num_updates, self.config.batch_size) if self.num_updates > 1 else (self.config.batch_size,)
+
+        def learn(carry):
+            sample = self.replay.sample(replay, sample_key, shape)
+            carry, metrics = self._learn(carry, self._batch_fn(sample))
+            priorities = metrics.pop(PRIORITIES, None)
+            if priorities is not None:
+                updated = self.replay.update_priorities(replay, sample.info.key, priorities)
+                carry = carry._replace(storage=(windows, updated))
+            return carry, metrics
+
+        def wait(carry):  # too few items yet: no update (the metrics' shapes, zeros)
+            return carry, jax.tree.map(jnp.zeros_like, metrics_shape)
+
+        metrics_shape = jax.eval_shape(lambda c: learn(c)[1], carry)
+        return jax.lax.cond(replay.size >= self.config.min_replay_size, learn, wait, carry)
+
+    # ------------------------------------------------------------------ evaluation
+
+    def evaluate(self, learner_state: Any, key: jax.Array, num_episodes: int) -> jax.Array:
+        """The returns ``[num_episodes]`` of one greedy episode in each of ``num_episodes`` environments."""
+        params = self._policy_params(learner_state)
+        reset_key, act_key = jax.random.split(key)
+        states, timesteps = jax.vmap(self.environment.reset)(jax.random.split(reset_key, num_episodes))
+        policy = jax.vmap(self._evaluation_policy, in_axes=(None, 0, 0, None))
+
+        def one(carry, key):
+            states, timesteps, returns, running = carry
+            actions = policy(params, jax.random.split(key, num_episodes), timesteps.observation, jnp.int32(0))
+            states, timesteps = jax.vmap(self.environment.step)(states, self._to_action(actions))
+            returns = returns + jnp.where(running, timesteps.reward, 0.0)
+            running = running & (timesteps.step_type != LAST)
+            return (states, timesteps, returns, running), None
+
+        start = (states, timesteps, jnp.zeros(num_episodes, jnp.float32), jnp.ones(num_episodes, bool))
+        (_, _, returns, _), _ = jax.lax.scan(
+            one, start, jax.random.split(act_key, self.environment.max_episode_steps)
+        )
+        return returns
+
+
+class _Sample(NamedTuple):
+    """A rollout batch in the shape ``batch_fn`` reads (``.data``), as the host queue hands it over."""
+
+    data: Any
+
+
+def check_supported(builder: Any) -> None:
+    """Raises a clear error for an agent the on-device loop cannot run (recurrent or with another storage)."""
+    name = getattr(builder, "agent_name", type(builder).__name__)
+    recurrent = isinstance(builder, RolloutBuilder) and builder.lstm_size() is not None
+    transition = isinstance(builder, NStepTransitionBuilder) and type(builder).replay_signature is (
+        NStepTransitionBuilder.replay_signature
+    )
+    if recurrent or not (isinstance(builder, RolloutBuilder) or transition) or builder.learner is None:
+        raise ValueError(
+            f"{name} does not run on the on-device loop (--launcher anakin) yet: it supports feed-forward agents "
+            f"that learn from rollouts or n-step transitions ({', '.join(SUPPORTED)}). Run {name} with --launcher "
+            "local, threads or ray."
+        )

@@ -1,0 +1,165 @@
+"""The on-device loop stores what the host adders write: the same n-step transitions, the same rollout rows."""
+
+from __future__ import annotations
+
+import dm_env
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from acme import adders
+from acme.adders.base import Step
+from acme.anakin import transitions as nstep
+from acme.anakin.loop import AnakinAgent
+from acme.anakin.replay import DeviceReplay
+from acme.environments.jax_native import LAST, CartPole
+from acme.replay import tables
+from acme.replay.local_client import LocalReplay
+from tests.adders.helpers import read_all
+
+
+def _random_trajectory(environment, num_steps: int, seed: int):
+    """Timesteps ``[num_steps + 1]`` and actions ``[num_steps]`` of random play (automatic resets included)."""
+    key = jax.random.PRNGKey(seed)
+    state, first = environment.reset(key)
+    actions = jax.random.randint(jax.random.PRNGKey(seed + 1), (num_steps,), 0, 2)
+
+    def one(state, action):
+        state, timestep = environment.step(state, action)
+        return state, timestep
+
+    _, timesteps = jax.lax.scan(one, state, actions)
+    timesteps = jax.tree.map(lambda f, rest: jnp.concatenate([f[None], rest]), first, timesteps)
+    return jax.device_get(timesteps), np.asarray(actions)
+
+
+def _dm_env_timestep(timesteps, t) -> dm_env.TimeStep:
+    return dm_env.TimeStep(
+        dm_env.StepType(int(timesteps.step_type[t])),
+        np.float32(timesteps.reward[t]),
+        np.float32(timesteps.discount[t]),
+        np.asarray(timesteps.observation[t]),
+    )
+
+
+def _host_transitions(timesteps, actions, n_step, gamma, spec):
+    signature = adders.NStepTransitionAdder.signature(spec)
+    client = LocalReplay([tables.TableSpec.queue("t", 100_000, signature)])
+    adder = adders.NStepTransitionAdder(client, n_step, gamma, {"t": None})
+    for t in range(len(actions) + 1):
+        timestep = _dm_env_timestep(timesteps, t)
+        if timestep.first():
+            adder.add_first(timestep)
+        else:
+            adder.add(np.int32(actions[t - 1]), timestep)
+    return [sample.data for sample in read_all(client, "t")]
+
+
+@pytest.mark.parametrize("n_step,gamma", [(1, 0.99), (3, 0.9), (7, 0.95)])
+def test_n_step_transitions_are_the_host_adders_at_terminations_and_truncations(n_step, gamma):
+    environment = CartPole(max_episode_steps=12)  # random play both terminates (~20 steps) and truncates here
+    timesteps, actions = _random_trajectory(environment, 600, seed=n_step)
+    spec = environment.spec()
+    expected = _host_transitions(timesteps, actions, n_step, gamma, spec)
+
+    window = nstep.init_window(n_step, timesteps.observation[0], np.int32(0))
+    add = jax.jit(lambda w, ts, a, nts: nstep.add_step(w, ts, a, nts, gamma))
+    made = []
+    for t in range(len(actions)):
+        now, after = (jax.tree.map(lambda x, i=i: x[i], timesteps) for i in (t, t + 1))
+        window, candidates, complete = add(window, now, np.int32(actions[t]), after)
+        for j in np.flatnonzero(np.asarray(complete)):
+            made.append(jax.tree.map(lambda x, j=j: np.asarray(x[j]), candidates))
+    ended = [t for t in range(len(actions)) if timesteps.step_type[t + 1] == LAST]
+    assert len(ended) > 20 and any(timesteps.discount[t + 1] == 1.0 for t in ended), "needs truncations too"
+    assert any(timesteps.discount[t + 1] == 0.0 for t in ended), "needs terminations too"
+    assert len(made) == len(expected) > 400
+    for ours, host in zip(made, expected):
+        np.testing.assert_allclose(ours.observation, host.observation)
+        np.testing.assert_array_equal(ours.action, host.action)
+        np.testing.assert_allclose(ours.reward, host.reward, rtol=1e-6)
+        np.testing.assert_allclose(ours.discount, host.discount, rtol=1e-6)
+        np.testing.assert_allclose(ours.next_observation, host.next_observation)
+
+
+def _stream(environment, agent, num_iterations):
+    """The rows the agent's iterations hand its update, per environment, joined by their shared steps."""
+    captured = []
+    agent._batch_fn = lambda sample: (captured.append(jax.device_get(sample.data)), sample.data)[1]
+    carry = agent.init(jax.random.PRNGKey(5))
+    for _ in range(num_iterations):
+        with jax.disable_jit():
+            carry, _ = agent.iterate(carry)
+    return captured
+
+
+def test_consecutive_rollouts_share_their_boundary_step_and_match_the_host_adder():
+    from agents.ppo import AGENT, PPOBuilder, PPOConfig
+
+    environment = CartPole(max_episode_steps=7)
+    config = PPOConfig(unroll_length=4, batch_size=1, num_epochs=1)
+    agent = AnakinAgent(PPOBuilder(config), AGENT.make_networks(environment.spec(), config), environment, 1)
+    batches = _stream(environment, agent, 6)
+    stream = [jax.tree.map(lambda x: x[0], batches[0])]  # environment 0, [T + 1]
+    for batch in batches[1:]:
+        rollout = jax.tree.map(lambda x: x[0], batch)
+        np.testing.assert_array_equal(rollout.observation[0], stream[-1].observation[-1])
+        assert rollout.start_of_episode[0] == stream[-1].start_of_episode[-1]
+        stream.append(rollout)
+    # Rebuild the timesteps the stream came from and replay them into the host SequenceAdder.
+    rows = jax.tree.map(lambda *xs: np.concatenate([x[:-1] for x in xs] + [xs[-1][-1:]]), *stream)
+    spec = environment.spec()
+    extras_spec = PPOBuilder(config).extras_spec(spec)
+    signature = adders.SequenceAdder.signature(spec, 5, extras_spec)
+    client = LocalReplay([tables.TableSpec.queue("q", 1000, signature)])
+    adder = adders.SequenceAdder(
+        client, sequence_length=5, period=4, priority_fns={"q": None}, pad_end_of_episode=False,
+        break_end_of_episode=False,
+    )
+    num_rows = len(rows.reward)
+    for t in range(num_rows - 1):
+        observation = rows.observation[t]
+        if rows.start_of_episode[t]:
+            adder.add_first(dm_env.restart(observation))
+        final = rows.start_of_episode[t + 1]
+        if final:
+            continue  # the final step's row is written by the add that ended the episode
+        next_final = t + 2 < num_rows and rows.start_of_episode[t + 2]
+        following = rows.observation[t + 1]
+        step_type = dm_env.StepType.LAST if next_final else dm_env.StepType.MID
+        extras = {k: v[t] for k, v in rows.extras.items()}
+        adder.add(
+            rows.action[t], dm_env.TimeStep(step_type, rows.reward[t], rows.discount[t], following), extras=extras
+        )
+    host = [sample.data for sample in read_all(client, "q")]
+    assert len(host) >= len(stream) - 2
+    for ours, theirs in zip(stream, host):
+        for name in ("observation", "start_of_episode"):
+            np.testing.assert_array_equal(getattr(ours, name), getattr(theirs, name))
+        for name in ("action", "reward", "discount"):  # the last row's are filled by the next rollout
+            np.testing.assert_array_equal(getattr(ours, name)[:-1], getattr(theirs, name)[:-1])
+
+
+def test_device_replay_keeps_the_newest_valid_items_in_order_and_samples_by_priority():
+    replay = DeviceReplay(capacity=5, priority_exponent=1.0)
+    state = replay.init({"x": jnp.zeros((), jnp.int32)})
+    state = replay.insert(state, {"x": jnp.arange(4)}, jnp.array([True, False, True, True]))
+    assert int(state.size) == 3
+    state = replay.insert(state, {"x": jnp.arange(10, 14)}, jnp.array([True, True, True, True]))
+    assert int(state.size) == 5
+    assert sorted(np.asarray(state.items["x"]).tolist()) == [3, 10, 11, 12, 13]  # 0 and 2 were the oldest
+    state = replay.insert(state, {"x": jnp.arange(20, 28)}, jnp.ones(8, bool))  # more than capacity at once
+    assert sorted(np.asarray(state.items["x"]).tolist()) == [23, 24, 25, 26, 27]
+    slots = jnp.arange(5)
+    state = replay.update_priorities(state, slots, jnp.where(state.items["x"] == 25, 1.0, 0.0))
+    sample = replay.sample(state, jax.random.PRNGKey(0), (64,))
+    assert np.all(np.asarray(sample.data["x"]) == 25)
+    np.testing.assert_allclose(sample.info.probability, 1.0)
+    state = replay.update_priorities(state, slots, jnp.array([1.0, 1.0, 2.0, 0.0, 0.0]))
+    draws = np.asarray(replay.sample(state, jax.random.PRNGKey(1), (20_000,)).info.key)
+    np.testing.assert_allclose(np.bincount(draws, minlength=5) / 20_000, [0.25, 0.25, 0.5, 0, 0], atol=0.02)
+    uniform = DeviceReplay(capacity=5)
+    state = uniform.insert(uniform.init({"x": jnp.zeros(())}), {"x": jnp.arange(2.0)}, jnp.ones(2, bool))
+    draws = np.asarray(uniform.sample(state, jax.random.PRNGKey(2), (1000,)).data["x"])
+    assert set(draws.tolist()) == {0.0, 1.0}
