@@ -58,3 +58,18 @@ def number(minimum: float, strict: bool, note: str = "") -> Callable[[str], floa
 
 positive_integer = integer(1)
 seed = integer(0, MAX_SEED)
+
+
+def sweep(text: str) -> tuple[str, tuple[float, ...]]:
+    """``FIELD=V1,V2,...`` (at least one number) as ``(field, values)``."""
+    field, sep, values = text.partition("=")
+    try:
+        numbers = tuple(float(v) for v in values.split(","))
+    except ValueError:
+        numbers = ()
+    if not sep or not field.strip() or not numbers or not all(math.isfinite(v) for v in numbers):
+        raise argparse.ArgumentTypeError(
+            f"expected FIELD=V1,V2,... with a config field and finite numbers (e.g. learning_rate=1e-3,3e-4), "
+            f"got {text!r}"
+        )
+    return field.strip(), numbers

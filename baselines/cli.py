@@ -107,10 +107,26 @@ def make_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--launcher",
-        choices=("local", "threads", "ray"),
+        choices=("local", "threads", "ray", "anakin"),
         default="local",
         help="local: one process, actor and learner interleaved (default); threads: the distributed "
-        "program with every node a thread; ray: every node a Ray actor",
+        "program with every node a thread; ray: every node a Ray actor; anakin: the whole loop (environment, "
+        "acting, storage, learning) in one jitted call on the device, for jax: environments",
+    )
+    run.add_argument(
+        "--num-seeds",
+        type=arguments.positive_integer,
+        default=None,
+        help="with --launcher anakin: train this many agents (seeds --seed, --seed + 1, ...) in one vmapped call "
+        "(default: 1)",
+    )
+    run.add_argument(
+        "--sweep",
+        type=arguments.sweep,
+        default=None,
+        metavar="FIELD=V1,V2,...",
+        help="with --launcher anakin: train one agent (times --num-seeds) per value of this numeric config field "
+        "in the same call, e.g. learning_rate=1e-3,3e-4",
     )
     run.add_argument(
         "--replay",
@@ -129,7 +145,10 @@ def make_parser() -> argparse.ArgumentParser:
         "baseline's, else 1)",
     )
     run.add_argument(
-        "--num-actors", type=arguments.positive_integer, default=2, help="actors of a distributed run (threads/ray)"
+        "--num-actors",
+        type=arguments.positive_integer,
+        default=None,
+        help="actors of a distributed run (threads/ray; default: 2)",
     )
     run.add_argument(
         "--inference",
@@ -391,6 +410,30 @@ def check_launcher_flags(args: argparse.Namespace) -> None:
         )
         if given
     ]
+    anakin_flags = [
+        flag for flag, given in (("--num-seeds", args.num_seeds is not None), ("--sweep", args.sweep is not None)) if given
+    ]
+    if anakin_flags and args.launcher != "anakin":
+        raise ValueError(
+            f"{anakin_flags[0]} trains several agents in one call on the device, which only --launcher anakin does. "
+            f"Add --launcher anakin (with a jax: environment), or leave {anakin_flags[0]} out."
+        )
+    if args.launcher == "anakin":
+        given = [
+            flag
+            for flag, value in (
+                ("--replay", args.replay),
+                ("--inference", args.inference),
+                ("--placement", args.placement),
+                ("--num-actors", args.num_actors),
+            )
+            if value is not None
+        ]
+        if given:
+            raise ValueError(
+                f"{given[0]} is for the host and distributed launchers; --launcher anakin keeps the environments, "
+                f"replay and learner on the device in one call. Leave {given[0]} out."
+            )
     if args.replay == "local" and args.launcher == "ray":
         raise ValueError(
             "--replay local keeps the tables inside one process; Ray runs the learner and actors in "
@@ -474,6 +517,12 @@ def run_command(args: argparse.Namespace) -> int:
         logger_factory=loggers.make_logger_factory(run_dir, time_delta=args.log_every, print_fn=print_fn),
         checkpointing=checkpointing,
     )
+    if args.launcher == "anakin":
+        from baselines import anakin_run
+
+        anakin = anakin_run.anakin_config(args, config)  # refused here, before the run directory is made
+        with _new_run_directory(run_dir):
+            return anakin_run.train(args, config, anakin, run_dir)
     if args.num_envs is not None:
         config = dataclasses.replace(config, num_envs_per_actor=args.num_envs)
     with _new_run_directory(run_dir):  # only once the arguments made a valid experiment
@@ -531,14 +580,20 @@ def _train(args: argparse.Namespace, config, run_dir: str) -> int:
     return _export_snapshot(args, config, run_dir, result.policy_params)
 
 
-def _export_snapshot(args: argparse.Namespace, config, run_dir: str, policy_params) -> int:
+def _export_snapshot(
+    args: argparse.Namespace, config, run_dir: str, policy_params, directory: str = "policy", agent_config=None
+) -> int:
     """Writes the run's policy snapshot; a snapshot that cannot be written is said, with what was kept (exit 1)."""
     from acme.utils.checkpoint_files import CheckpointError
     from baselines.policy_export import export_policy
 
     try:
         snapshot = export_policy(
-            os.path.join(run_dir, "policy"), args.agent, args.env, config.builder.config, policy_params
+            os.path.join(run_dir, directory),
+            args.agent,
+            args.env,
+            agent_config or config.builder.config,
+            policy_params,
         )
     except (CheckpointError, TypeError, ValueError, OSError) as error:
         print(
@@ -562,17 +617,16 @@ def run_distributed(args: argparse.Namespace, config, run_dir: str) -> int:
     from acme.experiments import make_distributed_experiment
     from baselines import results
 
-    if args.num_actors < 1:
-        raise ValueError(f"--num-actors must be >= 1, got {args.num_actors}.")
+    num_actors = 2 if args.num_actors is None else args.num_actors
     from acme.experiments.distributed import default_replay
 
     replay = args.replay or default_replay()
     program = make_distributed_experiment(
-        config, num_actors=args.num_actors, replay=replay, inference=args.inference or "actor"
+        config, num_actors=num_actors, replay=replay, inference=args.inference or "actor"
     )
     where = f"Ray cluster {args.ray_address}" if args.ray_address else f"{args.launcher} launcher"
     print(
-        f"Running {args.agent} on {args.env} (seed {args.seed}) with {args.num_actors} actors on the {where} "
+        f"Running {args.agent} on {args.env} (seed {args.seed}) with {num_actors} actors on the {where} "
         f"for {config.max_num_actor_steps} steps ({replay} replay); logs in {run_dir}",
         flush=True,
     )

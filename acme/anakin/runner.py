@@ -1,0 +1,386 @@
+"""``run_anakin``: an experiment trained with the whole loop on the device, and the run around it on the host.
+
+The host only hands out work in chunks: one jitted call trains every agent for
+the iterations up to the next evaluation (a ``fori_loop`` of
+``AnakinAgent.iterate``, vmapped over the agents), a second runs the greedy
+evaluation episodes of every agent (vmapped over agents and episodes), and
+between the two the host logs (``learner`` and ``evaluator`` CSV rows, one per
+agent), advances the progress bar and checkpoints. Both calls compile once.
+
+Agents: ``num_seeds`` seeds (``config.seed``, ``config.seed + 1``, ...), times
+each value of ``sweep_values`` for the config field ``sweep_field`` when one is
+given: the field's value is a traced number inside the update (e.g. the
+learning rate), so every agent runs in the same call.
+
+Steps: the budget and the evaluation schedule count environment steps as the
+host loop does (the restart after an episode's LAST timestep is no step), per
+agent; a chunk ends at the first whole iteration past ``eval_every`` steps, the
+run at the first past ``max_num_actor_steps``.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+import time
+from typing import Any, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from acme.anakin.loop import AgentCarry, AnakinAgent, canonical_spec, check_supported
+from acme.environments.jax_native import JaxEnvironment, make_jax_environment
+from acme.experiments.config import ExperimentConfig
+from acme.experiments.evaluation import EvaluationResult
+from acme.utils import checkpoint_files
+
+PREFIX = "jax:"
+
+
+@dataclasses.dataclass(frozen=True)
+class AnakinConfig:
+    """What only the on-device loop needs besides the ``ExperimentConfig``.
+
+    Attributes:
+      num_envs: environments per agent, stepped in lockstep (default: a rollout
+        agent's ``batch_size``, else the experiment's ``num_envs_per_actor``).
+      num_seeds: independent agents per value, seeds ``seed .. seed + num_seeds - 1``.
+      sweep_field: a numeric field of the agent's config to give each agent its own value of.
+      sweep_values: the values of ``sweep_field`` (one group of ``num_seeds`` agents each).
+    """
+
+    num_envs: int | None = None
+    num_seeds: int = 1
+    sweep_field: str | None = None
+    sweep_values: tuple[float, ...] = ()
+
+    def __post_init__(self):
+        for name, value in (("num_envs", self.num_envs), ("num_seeds", self.num_seeds)):
+            if value is None and name == "num_envs":
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
+        object.__setattr__(self, "sweep_values", tuple(self.sweep_values))
+        if (self.sweep_field is None) != (not self.sweep_values):
+            raise ValueError(
+                "Give sweep_field and sweep_values together (a config field and the values to train one agent "
+                f"each with), got sweep_field={self.sweep_field!r} and sweep_values={self.sweep_values!r}."
+            )
+        for value in self.sweep_values:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"sweep_values must be finite numbers, got {value!r}.")
+
+
+@dataclasses.dataclass
+class AgentRun:
+    """What one agent of the call reached."""
+
+    seed: int
+    sweep_value: float | None
+    evaluations: list[EvaluationResult]
+    actor_steps: int
+    learner_steps: int
+    policy_params: Any = None  # the final "policy" variables (host arrays), for a policy snapshot
+
+    @property
+    def best(self) -> EvaluationResult | None:
+        return max(self.evaluations, key=lambda e: e.mean_return) if self.evaluations else None
+
+    def first_reaching(self, threshold: float) -> EvaluationResult | None:
+        return next((e for e in self.evaluations if e.mean_return >= threshold), None)
+
+
+@dataclasses.dataclass
+class AnakinResult:
+    """Every agent's run, the wall-clock of the whole run and the part of it spent compiling."""
+
+    agents: list[AgentRun]
+    wall_seconds: float
+    compile_seconds: float
+    steps_per_iteration: int
+    resumed_from: int | None = None  # the iteration of the checkpoint resumed from
+
+
+def jax_environment_of(environment_id: str) -> JaxEnvironment:
+    """The JAX-native environment of a ``jax:<name>`` id; a clear error for a host-only id."""
+    if not environment_id.startswith(PREFIX):
+        from acme.environments.jax_native import ENVIRONMENTS
+
+        raise ValueError(
+            f"The on-device loop (--launcher anakin) steps JAX-native environments, and {environment_id or '(none)'!r} "
+            f"steps on the host. Use one of {', '.join(PREFIX + n for n in sorted(ENVIRONMENTS))}, or run this "
+            "environment with --launcher local, threads or ray."
+        )
+    return make_jax_environment(environment_id[len(PREFIX) :])
+
+
+def _with_value(agent_config: Any, field: str, value: Any) -> Any:
+    """``agent_config`` with ``field`` set to ``value`` (a traced number), past the dataclass's validation, which
+    ``check_sweep`` ran on every concrete value."""
+    swept = copy.copy(agent_config)
+    object.__setattr__(swept, field, value)
+    return swept
+
+
+def check_sweep(agent_config: Any, field: str, values: Sequence[float]) -> None:
+    """Refuses a field the config does not have or that is not a number, and values the config refuses."""
+    fields = {f.name: f for f in dataclasses.fields(agent_config)}
+    numeric = sorted(
+        name
+        for name in fields
+        if isinstance(getattr(agent_config, name), (int, float)) and not isinstance(getattr(agent_config, name), bool)
+    )
+    if field not in fields or field not in numeric:
+        raise ValueError(
+            f"Cannot sweep {field!r}: the {type(agent_config).__name__} fields that hold a number are {', '.join(numeric)}."
+        )
+    for value in values:
+        dataclasses.replace(agent_config, **{field: type(getattr(agent_config, field))(value)})  # its own checks
+
+
+class _Agents:
+    """The agents of one call: their seeds and values, and the vmapped jitted functions over them."""
+
+    def __init__(self, config: ExperimentConfig, anakin: AnakinConfig):
+        builder = config.builder
+        check_supported(builder)
+        self.environment = jax_environment_of(config.environment_id)
+        self.spec = canonical_spec(self.environment)
+        networks = config.network_factory(self.spec)
+        field = anakin.sweep_field
+        values = anakin.sweep_values or (None,)
+        if field is not None:
+            check_sweep(builder.config, field, values)
+        num_envs = anakin.num_envs
+        if num_envs is None:
+            num_envs = builder.config.batch_size if hasattr(builder.config, "unroll_length") else config.num_envs_per_actor
+        self.base = AnakinAgent(builder, networks, self.environment, num_envs)
+        self.seeds = [config.seed + s for v in values for s in range(anakin.num_seeds)]
+        self.values = [v for v in values for _ in range(anakin.num_seeds)]
+        self.field = field
+        swept = np.asarray([0.0 if v is None else v for v in self.values], np.float32)
+        self.swept = jnp.asarray(swept)
+
+        def agent(value) -> AnakinAgent:
+            if field is None:
+                return self.base
+            return AnakinAgent(
+                type(builder)(_with_value(builder.config, field, value)), networks, self.environment, num_envs
+            )
+
+        self._agent = agent
+        num_eval = config.num_eval_episodes
+
+        def init(key, value):
+            return agent(value).init(key)
+
+        def chunk(carry, value, iterations):
+            one = agent(value)
+            metrics = jax.eval_shape(lambda c: one.iterate(c)[1], carry)
+            start = (carry, jax.tree.map(lambda m: jnp.zeros(m.shape, m.dtype), metrics))
+            return jax.lax.fori_loop(0, iterations, lambda i, state: one.iterate(state[0]), start)
+
+        def evaluate(learner, key, value):
+            return agent(value).evaluate(learner, key, num_eval)
+
+        def policy(learner):
+            return self.base.definition.variables(learner)["policy"]
+
+        self.init = jax.jit(jax.vmap(init))
+        self.chunk = jax.jit(jax.vmap(chunk, in_axes=(0, 0, None)), donate_argnums=0)
+        self.evaluate = jax.jit(jax.vmap(evaluate))
+        self.policy = jax.jit(jax.vmap(policy))
+
+    def check_sweep_traces(self) -> None:
+        """Traces one chunk with the swept value as a traced number (no compilation): a field the loop uses as a
+        Python number (a shape, a count) cannot differ between the agents of one call, and is refused."""
+        if self.field is None:
+            return
+        carry = jax.eval_shape(self.init, jnp.zeros((len(self), 2), jnp.uint32), self.swept)
+        try:
+            jax.eval_shape(self.chunk, carry, self.swept, 1)
+        except (jax.errors.ConcretizationTypeError, jax.errors.TracerIntegerConversionError, TypeError) as error:
+            raise ValueError(
+                f"Cannot sweep {self.field!r} on the device: the on-device loop uses it as a Python number (a shape, "
+                "a count or a schedule), the same for every agent of a call. Sweep a field used only in the "
+                "arithmetic of the update, such as learning_rate, or run one call per value. "
+                f"({type(error).__name__})"
+            ) from None
+
+    def __len__(self) -> int:
+        return len(self.seeds)
+
+    def labels(self) -> list[dict]:
+        """Per agent: its seed and, with a sweep, its value (the columns its log rows carry)."""
+        return [
+            {"seed": seed, **({self.field: value} if self.field else {})} for seed, value in zip(self.seeds, self.values)
+        ]
+
+
+def _check_finite(name: str, first_bad: Any, labels: Sequence[dict], hint: str) -> None:
+    for metric, (steps, values) in jax.device_get(first_bad).items():
+        for agent, (step, value) in enumerate(zip(np.asarray(steps), np.asarray(values))):
+            if int(step) >= 0:
+                raise FloatingPointError(
+                    f"{name} {metric} became {float(value)} at learner step {int(step)} (agent {labels[agent]}). "
+                    f"{hint}".strip()
+                )
+
+
+def _metadata(config: ExperimentConfig, agents: _Agents, anakin: AnakinConfig) -> dict:
+    builder = type(config.builder)
+    return {
+        "runner": "anakin",
+        "builder": f"{builder.__module__}.{builder.__qualname__}",
+        "environment": config.environment_id,
+        "agents": agents.labels(),
+        "num_envs": agents.base.num_envs,
+    }
+
+
+def run_anakin(config: ExperimentConfig, anakin: AnakinConfig | None = None, progress: bool = True) -> AnakinResult:
+    """Trains ``config``'s agent with environment, acting, storage and learning on the device (see the module).
+
+    ``config.environment_id`` must be a ``jax:<name>`` id; ``config.checkpointing``
+    checkpoints at chunk boundaries and resumes from the newest checkpoint.
+    """
+    anakin = anakin or AnakinConfig()
+    start = time.perf_counter()
+    agents = _Agents(config, anakin)
+    definition = agents.base.definition
+    labels = agents.labels()
+    logger_factory = config.get_logger_factory()
+    learner_logger = logger_factory("learner", "learner_steps")
+    evaluator_logger = logger_factory("evaluator", "actor_steps")
+    per_iteration = agents.base.steps_per_iteration
+    chunk_iterations = max(1, math.ceil((config.eval_every or config.max_num_actor_steps) / per_iteration))
+
+    keys = jnp.stack([jax.random.PRNGKey(seed) for seed in agents.seeds])
+    compile_start = time.perf_counter()
+    carry = agents.init(keys, agents.swept)
+    evaluations: list[list[EvaluationResult]] = [[] for _ in labels]
+    iteration, resumed_from = 0, None
+    checkpointer = None
+    metadata = _metadata(config, agents, anakin)
+    if config.checkpointing is not None:
+        checkpointer = checkpoint_files.Checkpointer(config.checkpointing.directory, config.checkpointing.keep)
+        restored = checkpointer.restore_latest(expect_metadata=metadata)
+        if restored is not None:
+            carry, iteration, extra = _restore(carry, restored)
+            evaluations = [[EvaluationResult(**e) for e in agent] for agent in extra["evaluations"]]
+            resumed_from = iteration
+            print(f"Resuming from checkpoint {checkpointer.path(iteration)} (iteration {iteration}).", flush=True)
+    # Compile both calls before the clock of the run's own work starts (a chunk of 0 iterations, one evaluation).
+    carry, _ = agents.chunk(carry, agents.swept, 0)
+    eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, 1 << 20))(keys)
+    jax.block_until_ready(agents.evaluate(carry.learner, eval_keys, agents.swept))
+    compile_seconds = time.perf_counter() - compile_start
+
+    def actor_steps() -> np.ndarray:
+        return np.asarray(jax.device_get(carry.actor_steps)).sum(axis=-1)
+
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=config.max_num_actor_steps, unit="step", desc=f"anakin {len(labels)} agent(s)")
+        bar.update(int(actor_steps().min()))
+    last_save = time.monotonic()
+    while actor_steps().min() < config.max_num_actor_steps:
+        remaining = config.max_num_actor_steps - int(actor_steps().min())
+        iterations = min(chunk_iterations, math.ceil(remaining / per_iteration))
+        carry, metrics = agents.chunk(carry, agents.swept, iterations)
+        iteration += iterations
+        steps = actor_steps()
+        _check_finite(definition.name, carry.first_bad, labels, definition.hint(config.builder.config))
+        learner_steps = np.asarray(jax.device_get(carry.learner.steps))
+        metrics = jax.device_get(metrics)
+        elapsed = time.perf_counter() - start
+        for agent, label in enumerate(labels):
+            row = {k: np.asarray(v[agent]) for k, v in metrics.items() if np.ndim(v[agent]) == 0}
+            learner_logger.write(
+                {**label, **row, "learner_steps": int(learner_steps[agent]), "actor_steps": int(steps[agent])}
+            )
+        if config.eval_every:
+            returns = np.asarray(
+                jax.device_get(
+                    agents.evaluate(carry.learner, jax.vmap(lambda k: jax.random.fold_in(k, iteration))(keys), agents.swept)
+                )
+            )
+            for agent, label in enumerate(labels):
+                result = EvaluationResult(
+                    int(steps[agent]), float(returns[agent].mean()), float(returns[agent].std()), elapsed
+                )
+                evaluations[agent].append(result)
+                evaluator_logger.write(
+                    {
+                        **label,
+                        "actor_steps": result.actor_steps,
+                        "learner_steps": int(learner_steps[agent]),
+                        "evaluation_return": result.mean_return,
+                        "evaluation_return_std": result.std_return,
+                        "wall_seconds": elapsed,
+                    }
+                )
+        if bar is not None:
+            bar.update(int(steps.min()) - bar.n)
+        done = steps.min() >= config.max_num_actor_steps
+        if checkpointer is not None and (done or _due(config.checkpointing, last_save, iterations, learner_steps)):
+            _save(checkpointer, carry, iteration, metadata, evaluations)
+            last_save = time.monotonic()
+    if bar is not None:
+        bar.close()
+    learner_logger.close()
+    evaluator_logger.close()
+    policy = jax.device_get(agents.policy(carry.learner))
+    steps = actor_steps()
+    learner_steps = np.asarray(jax.device_get(carry.learner.steps))
+    runs = [
+        AgentRun(
+            seed=seed,
+            sweep_value=value,
+            evaluations=evaluations[agent],
+            actor_steps=int(steps[agent]),
+            learner_steps=int(learner_steps[agent]),
+            policy_params=jax.tree.map(lambda x, a=agent: np.asarray(x[a]), policy),
+        )
+        for agent, (seed, value) in enumerate(zip(agents.seeds, agents.values))
+    ]
+    return AnakinResult(runs, time.perf_counter() - start, compile_seconds, per_iteration, resumed_from)
+
+
+def _due(checkpointing: Any, last_save: float, iterations: int, learner_steps: np.ndarray) -> bool:
+    if checkpointing.every_minutes is not None and time.monotonic() - last_save >= 60.0 * checkpointing.every_minutes:
+        return True
+    every = checkpointing.every_learner_steps
+    return every is not None and bool(np.any(learner_steps // every != (learner_steps - iterations) // every))
+
+
+def _save(checkpointer, carry: AgentCarry, iteration: int, metadata: dict, evaluations) -> None:
+    """The whole carry (learner states, environments, replay, keys) as a list of arrays: data only."""
+    leaves = [np.asarray(x) for x in jax.device_get(jax.tree.leaves(carry))]
+    extra = {"evaluations": [[dataclasses.asdict(e) for e in agent] for agent in evaluations]}
+    checkpointer.save({"leaves": leaves, "progress": extra}, iteration, metadata=metadata)
+
+
+def _restore(fresh: AgentCarry, restored) -> tuple[AgentCarry, int, dict]:
+    state, iteration, _ = restored
+    leaves, treedef = jax.tree.flatten(fresh)
+    stored = list(state["leaves"])
+    shapes = [(np.shape(x), np.asarray(x).dtype) for x in stored]
+    expected = [(np.shape(x), np.asarray(x).dtype) for x in leaves]
+    if shapes != expected:
+        raise checkpoint_files.CheckpointMismatchError(
+            "The checkpoint holds a run of other shapes (another network size, number of environments or replay "
+            "size?) than this one; point --checkpoint-dir elsewhere to start afresh."
+        )
+    carry = jax.tree.unflatten(treedef, [jnp.asarray(x) for x in stored])
+    return carry, iteration, state["progress"]
+
+
+def check_runnable(config: ExperimentConfig, anakin: AnakinConfig | None = None) -> None:
+    """Raises ValueError for what the on-device loop cannot run (a host-only environment, an agent it does not
+    support, a number of environments or a sweep its config refuses), building nothing on the device."""
+    _Agents(config, anakin or AnakinConfig()).check_sweep_traces()
