@@ -52,8 +52,9 @@ run: install
 # one after another on one worker (tests/conftest.py puts them in one xdist group).
 PYTEST_PARALLEL = -n 2 --dist loadgroup
 
+# The on-device loop's tests (tests/anakin/, marker anakin) need only the core stack and run there, in test-current-unit.
 test: install
-	$(BIN)/python -m pytest $(PYTEST_PARALLEL) tests
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) -m "not anakin" tests
 
 # Every test that does not need reverb or TensorFlow, on the core stack (those that do are skipped, with the reason).
 test-current: install-current
@@ -62,7 +63,7 @@ test-current: install-current
 # What CI runs on the core stack: what can differ there (numpy 2, current jax, Python 3.12). The learning runs, Ray,
 # and the command-line / subprocess / launcher plumbing behave the same on both stacks, and run once, in `make test`.
 test-current-unit: install-current
-	$(VENV_CURRENT)/bin/python -m pytest $(PYTEST_PARALLEL) -m "not slow and not ray and not plumbing" tests
+	$(VENV_CURRENT)/bin/python -m pytest $(PYTEST_PARALLEL) -m "(not slow and not ray and not plumbing) or anakin" tests
 
 # House style (pyproject.toml): ruff lint and format check; `make format` rewrites the files.
 lint: install-current

@@ -87,7 +87,10 @@ def train(args: argparse.Namespace, config: Any, anakin: Any, run_dir: str) -> i
         ]
         targets = {baseline.target_return: f"target {baseline.target_return:g}"} if baseline else None
         plot_curve_groups(
-            os.path.join(run_dir, "learning_curve.png"), groups, title=f"{args.agent} on {args.env} (anakin)", targets=targets
+            os.path.join(run_dir, "learning_curve.png"),
+            groups,
+            title=f"{args.agent} on {args.env} (anakin)",
+            targets=targets,
         )
         for run in result.agents:
             best = run.best
@@ -110,7 +113,5 @@ def train(args: argparse.Namespace, config: Any, anakin: Any, run_dir: str) -> i
         if len(result.agents) > 1:
             folders.append(os.path.join("policies", _folder(run, field)))
         for folder in folders:
-            status = max(
-                status, cli._export_snapshot(args, config, run_dir, run.policy_params, folder, agent_config)
-            )
+            status = max(status, cli._export_snapshot(args, config, run_dir, run.policy_params, folder, agent_config))
     return status

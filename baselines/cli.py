@@ -30,7 +30,9 @@ def _describe(with_records: bool = False) -> str:
     lines.append("tuned baselines (agent, environment -> budget, target return):")
     for (agent, env), baseline in sorted(registry.BASELINES.items()):
         line = f"  {agent} {env}: {baseline.max_steps} steps, target {baseline.target_return:g}"
-        if baseline.launcher != "local":
+        if baseline.launcher == "anakin":
+            line += " (anakin launcher: on the device)"
+        elif baseline.launcher != "local":
             line += f" ({baseline.launcher} launcher, {baseline.num_actors} actors)"
         if with_records:
             from baselines import results
@@ -411,7 +413,9 @@ def check_launcher_flags(args: argparse.Namespace) -> None:
         if given
     ]
     anakin_flags = [
-        flag for flag, given in (("--num-seeds", args.num_seeds is not None), ("--sweep", args.sweep is not None)) if given
+        flag
+        for flag, given in (("--num-seeds", args.num_seeds is not None), ("--sweep", args.sweep is not None))
+        if given
     ]
     if anakin_flags and args.launcher != "anakin":
         raise ValueError(

@@ -15,7 +15,7 @@ from acme.utils import loggers
 AgentEntry = AgentDefinition  # each agent package's ``AGENT``
 
 
-LAUNCHERS = ("local", "threads", "ray")
+LAUNCHERS = ("local", "threads", "ray", "anakin")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,9 +39,10 @@ class Baseline:
     def __post_init__(self):
         if self.launcher not in LAUNCHERS:
             raise ValueError(f"Baseline launcher must be one of {', '.join(LAUNCHERS)}, got {self.launcher!r}.")
-        if self.num_actors < 1 or (self.launcher == "local" and self.num_actors != 1):
+        if self.num_actors < 1 or (self.launcher in ("local", "anakin") and self.num_actors != 1):
             raise ValueError(
-                f"Baseline num_actors must be 1 with the local launcher and at least 1 with the others, got "
+                "Baseline num_actors must be 1 with the local and anakin launchers and at least 1 with the others, "
+                f"got "
                 f"{self.num_actors} with {self.launcher!r}."
             )
 
@@ -164,6 +165,28 @@ BASELINES.update(
             ("r2d2", "memory:CartPole-v1"),
             ("dqn", "memory:CartPole-v1"),
         )
+    }
+)
+
+# The on-device loop (--launcher anakin) on the JAX-native twins of the host baselines' environments, with the
+# same agent settings as their host baselines (PPO: its defaults; DQN: 20-step returns; SAC: its defaults).
+BASELINES.update(
+    {
+        ("ppo", "jax:CartPole-v1"): Baseline(
+            "ppo", "jax:CartPole-v1", max_steps=100_000, target_return=475.0, eval_every=5_000, launcher="anakin"
+        ),
+        ("dqn", "jax:CartPole-v1"): Baseline(
+            "dqn",
+            "jax:CartPole-v1",
+            max_steps=100_000,
+            target_return=475.0,
+            eval_every=5_000,
+            config_overrides=dict(n_step=20),
+            launcher="anakin",
+        ),
+        ("sac", "jax:Pendulum-v1"): Baseline(
+            "sac", "jax:Pendulum-v1", max_steps=20_000, target_return=-200.0, eval_every=2_000, launcher="anakin"
+        ),
     }
 )
 

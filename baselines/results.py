@@ -82,6 +82,13 @@ def reproduce(
         result = run_experiment(config, progress=progress)
         evaluations = [(e.actor_steps, e.mean_return, e.wall_seconds) for e in result.evaluations]
         counts = (result.actor_steps, result.learner_steps, result.wall_seconds)
+    elif baseline.launcher == "anakin":  # one seed per call, as the other records; wall seconds include compiling
+        from acme.anakin import run_anakin
+
+        run = run_anakin(config, progress=progress)
+        only = run.agents[0]
+        evaluations = [(e.actor_steps, e.mean_return, e.wall_seconds) for e in only.evaluations]
+        counts = (only.actor_steps, only.learner_steps, run.wall_seconds)
     else:
         if log_dir is None:
             raise ValueError(

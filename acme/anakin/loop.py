@@ -38,7 +38,15 @@ from acme.environments.jax_native import FIRST, LAST, JaxEnvironment
 from acme.jax.actors import ExtrasPolicy
 from acme.jax.learner import PRIORITIES, fuse_updates
 
-SUPPORTED = ("ppo", "dqn", "sac", "td3", "d4pg", "mpo")  # agents whose builders are supported, for error messages
+SUPPORTED = (
+    "ppo",
+    "impala without an LSTM",
+    "dqn",
+    "sac",
+    "td3",
+    "d4pg",
+    "mpo",
+)  # agents whose builders are supported, for error messages
 
 
 class AgentCarry(NamedTuple):
@@ -101,9 +109,7 @@ class AnakinAgent:
         self.definition = builder.learner
         self._to_action = _to_environment_action(environment)
         policy = builder.make_policy(networks, self.spec)
-        self._policy, self._has_extras = (
-            (policy.policy, True) if isinstance(policy, ExtrasPolicy) else (policy, False)
-        )
+        self._policy, self._has_extras = (policy.policy, True) if isinstance(policy, ExtrasPolicy) else (policy, False)
         self._evaluation_policy = builder.make_policy(networks, self.spec, evaluation=True)
         self._batch_fn = (
             self.definition.make_batch_fn(config) if self.definition.make_batch_fn else (lambda sample: sample.data)
@@ -280,9 +286,7 @@ class AnakinAgent:
             return (states, timesteps, returns, running), None
 
         start = (states, timesteps, jnp.zeros(num_episodes, jnp.float32), jnp.ones(num_episodes, bool))
-        (_, _, returns, _), _ = jax.lax.scan(
-            one, start, jax.random.split(act_key, self.environment.max_episode_steps)
-        )
+        (_, _, returns, _), _ = jax.lax.scan(one, start, jax.random.split(act_key, self.environment.max_episode_steps))
         return returns
 
 

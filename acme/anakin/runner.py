@@ -134,7 +134,8 @@ def check_sweep(agent_config: Any, field: str, values: Sequence[float]) -> None:
     )
     if field not in fields or field not in numeric:
         raise ValueError(
-            f"Cannot sweep {field!r}: the {type(agent_config).__name__} fields that hold a number are {', '.join(numeric)}."
+            f"Cannot sweep {field!r}: the {type(agent_config).__name__} fields that hold a number are "
+            f"{', '.join(numeric)}."
         )
     for value in values:
         dataclasses.replace(agent_config, **{field: type(getattr(agent_config, field))(value)})  # its own checks
@@ -155,7 +156,8 @@ class _Agents:
             check_sweep(builder.config, field, values)
         num_envs = anakin.num_envs
         if num_envs is None:
-            num_envs = builder.config.batch_size if hasattr(builder.config, "unroll_length") else config.num_envs_per_actor
+            rollouts = hasattr(builder.config, "unroll_length")
+            num_envs = builder.config.batch_size if rollouts else config.num_envs_per_actor
         self.base = AnakinAgent(builder, networks, self.environment, num_envs)
         self.seeds = [config.seed + s for v in values for s in range(anakin.num_seeds)]
         self.values = [v for v in values for _ in range(anakin.num_seeds)]
@@ -215,7 +217,8 @@ class _Agents:
     def labels(self) -> list[dict]:
         """Per agent: its seed and, with a sweep, its value (the columns its log rows carry)."""
         return [
-            {"seed": seed, **({self.field: value} if self.field else {})} for seed, value in zip(self.seeds, self.values)
+            {"seed": seed, **({self.field: value} if self.field else {})}
+            for seed, value in zip(self.seeds, self.values)
         ]
 
 
@@ -304,11 +307,8 @@ def run_anakin(config: ExperimentConfig, anakin: AnakinConfig | None = None, pro
                 {**label, **row, "learner_steps": int(learner_steps[agent]), "actor_steps": int(steps[agent])}
             )
         if config.eval_every:
-            returns = np.asarray(
-                jax.device_get(
-                    agents.evaluate(carry.learner, jax.vmap(lambda k: jax.random.fold_in(k, iteration))(keys), agents.swept)
-                )
-            )
+            eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, iteration))(keys)
+            returns = np.asarray(jax.device_get(agents.evaluate(carry.learner, eval_keys, agents.swept)))
             for agent, label in enumerate(labels):
                 result = EvaluationResult(
                     int(steps[agent]), float(returns[agent].mean()), float(returns[agent].std()), elapsed

@@ -86,7 +86,9 @@ def add_step(
         action=window.action,
         reward=rewards,
         discount=discounts,
-        next_observation=jax.tree.map(lambda x: jnp.broadcast_to(x, (n_step, *jnp.shape(x))), next_timestep.observation),
+        next_observation=jax.tree.map(
+            lambda x: jnp.broadcast_to(x, (n_step, *jnp.shape(x))), next_timestep.observation
+        ),
         extras=(),
     )
     window = window._replace(valid=window.valid & ~ended)

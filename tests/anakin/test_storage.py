@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from acme import adders
-from acme.adders.base import Step
 from acme.anakin import transitions as nstep
 from acme.anakin.loop import AnakinAgent
 from acme.anakin.replay import DeviceReplay
@@ -114,7 +113,11 @@ def test_consecutive_rollouts_share_their_boundary_step_and_match_the_host_adder
     signature = adders.SequenceAdder.signature(spec, 5, extras_spec)
     client = LocalReplay([tables.TableSpec.queue("q", 1000, signature)])
     adder = adders.SequenceAdder(
-        client, sequence_length=5, period=4, priority_fns={"q": None}, pad_end_of_episode=False,
+        client,
+        sequence_length=5,
+        period=4,
+        priority_fns={"q": None},
+        pad_end_of_episode=False,
         break_end_of_episode=False,
     )
     num_rows = len(rows.reward)

@@ -1,0 +1,176 @@
+"""Anakin runs as a user starts them: they learn, write a run's files, resume after SIGKILL, and refuse what they
+cannot run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import jax
+import numpy as np
+import pytest
+
+from acme.anakin import AnakinAgent, AnakinConfig, run_anakin
+from acme.anakin.runner import jax_environment_of
+from baselines import cli, registry
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _cli(*args: str, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "baselines", "run", *args, "--no-progress", "--log-every", "0"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        **kwargs,
+    )
+
+
+def _held(evaluations, threshold):
+    """Whether the first evaluation at or above ``threshold`` came, and every later one held it."""
+    returns = [e["mean_return"] for e in evaluations]
+    first = next((i for i, r in enumerate(returns) if r >= threshold), None)
+    return first is not None and all(r >= threshold for r in returns[first:])
+
+
+@pytest.mark.parametrize(
+    "agent,env,max_steps,threshold",
+    [("ppo", "jax:CartPole-v1", 60_000, 475.0), ("dqn", "jax:CartPole-v1", 40_000, 475.0)],
+)
+def test_three_seeds_in_one_call_reach_the_target_and_the_run_leaves_its_files(
+    tmp_path, agent, env, max_steps, threshold
+):
+    run_dir = tmp_path / "run"
+    process = _cli(
+        agent,
+        "--env",
+        env,
+        "--launcher",
+        "anakin",
+        "--num-seeds",
+        "3",
+        "--max-steps",
+        str(max_steps),
+        "--eval-every",
+        "5000",
+        "--run-dir",
+        str(run_dir),
+    )
+    output, _ = process.communicate(timeout=600)
+    assert process.returncode == 0, output
+    result = json.loads((run_dir / "result.json").read_text())
+    assert [a["seed"] for a in result["agents"]] == [0, 1, 2]
+    for run in result["agents"]:
+        assert run["actor_steps"] >= max_steps
+        assert max(e["mean_return"] for e in run["evaluations"]) >= threshold, (run["seed"], run["evaluations"])
+    finals = [run["evaluations"][-1]["mean_return"] for run in result["agents"]]
+    assert np.mean(finals) >= 0.8 * threshold, finals  # DQN's greedy return dips now and then after reaching 500
+    if agent == "ppo":
+        assert sum(_held(run["evaluations"], threshold) for run in result["agents"]) >= 2, result["agents"]
+    rows = (run_dir / "evaluator.csv").read_text().splitlines()
+    assert rows[0].count("seed") == 1 and len(rows) == 1 + 3 * len(result["agents"][0]["evaluations"])
+    assert (run_dir / "learning_curve.png").stat().st_size > 0
+    evaluate = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "baselines",
+            "evaluate",
+            "--snapshot",
+            str(run_dir / "policies" / "seed2"),
+            "--episodes",
+            "3",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert evaluate.returncode == 0, evaluate.stderr
+    mean = float(evaluate.stdout.strip().splitlines()[-1].split(":")[-1])
+    assert mean >= threshold, evaluate.stdout
+
+
+def test_sac_learns_pendulum_on_the_device():
+    config = registry.make_experiment_config("sac", "jax:Pendulum-v1", max_steps=12_000, eval_every=4_000)
+    result = run_anakin(config, progress=False)
+    assert result.agents[0].best.mean_return >= -200.0, result.agents[0].evaluations
+
+
+def test_a_swept_learning_rate_is_each_agents_own():
+    """A learning rate of 1e-12 leaves that agent's parameters where they started (to 1e-6); the other's move."""
+    config = registry.make_experiment_config("ppo", "jax:CartPole-v1", max_steps=2_000, eval_every=0)
+    result = run_anakin(config, AnakinConfig(sweep_field="learning_rate", sweep_values=(1e-12, 1e-3)), progress=False)
+    environment = jax_environment_of("jax:CartPole-v1")
+    agent = AnakinAgent(config.builder, config.network_factory(environment.spec()), environment, 8)
+    initial = agent.init(jax.random.PRNGKey(config.seed)).learner  # the runner's start for seed 0
+    frozen, moved = (jax.tree.leaves(run.policy_params[0]) for run in result.agents)
+    start = jax.tree.leaves(agent.definition.variables(initial)["policy"][0])
+    assert all(np.allclose(a, b, rtol=0, atol=1e-6) for a, b in zip(frozen, start))
+    assert max(float(np.max(np.abs(a - b))) for a, b in zip(moved, start)) > 1e-3
+    assert [run.sweep_value for run in result.agents] == [1e-12, 1e-3]
+
+
+def test_a_run_killed_with_sigkill_resumes_from_its_checkpoint(tmp_path):
+    checkpoints, run_dir = tmp_path / "checkpoints", tmp_path / "run"
+    args = (
+        "dqn",
+        "--env",
+        "jax:CartPole-v1",
+        "--launcher",
+        "anakin",
+        "--max-steps",
+        "30000",
+        "--eval-every",
+        "2000",
+        "--run-dir",
+        str(run_dir),
+        "--checkpoint-dir",
+        str(checkpoints),
+        "--checkpoint-every-steps",
+        "500",
+    )
+    first = _cli(*args)
+    deadline = time.monotonic() + 300
+    while not checkpoints.exists() or not any(n.startswith("ckpt-") for n in os.listdir(checkpoints)):
+        assert first.poll() is None and time.monotonic() < deadline, first.stdout.read() if first.poll() else "slow"
+        time.sleep(0.2)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    kept = sorted(int(n.split("-")[1]) for n in os.listdir(checkpoints) if n.startswith("ckpt-"))
+    second = _cli(*args)
+    output, _ = second.communicate(timeout=600)
+    assert second.returncode == 0, output
+    assert "Resuming from checkpoint" in output and f"(iteration {kept[-1]})" in output, output
+    result = json.loads((run_dir / "result.json").read_text())
+    steps = [e["actor_steps"] for e in result["evaluations"]]
+    assert steps == sorted(steps) and steps[-1] >= 30_000 and len(steps) >= 14, steps  # the curve from step 0 on
+    assert result["evaluations"][-1]["mean_return"] >= 475.0, result["evaluations"]
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["ppo", "--env", "gymnasium:CartPole-v1", "--launcher", "anakin"], "steps on the host"),
+        (["r2d2", "--env", "jax:CartPole-v1", "--launcher", "anakin"], "does not run on the on-device loop"),
+        (["ppo", "--env", "jax:CartPole-v1", "--launcher", "anakin", "--sweep", "num_epochs=2,4"], "Cannot sweep"),
+        (["ppo", "--env", "jax:CartPole-v1", "--launcher", "anakin", "--sweep", "learning_rate=-1"], "learning_rate"),
+        (["ppo", "--env", "jax:CartPole-v1", "--launcher", "anakin", "--num-envs", "3"], "multiple"),
+        (["dqn", "--env", "jax:CartPole-v1", "--launcher", "anakin", "--num-envs", "3"], "divisors"),
+        (["ppo", "--env", "jax:CartPole-v1", "--launcher", "anakin", "--replay", "local"], "--replay is for"),
+        (["ppo", "--env", "jax:CartPole-v1", "--num-seeds", "2"], "only --launcher anakin"),
+    ],
+)
+def test_what_the_on_device_loop_cannot_run_is_refused_before_anything_is_written(tmp_path, capsys, argv, message):
+    run_dir = tmp_path / "run"
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["run", *argv, "--run-dir", str(run_dir), "--no-progress"])
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not run_dir.exists()
