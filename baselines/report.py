@@ -243,7 +243,7 @@ def baseline_rows(records: Sequence[SeedRun]) -> list[ResultRow]:
         runs = tuple(sorted((r for r in records if (r.agent, r.environment) == (agent, environment)), key=_seed))
         rows.append(
             ResultRow(
-                agent,
+                f"{agent} (anakin)" if baseline.launcher == "anakin" else agent,  # trained on the device
                 agent,
                 environment,
                 baseline.target_return,

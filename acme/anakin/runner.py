@@ -38,6 +38,20 @@ from acme.utils import checkpoint_files
 
 PREFIX = "jax:"
 
+# The calls made once or between chunks (the agents' initial state, the evaluation, the policy read for a
+# snapshot) are compiled without XLA's backend optimisations: on one CPU core this cuts their compilation from
+# 2.5 s to 0.7 s (initial state) and 1.2 s to 0.4 s (evaluation) for PPO on CartPole, while an evaluation takes
+# 5 ms instead of 2. The training chunk, which runs for the whole budget, keeps them.
+QUICK_COMPILE = {"xla_backend_optimization_level": 0}
+
+
+def _jit_quickly(function, **kwargs):
+    """``jax.jit`` with ``QUICK_COMPILE`` where this jax takes compiler options (0.4.35 and later)."""
+    try:
+        return jax.jit(function, compiler_options=QUICK_COMPILE, **kwargs)
+    except TypeError:
+        return jax.jit(function, **kwargs)
+
 
 @dataclasses.dataclass(frozen=True)
 class AnakinConfig:
@@ -190,10 +204,10 @@ class _Agents:
         def policy(learner):
             return self.base.definition.variables(learner)["policy"]
 
-        self.init = jax.jit(jax.vmap(init))
+        self.init = _jit_quickly(jax.vmap(init))
         self.chunk = jax.jit(jax.vmap(chunk, in_axes=(0, 0, None)), donate_argnums=0)
-        self.evaluate = jax.jit(jax.vmap(evaluate))
-        self.policy = jax.jit(jax.vmap(policy))
+        self.evaluate = _jit_quickly(jax.vmap(evaluate))
+        self.policy = _jit_quickly(jax.vmap(policy))
 
     def check_sweep_traces(self) -> None:
         """Traces one chunk with the swept value as a traced number (no compilation): a field the loop uses as a

@@ -168,7 +168,9 @@ def test_list_shows_each_baselines_budget_target_and_records(capsys):
     out = capsys.readouterr().out
     for (agent, environment_id), baseline in registry.BASELINES.items():
         line = f"  {agent} {environment_id}: {baseline.max_steps} steps, target {baseline.target_return:g}"
-        if baseline.launcher != "local":
+        if baseline.launcher == "anakin":
+            line += " (anakin launcher: on the device)"
+        elif baseline.launcher != "local":
             line += f" ({baseline.launcher} launcher, {baseline.num_actors} actors)"
         assert line + "; " + results.describe_records(agent, environment_id) in out
     assert "sac gymnasium:Pendulum-v1: 20000 steps, target -200; seeds 0, 1, 2 recorded, 3/3 at target" in out
@@ -176,7 +178,11 @@ def test_list_shows_each_baselines_budget_target_and_records(capsys):
 
 @pytest.mark.parametrize(
     "launcher, num_actors, message",
-    [("slurm", 1, "launcher must be one of local, threads, ray"), ("local", 2, "num_actors must be 1")],
+    [
+        ("slurm", 1, "launcher must be one of local, threads, ray, anakin"),
+        ("local", 2, "num_actors must be 1"),
+        ("anakin", 2, "num_actors must be 1"),
+    ],
 )
 def test_a_baseline_refuses_an_unknown_launcher_and_actors_in_one_process(launcher, num_actors, message):
     with pytest.raises(ValueError, match=message):
