@@ -5,7 +5,8 @@
 - ``seeds``: the same at 4 environments with 1, 4 and 16 seeds in one vmapped call (steps/s added over seeds);
 - ``settings``: PPO at PureJaxRL's settings and at this library's tuned CartPole settings (8 x 32, 20 epochs);
 - ``time_to_target``: wall-clock seconds from the call to the first greedy evaluation >= 475 on jax:CartPole-v1,
-  compilation included, for PPO and DQN (their registered anakin baselines), seeds 0-2;
+  compilation included, for PPO and DQN (their registered anakin baselines, evaluated on their schedule), seeds
+  0-2, and whether every later evaluation held 475;
 - ``host``: this library's host loop (PPO, its CartPole baseline, gymnasium:CartPole-v1) in the same run, and the
   ratio of the on-device PPO at PureJaxRL's settings to it.
 
@@ -98,7 +99,7 @@ def _time_to_target(agent: str, seed: int) -> dict:
         "jax:CartPole-v1",
         seed=seed,
         max_steps=baseline.max_steps,
-        eval_every=2_500,
+        eval_every=baseline.eval_every,
         logger_factory=lambda label, steps_key=None: loggers.NoOpLogger(),
     )
     result = run_anakin(config, progress=False)
