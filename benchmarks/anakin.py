@@ -44,39 +44,32 @@ PUREJAXRL = dict(
 
 
 def _ppo_throughput(num_envs: int, num_seeds: int, settings: str, min_seconds: float) -> dict:
-    """Steps/s of the training chunk alone (no evaluation), after a compilation timed apart."""
+    """Steps/s of run_anakin's own training chunk (no evaluation), after a compilation timed apart."""
     import jax
     import jax.numpy as jnp
 
-    from acme.anakin.loop import AnakinAgent, canonical_spec
-    from acme.environments.jax_native import make_jax_environment
-    from agents.ppo import AGENT, PPOBuilder, PPOConfig
+    from acme.anakin.runner import AnakinConfig, _Agents
+    from baselines.registry import make_experiment_config
 
     overrides = dict(PUREJAXRL) if settings == "purejaxrl" else {}
-    environment = make_jax_environment("CartPole-v1")
-    config = PPOConfig(batch_size=num_envs, queue_size=max(num_envs, 16), **overrides)
-    agent = AnakinAgent(
-        PPOBuilder(config), AGENT.make_networks(canonical_spec(environment), config), environment, num_envs
-    )
-
-    def chunk(carry, iterations):
-        return jax.lax.fori_loop(0, iterations, lambda i, c: agent.iterate(c)[0], carry)
-
-    chunk = jax.jit(jax.vmap(chunk, in_axes=(0, None)), donate_argnums=0)
+    overrides.update(batch_size=num_envs, queue_size=max(num_envs, 16))
+    config = make_experiment_config("ppo", "jax:CartPole-v1", config_overrides=overrides)
+    agents = _Agents(config, AnakinConfig(num_seeds=num_seeds))
     keys = jnp.stack([jax.random.PRNGKey(s) for s in range(num_seeds)])
     start = time.perf_counter()
-    carry = jax.jit(jax.vmap(agent.init))(keys)
-    carry = jax.block_until_ready(chunk(carry, 1))
+    carry, _ = agents.chunk(agents.init(keys, agents.swept), agents.swept, 1)
+    jax.block_until_ready(carry)
     compile_seconds = time.perf_counter() - start
     iterations = 1
     while True:
         start = time.perf_counter()
-        carry = jax.block_until_ready(chunk(carry, iterations))
+        carry, _ = agents.chunk(carry, agents.swept, iterations)
+        jax.block_until_ready(carry)
         seconds = time.perf_counter() - start
         if seconds >= min_seconds:
             break
         iterations *= max(2, int(min_seconds / max(seconds, 1e-3)))
-    steps = iterations * agent.steps_per_iteration * num_seeds
+    steps = iterations * agents.base.steps_per_iteration * num_seeds
     return {
         "settings": settings,
         "num_envs": num_envs,
