@@ -78,9 +78,11 @@ test-fast: install
 	$(BIN)/python -m pytest tests -m "not slow"
 
 # The speed benchmarks of issue #14 (each pins itself to one core): the pieces on the full stack (it has reverb,
-# one of the feeds compared), then the peer protocol on the core stack, current jax (~19 min here in all).
+# one of the feeds compared), the on-device loop (issue #30, ~6 min) and the peer protocol on the core stack, current
+# jax (~25 min here in all).
 bench: install install-current
 	$(BIN)/python benchmarks/components.py
+	$(VENV_CURRENT)/bin/python benchmarks/anakin.py
 	$(VENV_CURRENT)/bin/python benchmarks/peer_protocol.py $(if $(wildcard $(STAMP_PEERS)),--peer-python $(VENV_PEERS)/bin/python)
 
 # make bench with SBX timed in the same run (installs .venv-peers first).
