@@ -32,6 +32,7 @@ CORE = [
     "tqdm",
     "psutil",
     "matplotlib",
+    "tensorboardX>=2.6",  # TensorBoard event files without TensorFlow
 ]
 
 # Distributed replay over reverb, and --replay reverb. dm-reverb 0.14 is the last release:

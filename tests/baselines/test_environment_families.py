@@ -78,6 +78,8 @@ def test_a_killed_run_resumes_from_its_checkpoint_and_its_snapshot_evaluates(
     result = json.loads((tmp_path / "second" / "result.json").read_text())
     assert result["actor_steps"] == budget and result["evaluations"], result
     assert (tmp_path / "second" / "learning_curve.png").exists()
+    for label in ("evaluator", "learner"):  # TensorBoard files beside the CSV, on either stack
+        assert list((tmp_path / "second" / label).glob("events.out.tfevents.*")), label
 
     snapshot = tmp_path / "second" / "policy"
     assert f"--snapshot {snapshot}" in out

@@ -2,6 +2,7 @@
 
 import csv
 import os
+import struct
 import threading
 
 import numpy as np
@@ -67,22 +68,37 @@ def test_terminal_logger_formats_and_time_filter_throttles():
     assert lines == ["[learner] Loss = 0.25 | Steps = 10"]
 
 
-@pytest.mark.tensorflow
-def test_default_logger_writes_csv_and_tensorboard(tmp_path):
+def read_scalars(event_file) -> dict:
+    """``{tag: [(step, value), ...]}`` of a TensorBoard event file: TFRecord framing (length, its CRC, the
+    serialised ``Event``, its CRC) read here, the ``Event`` parsed with tensorboardX's protobuf."""
+    from tensorboardX.proto import event_pb2
+
+    data, offset, scalars = event_file.read_bytes(), 0, {}
+    while offset < len(data):
+        (length,) = struct.unpack("<Q", data[offset : offset + 8])
+        event = event_pb2.Event.FromString(data[offset + 12 : offset + 12 + length])
+        offset += 12 + length + 4
+        for value in event.summary.value:
+            scalars.setdefault(value.tag, []).append((event.step, value.simple_value))
+    return scalars
+
+
+def test_default_logger_writes_csv_and_tensorboard_without_tensorflow(tmp_path):
     logger = loggers.make_default_logger("evaluator", str(tmp_path), steps_key="actor_steps", terminal=False)
     logger.write({"actor_steps": 100, "evaluation_return": 20.0})
+    logger.write({"actor_steps": 250, "evaluation_return": -3.5})
     logger.close()
     assert os.path.exists(tmp_path / "evaluator.csv")
     event_files = list((tmp_path / "evaluator").glob("events.out.tfevents.*"))
     assert len(event_files) == 1
-    import tensorflow as tf
-
-    scalars = {}
-    for event in tf.compat.v1.train.summary_iterator(str(event_files[0])):
-        for value in event.summary.value:
-            scalars[value.tag] = (event.step, float(tf.make_ndarray(value.tensor)))
-    # Read back: the value written, at the steps_key's value, under the logger's label.
-    assert scalars["evaluator/evaluation_return"] == (100, 20.0)
+    # Read back: the values written, at the steps_key's values, under the logger's label.
+    scalars = read_scalars(event_files[0])
+    assert scalars["evaluator/evaluation_return"] == [(100, 20.0), (250, -3.5)]
+    assert scalars["evaluator/actor_steps"] == [(100, 100.0), (250, 250.0)]
+    csv_only = loggers.make_default_logger("learner", str(tmp_path / "csv"), terminal=False, tensorboard=False)
+    csv_only.write({"loss": 1.0})
+    csv_only.close()
+    assert os.listdir(tmp_path / "csv") == ["learner.csv"]
 
 
 def test_csv_logger_continues_an_existing_file(tmp_path):

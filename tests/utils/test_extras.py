@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from acme.utils import extras, loggers
+from acme.utils import extras
 from baselines.cli import main
 
 
@@ -30,15 +28,6 @@ def test_an_unknown_optional_module_is_refused():
         ValueError, match=r"No extra provides 'torch'; known optional modules: \['reverb', 'tensorflow'\]"
     ):
         extras.available("torch")
-
-
-def test_the_default_logger_writes_csv_only_without_tensorflow(without_reverb, tmp_path):
-    logger = loggers.make_default_logger("evaluator", str(tmp_path), steps_key="actor_steps", terminal=False)
-    logger.write({"actor_steps": 100, "evaluation_return": 20.0})
-    logger.close()
-    assert os.listdir(tmp_path) == ["evaluator.csv"]
-    with pytest.raises(extras.MissingExtraError, match="The TensorBoard logger needs tensorflow.*'reverb' extra"):
-        loggers.make_default_logger("evaluator", str(tmp_path), terminal=False, tensorboard=True)
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from acme.utils import extras
 from acme.utils.loggers.base import (
     Dispatcher,
     Logger,
@@ -24,22 +23,19 @@ def make_default_logger(
     time_delta: float = 1.0,
     print_fn=None,
     terminal: bool = True,
-    tensorboard: bool | None = None,
+    tensorboard: bool = True,
 ) -> Logger:
     """Terminal output (at most one row per ``time_delta`` seconds) plus, when a
     ``directory`` is given, every row in CSV and TensorBoard files under it.
 
-    ``tensorboard=None`` writes TensorBoard files where TensorFlow is installed
-    (the ``reverb`` extra) and only CSV elsewhere; ``True`` asks for them (an
-    error names the extra if TensorFlow is missing); ``False`` writes only CSV.
+    ``tensorboard`` (default True) writes the TensorBoard event files (with
+    tensorboardX, on either stack); ``False`` writes only CSV.
     """
     loggers: list[Logger] = []
     if terminal:
         loggers.append(TimeFilter(TerminalLogger(label, print_fn=print_fn), time_delta))
     if directory is not None:
         loggers.append(CSVLogger(directory, label))
-        if tensorboard is None:
-            tensorboard = extras.available("tensorflow")
         if tensorboard:
             loggers.append(TensorBoardLogger(directory, label, steps_key))
     return Dispatcher(loggers)
