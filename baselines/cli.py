@@ -150,7 +150,7 @@ def make_parser() -> argparse.ArgumentParser:
         "--num-actors",
         type=arguments.positive_integer,
         default=None,
-        help="actors of a distributed run (threads/ray; default: 2)",
+        help="actors of a distributed run, threads or ray (default: 2)",
     )
     run.add_argument(
         "--inference",
