@@ -1,0 +1,248 @@
+"""Replay items carried to the learner's local tables over a direct, authenticated connection: no reverb.
+
+``ReplayListener`` runs in the process that holds the tables (the learner's
+``LocalReplay``). It listens on the node's address with a random key, which
+``multiprocessing.connection`` checks by HMAC before anything is unpickled. One
+thread per connected actor inserts each item it receives into its table with
+the item's priority, waiting for the table's rate limiter, and then
+acknowledges it.
+
+``RemoteReplay`` is the actor's end. The adders write to it as they write to a
+``LocalReplay``: the same ``LocalTrajectoryWriter`` assembles and checks each
+item in the actor. Each finished item then crosses the connection once, with
+its priority. At most ``max_in_flight`` items wait for acknowledgement, and the
+next insert waits for the oldest. An actor therefore slows to the learner's
+rate limiter (back-pressure), as reverb's writers do. A listener that refuses an
+item (an unknown table, a wrong shape), or that is gone, fails the actor's next
+call with ``ReplayTransportError``, naming why.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import threading
+from multiprocessing.connection import Client, Connection, Listener
+from typing import Any, Sequence
+
+import numpy as np
+import tree
+
+from acme.replay import tables
+from acme.replay.local import RateLimiterTimeout, _shape_dtype
+from acme.replay.local_client import LocalReplay, LocalTrajectoryWriter, TableInfo, _check_leaves
+
+_POLL_SECONDS = 0.1  # how often an insert waiting on the rate limiter looks whether the listener was closed
+
+
+def node_host() -> str:
+    """The address other nodes reach this process at: Ray's node address in a Ray worker, else loopback."""
+    from acme.experiments.inference_transport import node_host as host
+
+    return host()
+
+
+class ReplayTransportError(RuntimeError):
+    """The replay listener refused an item, or cannot be reached any more."""
+
+
+class ReplayListener:
+    """Inserts the items ``RemoteReplay``\\ s send into ``replay``'s tables; see the module's docstring."""
+
+    def __init__(self, replay: LocalReplay, host: str | None = None):
+        self._replay = replay
+        self._authkey = os.urandom(32)
+        self._listener = Listener((host or node_host(), 0), authkey=self._authkey)
+        self._where = self._listener.address  # still known once closed
+        self._connections: list[Connection] = []
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._received = 0
+        threading.Thread(target=self._accept, name="replay-listener", daemon=True).start()
+
+    @property
+    def address(self) -> tuple[str, int, bytes]:
+        """``(host, port, key)``: what a ``RemoteReplay`` needs."""
+        host, port = self._where
+        return host, port, self._authkey
+
+    @property
+    def received(self) -> int:
+        """Items inserted so far."""
+        with self._lock:
+            return self._received
+
+    def _accept(self) -> None:
+        while not self._closed.is_set():
+            try:
+                connection = self._listener.accept()
+            except Exception:  # closed, or a peer that failed the key check: it is refused, the others go on
+                continue
+            with self._lock:
+                self._connections.append(connection)
+            threading.Thread(target=self._serve, args=(connection,), name="replay-connection", daemon=True).start()
+
+    def _insert(self, name: str, priority: float, leaves: list) -> int:
+        table = self._replay.table(name)  # KeyError naming the tables there are
+        leaves = [np.asarray(leaf) for leaf in leaves]
+        _check_leaves(table, leaves)
+        while True:
+            try:
+                return table.insert_checked(leaves, float(priority), timeout=_POLL_SECONDS)
+            except RateLimiterTimeout:
+                if self._closed.is_set():
+                    raise ReplayTransportError("the replay listener was closed while the item waited") from None
+
+    def _serve(self, connection: Connection) -> None:
+        try:
+            while True:
+                message = connection.recv()
+                try:
+                    if message[0] == "insert":
+                        reply = ("ok", self._insert(*message[1:]))
+                        with self._lock:
+                            self._received += 1
+                    elif message[0] == "info":
+                        reply = ("ok", {name: vars(info) for name, info in self._replay.server_info().items()})
+                    else:
+                        reply = ("error", f"unknown request {message[0]!r}; the listener answers 'insert' and 'info'")
+                except Exception as error:  # told to the actor, whose next call raises it
+                    reply = ("error", f"{type(error).__name__}: {error}")
+                connection.send(reply)
+        except (EOFError, OSError):  # the actor closed its end, or the listener was closed
+            pass
+        finally:
+            try:
+                connection.close()
+            except OSError:  # already closed by close()
+                pass
+
+    def close(self) -> None:
+        """Stops accepting, ends the inserts waiting on a rate limiter, and closes every connection."""
+        self._closed.set()
+        self._listener.close()
+        with self._lock:
+            for connection in self._connections:
+                connection.close()
+
+
+class _RemoteTable:
+    """What ``LocalTrajectoryWriter`` reads of a table (name, spec, leaf specs), inserting over the connection."""
+
+    def __init__(self, replay: "RemoteReplay", spec: tables.TableSpec):
+        self._replay = replay
+        self.spec = spec
+        self.name = spec.name
+        self.leaf_specs = None if spec.signature is None else [_shape_dtype(x) for x in tree.flatten(spec.signature)]
+
+    def insert_checked(self, leaves: list, priority: float = 1.0, timeout: float | None = None, wait: bool = True):
+        del timeout, wait  # the listener waits for the rate limiter; this end waits for acknowledgements
+        self._replay._send(("insert", self.name, float(priority), list(leaves)))
+
+
+class RemoteReplay:
+    """An actor's replay client that sends each item to a ``ReplayListener``; see the module's docstring.
+
+    ``table_specs`` are the learner's tables' specs (the builder's), for the
+    items' checks in the actor; ``address`` is the listener's ``(host, port, key)``.
+    """
+
+    def __init__(
+        self, address: tuple[str, int, bytes], table_specs: Sequence[tables.TableSpec], max_in_flight: int = 64
+    ):
+        if isinstance(max_in_flight, bool) or not isinstance(max_in_flight, int) or max_in_flight < 1:
+            raise ValueError(f"max_in_flight must be an integer >= 1, got {max_in_flight!r}.")
+        host, port, authkey = address
+        self._where = f"{host}:{port}"
+        try:
+            self._connection = Client((host, port), authkey=authkey)
+        except (EOFError, OSError) as error:
+            raise ReplayTransportError(
+                f"Cannot reach the replay listener at {self._where} ({type(error).__name__}: {error}): the process "
+                "holding the tables is not running or does not listen there."
+            ) from error
+        self._tables = {spec.name: _RemoteTable(self, spec) for spec in table_specs}
+        self._max_in_flight = max_in_flight
+        self._in_flight: collections.deque = collections.deque()
+        self._lock = threading.Lock()
+        self._failed: str | None = None
+
+    wait_on_insert = True
+
+    def table(self, name: str) -> _RemoteTable:
+        try:
+            return self._tables[name]
+        except KeyError:
+            raise KeyError(f"No replay table {name!r}; the tables are {sorted(self._tables)}.") from None
+
+    def trajectory_writer(self, num_keep_alive_refs: int, validate_items: bool = True) -> LocalTrajectoryWriter:
+        """The writer the adders use: items assembled and checked here, sent when created."""
+        return LocalTrajectoryWriter(self, num_keep_alive_refs, validate_items)  # type: ignore[arg-type]
+
+    def insert(self, data: Any, priorities: dict, timeout: float | None = None) -> None:
+        """Sends one item to each table of ``priorities`` with its priority there."""
+        leaves = [np.asarray(leaf) for leaf in tree.flatten(data)]
+        for name, priority in priorities.items():
+            self.table(name).insert_checked(leaves, priority)
+
+    def server_info(self) -> dict[str, TableInfo]:
+        """The learner's tables' sizes and counters, asked of the listener (after every item in flight)."""
+        with self._lock:
+            self._receive(0)
+            self._exchange(("info",))
+            status, infos = self._reply()
+            if status != "ok":
+                self._fail(f"The replay listener at {self._where} could not say its tables' sizes: {infos}")
+        return {name: TableInfo(**info) for name, info in infos.items()}
+
+    def flush(self) -> None:
+        """Waits until the listener has inserted every item sent."""
+        with self._lock:
+            self._receive(0)
+
+    def _send(self, message: tuple) -> None:
+        with self._lock:
+            self._receive(self._max_in_flight - 1)
+            self._exchange(message)
+            self._in_flight.append(message[1])
+
+    def _exchange(self, message: tuple) -> None:
+        self._check()
+        try:
+            self._connection.send(message)
+        except (EOFError, OSError) as error:
+            self._fail(f"The replay listener at {self._where} is gone ({type(error).__name__}: {error}).")
+
+    def _receive(self, at_most: int) -> None:
+        """Reads acknowledgements until at most ``at_most`` items are in flight."""
+        while len(self._in_flight) > at_most:
+            table = self._in_flight.popleft()
+            status, value = self._reply()
+            if status != "ok":
+                self._fail(f"The replay listener at {self._where} refused an item for table {table!r}: {value}")
+
+    def _reply(self) -> tuple:
+        self._check()
+        try:
+            return self._connection.recv()
+        except (EOFError, OSError) as error:
+            self._fail(
+                f"The replay listener at {self._where} is gone ({type(error).__name__}: {error}): the process "
+                "holding the tables died or closed the connection."
+            )
+
+    def _fail(self, reason: str) -> None:
+        self._failed = reason
+        raise ReplayTransportError(reason)
+
+    def _check(self) -> None:
+        if self._failed is not None:
+            raise ReplayTransportError(self._failed)
+
+    def close(self) -> None:
+        """Waits for the items in flight (unless the connection failed), then closes the connection."""
+        try:
+            if self._failed is None:
+                self.flush()
+        finally:
+            self._connection.close()
