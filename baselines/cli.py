@@ -137,7 +137,8 @@ def make_parser() -> argparse.ArgumentParser:
         help="replay backend: local tables in this process (the default with --launcher local, and "
         "with --launcher threads where reverb is not installed), a reverb server (the 'reverb' "
         "extra; the default for distributed runs where it is installed), or, for distributed runs, "
-        "tables held by the learner that reverb queues feed with each item once (the 'reverb' extra)",
+        "tables held by the learner, fed with each item once by reverb queues where reverb is installed, else "
+        "over direct authenticated connections from the actors (the default of --launcher ray without reverb)",
     )
     run.add_argument(
         "--num-envs",
@@ -483,13 +484,8 @@ def check_launcher_flags(args: argparse.Namespace) -> None:
             raise ValueError(f"--bind-address: {error}.") from None
     if args.ray_address is not None:
         check_ray_cluster(args.ray_address)  # before anything is built or written
-    if args.replay in ("reverb", "learner") or (args.launcher == "ray" and args.replay is None):
-        feature = (
-            f"--replay {args.replay}"
-            if args.replay is not None
-            else "--launcher ray (its replay node is a reverb server)"
-        )
-        extras.require("reverb", feature)
+    if args.replay == "reverb":
+        extras.require("reverb", "--replay reverb")
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -622,16 +618,19 @@ def run_distributed(args: argparse.Namespace, config, run_dir: str) -> int:
     from baselines import results
 
     num_actors = 2 if args.num_actors is None else args.num_actors
-    from acme.experiments.distributed import default_replay
+    from acme.experiments.distributed import default_learner_feed, default_replay
 
     replay = args.replay or default_replay()
+    if args.replay is None and args.launcher == "ray" and replay == "local":
+        replay = "learner"  # without reverb: the learner holds the tables, fed over direct connections
+    feed = f", fed by {default_learner_feed()}" if replay == "learner" else ""
     program = make_distributed_experiment(
         config, num_actors=num_actors, replay=replay, inference=args.inference or "actor"
     )
     where = f"Ray cluster {args.ray_address}" if args.ray_address else f"{args.launcher} launcher"
     print(
         f"Running {args.agent} on {args.env} (seed {args.seed}) with {num_actors} actors on the {where} "
-        f"for {config.max_num_actor_steps} steps ({replay} replay); logs in {run_dir}",
+        f"for {config.max_num_actor_steps} steps ({replay} replay{feed}); logs in {run_dir}",
         flush=True,
     )
     start = time.perf_counter()

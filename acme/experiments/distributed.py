@@ -31,6 +31,7 @@ from acme.utils import counting, extras
 from acme.vector_environment_loop import VectorEnvironmentLoop
 
 REPLAY_BACKENDS = ("reverb", "local", "learner")
+LEARNER_FEEDS = ("reverb", "direct")  # how items reach a learner that holds the replay
 TRANSFER_QUEUE_SIZE = 1_000  # items an actor may write ahead of a learner that holds the replay
 
 LOCAL_REPLAY_NEEDS_THREADS = (
@@ -38,6 +39,12 @@ LOCAL_REPLAY_NEEDS_THREADS = (
     "or replay='reverb' (a reverb server that Ray's processes reach over the network; it needs the 'reverb' "
     f"extra: {extras.INSTALL_REVERB})."
 )
+
+
+def default_learner_feed() -> str:
+    """How actors send items to a learner that holds the replay: reverb transfer queues where reverb is installed,
+    else the direct connection (``acme.replay.direct``)."""
+    return "reverb" if extras.available("reverb") else "direct"
 
 
 def default_replay() -> str:
@@ -76,10 +83,13 @@ def _spec_of(config: ExperimentConfig) -> specs.EnvironmentSpec:
 class LearnerNode:
     """Builds the learner next to a replay client (reverb's, or the local tables) and steps it until the program stops.
 
-    With ``holds_replay`` the replay node is a reverb server of transfer queues
-    (``acme.replay.feed``): the learner keeps the builder's tables itself, as
+    With ``holds_replay`` the learner keeps the builder's tables itself, as
     ``LocalReplay``, fed once with each item the actors write, and samples them
-    without crossing the network.
+    without crossing the network. ``feed`` says how the items come: ``"reverb"``
+    (the replay node is a reverb server of transfer queues, ``acme.replay.feed``)
+    or ``"direct"`` (no replay node: the learner listens for the actors'
+    ``RemoteReplay`` connections, ``acme.replay.direct``, and tells them its
+    address through ``replay_address()``).
 
     With checkpointing configured it restores the newest checkpoint when it is
     built (at the start of the program, and again when the launcher restarts it
@@ -94,8 +104,10 @@ class LearnerNode:
         replay: Any,
         counter: Any,
         holds_replay: bool = False,
+        feed: str = "reverb",
     ):
         self._counter = counter
+        self._listener = None
         builder = config.builder
         networks = config.network_factory(environment_spec)
         self._feed = None
@@ -125,7 +137,11 @@ class LearnerNode:
         if config.checkpointing is not None:
             self._checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
             self._restore(first_start)
-        if holds_replay:  # after the restore, which replaces the tables' items
+        if holds_replay and feed == "direct":  # after the restore, which replaces the tables' items
+            from acme.replay.direct import ReplayListener
+
+            self._listener = ReplayListener(self._client)
+        elif holds_replay:
             from acme.replay.feed import QueueFeed
 
             tables = sorted(self._client.server_info())
@@ -154,13 +170,18 @@ class LearnerNode:
     def get_variables(self, names):
         return to_host(self._learner.get_variables(names))
 
+    def replay_address(self) -> tuple | None:
+        """With the direct feed: the ``(host, port, key)`` actors' ``RemoteReplay`` connect to; else None."""
+        return None if self._listener is None else self._listener.address
+
     def held_replay_info(self) -> dict:
-        """When the learner holds the replay: the items the transfer queues brought (``items_received``) and its
-        tables' sizes and counters by name (``tables``); else an empty dict."""
-        if self._feed is None:
+        """When the learner holds the replay: the items its feed brought (``items_received``) and its tables'
+        sizes and counters by name (``tables``); else an empty dict."""
+        if self._feed is None and self._listener is None:
             return {}
         info = {name: dataclasses.asdict(table) for name, table in self._client.server_info().items()}
-        return {"items_received": self._feed.moved(), "tables": info}
+        received = self._feed.moved() if self._feed is not None else self._listener.received
+        return {"items_received": received, "tables": info}
 
     def run(self) -> None:
         ready = getattr(self._iterator, "ready", None)
@@ -208,6 +229,8 @@ class LearnerNode:
     def stop(self) -> None:
         if self._feed is not None:
             self._feed.close()
+        if self._listener is not None:
+            self._listener.close()
         close = getattr(self._iterator, "close", None)
         if close is not None:
             close()
@@ -274,6 +297,7 @@ class ActorNode:
         self._poll = variable_poll_seconds
 
         self._adders: list = []
+        self._client = None
 
     def pid(self) -> int:
         return os.getpid()
@@ -284,6 +308,9 @@ class ActorNode:
             abort = getattr(adder, "abort", None)
             if abort is not None:
                 abort()
+        abort = getattr(self._client, "abort", None)  # a direct connection to the learner's tables
+        if abort is not None:
+            abort()
 
     def run(self) -> None:
         config, spec = self._config, self._spec
@@ -292,7 +319,20 @@ class ActorNode:
         builder = self._builder
         networks = config.network_factory(spec)
         policy = builder.make_policy(networks, spec, evaluation=False)
-        client = replay_client(self._replay)
+        if self._replay is None:  # the learner holds the tables and listens for the items (direct feed)
+            from acme.replay.direct import RemoteReplay, ReplayTransportError
+
+            def listener_address():  # a restarted learner listens at a new address
+                if launch.stop_requested():
+                    raise ReplayTransportError("The program is stopping.")
+                return self._learner.replay_address()
+
+            client = RemoteReplay(
+                self._learner.replay_address(), builder.make_replay_tables(spec, policy), reconnect=listener_address
+            )
+        else:
+            client = replay_client(self._replay)
+        self._client = client
         if self._inference is not None:
             source = _DirectSource(None)  # the inference server holds the parameters
             server, disconnect = connect(self._inference)  # a direct connection from another process
@@ -342,6 +382,8 @@ class ActorNode:
             raise
         finally:
             source.close()
+            if self._replay is None:
+                _close_remote(client)
             if self._inference is not None:
                 actor.close()  # the server drops this actor's recurrent states
                 disconnect()
@@ -349,6 +391,18 @@ class ActorNode:
         counts = self._counter.increment(actor_node_finishes=1)
         logger.write({**counts, "actor_finished": 1})
         logger.close()
+
+
+def _close_remote(client: Any) -> None:
+    """Waits for a direct connection's items in flight, then closes it; at shutdown, when the learner's listener
+    is already closed, the items in flight are dropped with it."""
+    from acme.replay.direct import ReplayTransportError
+
+    try:
+        client.close()
+    except ReplayTransportError:
+        if not launch.stop_requested():
+            raise
 
 
 class _DirectSource:
@@ -405,6 +459,7 @@ def make_distributed_experiment(
     inference_batch_size: int = 64,
     inference_wait_seconds: float = 0.002,
     transfer_queue_size: int = TRANSFER_QUEUE_SIZE,
+    learner_feed: str | None = None,
 ) -> launch.Program:
     """A program that runs ``config`` with a replay node, a counter, a learner, ``num_actors`` actors
     and an evaluator. Actors and the evaluator are terminal: the program ends when the actors
@@ -426,6 +481,12 @@ def make_distributed_experiment(
     its checkpoints hold the tables as the local backend's do, and items still in a queue when a checkpoint
     is taken are not in it). ``None`` takes reverb where it is installed, else local tables.
 
+    ``learner_feed`` says how items reach a learner that holds the replay: ``"reverb"`` (the transfer queues
+    above) or ``"direct"`` (no replay node and no reverb: each actor sends its items over an authenticated direct
+    connection to the learner, ``acme.replay.direct``, waiting on the learner's rate limiter; a restarted learner
+    listens at a new address, and the actors, whose connection then fails, are restarted and connect to it).
+    ``None`` takes reverb where it is installed, else the direct connection.
+
     ``inference`` picks who evaluates the actors' policy: ``"actor"`` (each actor, with its own copy of the
     parameters) or ``"server"`` (an ``InferenceServer`` node, ``"inference"``, that holds the parameters and
     evaluates every actor's observations in batches of at most ``inference_batch_size``, waiting at most
@@ -440,8 +501,11 @@ def make_distributed_experiment(
     replay = default_replay() if replay is None else replay
     if replay not in REPLAY_BACKENDS:
         raise ValueError(f"replay must be one of {REPLAY_BACKENDS} or None (the default), got {replay!r}.")
-    if replay in ("reverb", "learner"):
-        extras.require("reverb", f"Distributed replay over reverb (replay={replay!r})")
+    learner_feed = default_learner_feed() if learner_feed is None else learner_feed
+    if learner_feed not in LEARNER_FEEDS:
+        raise ValueError(f"learner_feed must be one of {LEARNER_FEEDS} or None (the default), got {learner_feed!r}.")
+    if replay == "reverb" or (replay == "learner" and learner_feed == "reverb"):
+        extras.require("reverb", f"Distributed replay over reverb (replay={replay!r}, learner_feed={learner_feed!r})")
     if isinstance(transfer_queue_size, bool) or not isinstance(transfer_queue_size, int) or transfer_queue_size < 1:
         raise ValueError(f"transfer_queue_size must be a positive integer, got {transfer_queue_size!r}.")
     if inference not in INFERENCE_MODES:
@@ -487,6 +551,8 @@ def make_distributed_experiment(
             launch.ReverbNode(make_reverb_tables, checkpoint_dir=staging, fallback_checkpoint_path=fallback),
             label="replay",
         )
+    elif holds_replay and learner_feed == "direct":
+        replay = None  # the learner holds the tables and listens for the actors' items itself
     elif holds_replay:
         replay = program.add_node(launch.ReverbNode(make_transfer_queues), label="replay")
     else:
@@ -499,7 +565,7 @@ def make_distributed_experiment(
     counter = program.add_node(launch.ServiceNode(make_counter, counts), label="counter")
     restarts = learner_restarts if config.checkpointing is not None else 0
     learner = program.add_node(
-        launch.ServiceNode(LearnerNode, config, spec, replay, counter, holds_replay),
+        launch.ServiceNode(LearnerNode, config, spec, replay, counter, holds_replay, learner_feed),
         label="learner",
         restart=launch.RestartPolicy(max_restarts=restarts),
     )

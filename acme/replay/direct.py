@@ -14,7 +14,10 @@ its priority. At most ``max_in_flight`` items wait for acknowledgement, and the
 next insert waits for the oldest. An actor therefore slows to the learner's
 rate limiter (back-pressure), as reverb's writers do. A listener that refuses an
 item (an unknown table, a wrong shape), or that is gone, fails the actor's next
-call with ``ReplayTransportError``, naming why.
+call with ``ReplayTransportError``, naming why. Given a ``reconnect`` function
+(the listener's address now: a restarted learner listens anew), a lost
+connection is made again instead, and the items in flight are dropped and
+counted (``dropped_items``), as reverb's queues lose theirs with the server.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ from __future__ import annotations
 import collections
 import os
 import threading
+import time
 from multiprocessing.connection import Client, Connection, Listener
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import tree
@@ -79,6 +83,9 @@ class ReplayListener:
             except Exception:  # closed, or a peer that failed the key check: it is refused, the others go on
                 continue
             with self._lock:
+                if self._closed.is_set():  # closed while this peer connected: it is not served
+                    connection.close()
+                    continue
                 self._connections.append(connection)
             threading.Thread(target=self._serve, args=(connection,), name="replay-connection", daemon=True).start()
 
@@ -145,13 +152,32 @@ class RemoteReplay:
 
     ``table_specs`` are the learner's tables' specs (the builder's), for the
     items' checks in the actor; ``address`` is the listener's ``(host, port, key)``.
+    With ``reconnect`` (a function that returns the listener's address now, or
+    raises ``ReplayTransportError`` to give up), a lost connection is made again
+    for at most ``reconnect_seconds``.
     """
 
     def __init__(
-        self, address: tuple[str, int, bytes], table_specs: Sequence[tables.TableSpec], max_in_flight: int = 64
+        self,
+        address: tuple[str, int, bytes],
+        table_specs: Sequence[tables.TableSpec],
+        max_in_flight: int = 64,
+        reconnect: Callable[[], tuple[str, int, bytes]] | None = None,
+        reconnect_seconds: float = 300.0,
     ):
         if isinstance(max_in_flight, bool) or not isinstance(max_in_flight, int) or max_in_flight < 1:
             raise ValueError(f"max_in_flight must be an integer >= 1, got {max_in_flight!r}.")
+        self._tables = {spec.name: _RemoteTable(self, spec) for spec in table_specs}
+        self._max_in_flight = max_in_flight
+        self._in_flight: collections.deque = collections.deque()
+        self._lock = threading.Lock()
+        self._failed: str | None = None
+        self._reconnect = reconnect
+        self._reconnect_seconds = float(reconnect_seconds)
+        self._dropped = 0
+        self._connect(address)
+
+    def _connect(self, address: tuple[str, int, bytes]) -> None:
         host, port, authkey = address
         self._where = f"{host}:{port}"
         try:
@@ -161,11 +187,32 @@ class RemoteReplay:
                 f"Cannot reach the replay listener at {self._where} ({type(error).__name__}: {error}): the process "
                 "holding the tables is not running or does not listen there."
             ) from error
-        self._tables = {spec.name: _RemoteTable(self, spec) for spec in table_specs}
-        self._max_in_flight = max_in_flight
-        self._in_flight: collections.deque = collections.deque()
-        self._lock = threading.Lock()
-        self._failed: str | None = None
+
+    @property
+    def dropped_items(self) -> int:
+        """Items in flight when a connection was lost and made again (never inserted)."""
+        return self._dropped
+
+    def _lost(self, reason: str) -> None:
+        """The connection failed: without ``reconnect`` (or once aborted) that is final; else connects to the
+        listener's address now, dropping the items in flight."""
+        if self._reconnect is None or self._failed is not None:
+            self._fail(reason)
+        self._dropped += len(self._in_flight)
+        self._in_flight.clear()
+        deadline = time.monotonic() + self._reconnect_seconds
+        while True:
+            try:
+                self._connect(self._reconnect())
+                return
+            except ReplayTransportError as error:
+                if "Cannot reach" not in str(error):  # the reconnect function gave up
+                    self._fail(f"{reason} {error}")
+            except Exception:  # the listener's process is restarting: ask again
+                pass
+            if time.monotonic() > deadline:
+                self._fail(f"{reason} No listener could be reached again within {self._reconnect_seconds:g} s.")
+            time.sleep(0.2)
 
     wait_on_insert = True
 
@@ -190,7 +237,11 @@ class RemoteReplay:
         with self._lock:
             self._receive(0)
             self._exchange(("info",))
-            status, infos = self._reply()
+            reply = self._reply()
+            if reply is None:  # connected again: ask the new listener
+                self._exchange(("info",))
+                reply = self._reply()
+            status, infos = reply
             if status != "ok":
                 self._fail(f"The replay listener at {self._where} could not say its tables' sizes: {infos}")
         return {name: TableInfo(**info) for name, info in infos.items()}
@@ -208,28 +259,37 @@ class RemoteReplay:
 
     def _exchange(self, message: tuple) -> None:
         self._check()
-        try:
-            self._connection.send(message)
-        except (EOFError, OSError) as error:
-            self._fail(f"The replay listener at {self._where} is gone ({type(error).__name__}: {error}).")
+        for attempt in range(2):  # once more on a connection made again
+            try:
+                self._connection.send(message)
+                return
+            except (EOFError, OSError) as error:
+                self._lost(f"The replay listener at {self._where} is gone ({type(error).__name__}: {error}).")
+        self._fail(f"The replay listener at {self._where} took no message after connecting again.")
 
     def _receive(self, at_most: int) -> None:
         """Reads acknowledgements until at most ``at_most`` items are in flight."""
         while len(self._in_flight) > at_most:
-            table = self._in_flight.popleft()
-            status, value = self._reply()
+            table = self._in_flight[0]
+            reply = self._reply()
+            if reply is None:  # connected again, the items in flight dropped
+                return
+            self._in_flight.popleft()
+            status, value = reply
             if status != "ok":
                 self._fail(f"The replay listener at {self._where} refused an item for table {table!r}: {value}")
 
-    def _reply(self) -> tuple:
+    def _reply(self) -> tuple | None:
+        """The next reply; None when the connection was lost and made again."""
         self._check()
         try:
             return self._connection.recv()
         except (EOFError, OSError) as error:
-            self._fail(
+            self._lost(
                 f"The replay listener at {self._where} is gone ({type(error).__name__}: {error}): the process "
                 "holding the tables died or closed the connection."
             )
+            return None
 
     def _fail(self, reason: str) -> None:
         self._failed = reason
@@ -238,6 +298,12 @@ class RemoteReplay:
     def _check(self) -> None:
         if self._failed is not None:
             raise ReplayTransportError(self._failed)
+
+    def abort(self) -> None:
+        """Closes the connection at once, dropping the items in flight; safe from another thread (a call blocked
+        on an acknowledgement returns with ``ReplayTransportError``)."""
+        self._failed = self._failed or f"The connection to the replay listener at {self._where} was aborted."
+        self._connection.close()
 
     def close(self) -> None:
         """Waits for the items in flight (unless the connection failed), then closes the connection."""

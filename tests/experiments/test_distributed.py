@@ -91,12 +91,18 @@ def test_threads_launcher_runs_dqn(tmp_path, replay):  # replay="learner": the t
     assert final["actor_node_starts"] == 2
 
 
-@pytest.mark.reverb
-def test_a_learner_that_holds_the_replay_samples_at_the_configured_ratio(tmp_path):
-    """Every item the actors write reaches the learner's own tables once; it samples them at samples_per_insert."""
+@pytest.mark.parametrize("feed", [pytest.param("reverb", marks=pytest.mark.reverb), "direct"])
+def test_a_learner_that_holds_the_replay_samples_at_the_configured_ratio(tmp_path, feed):
+    """Every item the actors write reaches the learner's own tables once, through reverb transfer queues or the
+    direct connection; it samples them at samples_per_insert."""
     config = small_config(tmp_path, 2_000)
-    program = make_distributed_experiment(config, num_actors=2, replay="learner", transfer_queue_size=50)
-    assert isinstance(program.get("replay").node, launch.ReverbNode)  # of transfer queues
+    program = make_distributed_experiment(
+        config, num_actors=2, replay="learner", transfer_queue_size=50, learner_feed=feed
+    )
+    if feed == "reverb":
+        assert isinstance(program.get("replay").node, launch.ReverbNode)  # of transfer queues
+    else:
+        assert "replay" not in program.labels  # the learner listens for the items itself
     record = tmp_path / "held_replay.json"
     program.add_node(
         launch.FunctionNode(
@@ -121,6 +127,8 @@ def test_a_learner_that_holds_the_replay_samples_at_the_configured_ratio(tmp_pat
     for size in (0, 1.5, "10"):
         with pytest.raises(ValueError, match="transfer_queue_size must be a positive integer"):
             make_distributed_experiment(config, num_actors=1, replay="learner", transfer_queue_size=size)
+    with pytest.raises(ValueError, match="learner_feed must be one of"):
+        make_distributed_experiment(config, num_actors=1, replay="learner", learner_feed="grpc")
 
 
 def test_the_default_replay_is_reverb_where_installed_else_local():
@@ -196,13 +204,16 @@ def test_ray_launcher_runs_dqn_and_restarts_a_killed_actor(tmp_path):
     assert not [p for p in leftover if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
 
 
-@pytest.mark.parametrize("replay", [None, pytest.param("learner", marks=pytest.mark.reverb)])
-def test_threads_program_resumes_from_its_checkpoints(tmp_path, capsys, replay):
+@pytest.mark.parametrize(
+    "replay, feed", [(None, None), pytest.param("learner", "reverb", marks=pytest.mark.reverb), ("learner", "direct")]
+)
+def test_threads_program_resumes_from_its_checkpoints(tmp_path, capsys, replay, feed):
     """A distributed run saves learner, counts and replay (the learner's own tables with replay="learner");
     a second launch continues from them."""
     checkpoints = tmp_path / "ckpt"
     first = small_config(tmp_path / "first", 1_500, checkpoints)
-    launch.launch(make_distributed_experiment(first, num_actors=2, replay=replay), launcher="threads", timeout=300)
+    program = make_distributed_experiment(first, num_actors=2, replay=replay, learner_feed=feed)
+    launch.launch(program, launcher="threads", timeout=300)
     saved = ExperimentCheckpointer(first.checkpointing, experiment_identity(first)).restore()
     assert saved is not None and saved.learner_steps >= 50 and saved.replay_items["priority_table"] > 0
     saved_actor_steps = saved.counts["actor_steps"]
@@ -212,7 +223,8 @@ def test_threads_program_resumes_from_its_checkpoints(tmp_path, capsys, replay):
 
     capsys.readouterr()
     second = small_config(tmp_path / "second", saved_actor_steps + 1_000, checkpoints)
-    launch.launch(make_distributed_experiment(second, num_actors=2, replay=replay), launcher="threads", timeout=300)
+    program = make_distributed_experiment(second, num_actors=2, replay=replay, learner_feed=feed)
+    launch.launch(program, launcher="threads", timeout=300)
     assert f"Resuming from checkpoint {saved.path}: actor steps {saved_actor_steps}" in capsys.readouterr().out
     final = check_progress(tmp_path / "second", saved_actor_steps + 1_000, 2)
     assert final["learner_restores"] == 1 and final["actor_node_starts"] == 2
@@ -255,6 +267,38 @@ def test_ray_restarts_a_killed_learner_from_its_checkpoint(tmp_path):
     saved = ExperimentCheckpointer(config.checkpointing, experiment_identity(config)).restore()
     assert saved.learner_steps > checkpoint_step  # the restarted learner wrote checkpoints of its own
     assert saved.counts["actor_steps"] >= max_steps  # the last of them once the actors were done
+    assert not psutil.pid_exists(killed_pid) or psutil.Process(killed_pid).status() == psutil.STATUS_ZOMBIE
+
+
+@pytest.mark.ray
+def test_ray_without_reverb_restarts_a_killed_learner_and_its_actors_reconnect(tmp_path):
+    """The direct feed: no replay node, no reverb. The learner's process is SIGKILLed; Ray restarts it, it
+    restores its checkpoint (its tables included) and listens anew; the actors, whose connection failed with
+    it, connect to the new listener and go on (an actor that could not would fail the run)."""
+    from tests.experiments.nodes import kill_learner_after_checkpoint
+
+    max_steps = 4_000
+    checkpoints = tmp_path / "ckpt"
+    config = small_config(tmp_path, max_steps, checkpoints)
+    program = make_distributed_experiment(
+        config, num_actors=2, actor_restarts=0, learner_restarts=1, replay="learner", learner_feed="direct"
+    )
+    assert "replay" not in program.labels
+    record = tmp_path / "killed.txt"
+    program.add_node(
+        launch.FunctionNode(
+            kill_learner_after_checkpoint, program.get("learner").handle, str(checkpoints), 100, str(record)
+        ),
+        label="killer",
+    )
+    launch.launch(program, launcher="ray", timeout=480)
+    killed_pid, checkpoint_step = map(int, record.read_text().split())
+    final = check_progress(tmp_path, max_steps, 2)
+    assert final["learner_restores"] == 1 and final["learner_node_starts"] == 2
+    assert final["actor_node_starts"] == 2  # no actor was restarted: each connected again
+    assert final["learner_steps"] > checkpoint_step
+    saved = ExperimentCheckpointer(config.checkpointing, experiment_identity(config)).restore()
+    assert saved.counts["actor_steps"] >= max_steps and saved.replay_items["priority_table"] > 0
     assert not psutil.pid_exists(killed_pid) or psutil.Process(killed_pid).status() == psutil.STATUS_ZOMBIE
 
 
