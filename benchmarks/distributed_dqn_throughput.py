@@ -84,10 +84,11 @@ def distributed(
     inference: str = "actor",
     replay: str = "reverb",
     pinned: bool = False,
+    feed: str = "reverb",
 ) -> dict:
     run_dir = tempfile.mkdtemp(prefix=f"bench-{launcher}{num_actors}-")
     program = make_distributed_experiment(
-        _config(steps, run_dir), num_actors=num_actors, inference=inference, replay=replay
+        _config(steps, run_dir), num_actors=num_actors, inference=inference, replay=replay, learner_feed=feed
     )
     pids_path = os.path.join(run_dir, "node_pids.json")
     actors = [program.get(label).handle for label in program.groups["actor"]]
@@ -133,6 +134,15 @@ CONFIGURATIONS = {
     "ray_2_actors_learner_replay": lambda steps: distributed(steps, 2, "ray", replay="learner"),
     "ray_1_actors_learner_replay_pinned": lambda steps: distributed(steps, 1, "ray", replay="learner", pinned=True),
     "ray_2_actors_learner_replay_pinned": lambda steps: distributed(steps, 2, "ray", replay="learner", pinned=True),
+    # The learner's tables fed over direct connections (acme.replay.direct) instead of reverb transfer queues.
+    "ray_1_actors_direct_feed": lambda steps: distributed(steps, 1, "ray", replay="learner", feed="direct"),
+    "ray_2_actors_direct_feed": lambda steps: distributed(steps, 2, "ray", replay="learner", feed="direct"),
+    "ray_1_actors_direct_feed_pinned": lambda steps: distributed(
+        steps, 1, "ray", replay="learner", feed="direct", pinned=True
+    ),
+    "ray_2_actors_direct_feed_pinned": lambda steps: distributed(
+        steps, 2, "ray", replay="learner", feed="direct", pinned=True
+    ),
 }
 
 
