@@ -132,13 +132,15 @@ def make_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--replay",
-        choices=("local", "reverb", "learner"),
+        choices=("local", "reverb", "learner", "server"),
         default=None,
-        help="replay backend: local tables in this process (the default with --launcher local, and "
-        "with --launcher threads where reverb is not installed), a reverb server (the 'reverb' "
+        help="replay backend: local tables in this process (the default with --launcher local; with "
+        "--launcher threads, tables its threads share), a reverb server (the 'reverb' "
         "extra; the default for distributed runs where it is installed), or, for distributed runs, "
         "tables held by the learner, fed with each item once by reverb queues where reverb is installed, else "
-        "over direct authenticated connections from the actors (the default of --launcher ray without reverb)",
+        "over direct authenticated connections from the actors (the default of distributed runs without reverb), "
+        "or a replay node of local tables that the actors feed and the learner samples over such connections "
+        "(server; distributed runs, no reverb needed)",
     )
     run.add_argument(
         "--num-envs",
@@ -442,14 +444,14 @@ def check_launcher_flags(args: argparse.Namespace) -> None:
     if args.replay == "local" and args.launcher == "ray":
         raise ValueError(
             "--replay local keeps the tables inside one process; Ray runs the learner and actors in "
-            "processes of their own, so its replay node is a reverb server. Leave --replay out, or use "
-            "--launcher threads or local."
+            "processes of their own. Leave --replay out, use --replay learner (the learner's tables, fed over "
+            "direct connections) or reverb, or use --launcher threads or local."
         )
-    if args.replay == "learner" and args.launcher == "local":
+    if args.replay in ("learner", "server") and args.launcher == "local":
         raise ValueError(
-            "--replay learner is for distributed runs: the learner keeps the tables and the actors' processes send "
-            "it their items. --launcher local already samples local tables in this one process; add --launcher "
-            "threads or ray, or leave --replay out."
+            f"--replay {args.replay} is for distributed runs: the {args.replay} node keeps the tables and the actors' "
+            "processes send it their items. --launcher local already samples local tables in this one process; add "
+            "--launcher threads or ray, or leave --replay out."
         )
     if ray_flags and args.launcher != "ray":
         where = (
@@ -620,9 +622,7 @@ def run_distributed(args: argparse.Namespace, config, run_dir: str) -> int:
     num_actors = 2 if args.num_actors is None else args.num_actors
     from acme.experiments.distributed import default_learner_feed, default_replay
 
-    replay = args.replay or default_replay()
-    if args.replay is None and args.launcher == "ray" and replay == "local":
-        replay = "learner"  # without reverb: the learner holds the tables, fed over direct connections
+    replay = args.replay or default_replay()  # without reverb: the learner's own tables, fed directly
     feed = f", fed by {default_learner_feed()}" if replay == "learner" else ""
     program = make_distributed_experiment(
         config, num_actors=num_actors, replay=replay, inference=args.inference or "actor"

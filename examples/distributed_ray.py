@@ -1,11 +1,12 @@
-"""The quickstart's experiment, distributed: a replay server, a learner, N actors and an evaluator as Ray actors.
+"""The quickstart's experiment, distributed: a learner, N actors and an evaluator as Ray actors.
 
 ``make_distributed_experiment`` turns the same ``ExperimentConfig`` into a
 program of nodes, and ``launch.launch`` runs it: ``launcher="ray"`` makes every
 node a Ray actor (a local Ray instance here; ``address="host:port"`` joins a
 cluster), ``launcher="threads"`` runs every node as a thread of this process.
-Ray's replay node is a reverb server: it needs the ``reverb`` extra (Python 3.11,
-``make install``).
+The learner holds the replay tables, and each actor sends it its items over
+an authenticated direct connection; where the ``reverb`` extra is installed
+(``make install-reverb``), a reverb server node holds them instead.
 
     python examples/distributed_ray.py [--num-actors 2] [--max-steps 50000] [--launcher ray]
 """

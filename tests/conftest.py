@@ -1,42 +1,26 @@
-"""Markers: what a test needs, and which tests CI runs on one stack only.
+"""Markers: what a test needs, and where it runs.
 
 ``@pytest.mark.reverb`` needs dm-reverb, ``@pytest.mark.tensorflow`` needs TensorFlow
-(the TensorBoard logger). Both come with ``pip install -e ".[reverb]"`` on Python 3.11
-(``make test``); on the core stack they are skipped with the reason.
-
-``plumbing`` marks the tests of ``PLUMBING``: the command line, subprocesses,
-examples, launchers and distributed programs, whose behaviour does not change
-with the stack. CI runs them, with the ``slow`` learning runs and the ``ray``
-tests, on the reverb stack only (``make test``); on the core stack it runs the
-rest (``make test-current-unit``: ``-m "not slow and not ray and not plumbing"``),
-which is where numpy 2, current jax and Python 3.12 can differ (CONTRIBUTING.md).
+(the TensorBoard logger's TensorFlow writer). Both come with the ``reverb`` extra on
+Python 3.11 (``make test-reverb``, which runs only these tests); the default stack
+(``make test``) skips them with the reason. ``@pytest.mark.dm_control`` needs
+dm_control, which does not install on Python 3.13 (labmaze has no wheel there).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import logging
-import os
 import signal
 
 import pytest
 
-_NEEDS = {"reverb": "reverb", "tensorflow": "tensorflow"}
-
-# Test modules (paths from the repository root) whose tests are all plumbing; a file or a folder (ending in /).
-PLUMBING = (
-    "tests/launch/",
-    "tests/baselines/test_cli.py",
-    "tests/baselines/test_cli_ray_flags.py",
-    "tests/baselines/test_cli_signals.py",
-    "tests/baselines/test_environment_families.py",
-    "tests/baselines/test_exposure.py",
-    "tests/baselines/test_results.py",
-    "tests/experiments/test_distributed.py",
-    "tests/experiments/test_distributed_ppo.py",
-    "tests/experiments/test_inference.py",
-    "tests/test_examples.py",
-)
+_NEEDS = {"reverb": "reverb", "tensorflow": "tensorflow", "dm_control": "dm_control"}
+_WHY = {
+    "reverb": "from the 'reverb' extra (Python 3.11: make test-reverb)",
+    "tensorflow": "from the 'reverb' extra (Python 3.11: make test-reverb)",
+    "dm_control": "which does not install on Python 3.13 (labmaze has no wheel there): use Python 3.12",
+}
 
 
 def pytest_configure(config):
@@ -49,22 +33,14 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     missing = {marker: module for marker, module in _NEEDS.items() if importlib.util.find_spec(module) is None}
-    root = str(config.rootpath)
     for item in items:
-        path = os.path.relpath(str(item.path), root).replace(os.sep, "/")
-        if any(path == entry or (entry.endswith("/") and path.startswith(entry)) for entry in PLUMBING):
-            item.add_marker(pytest.mark.plumbing)
         if item.get_closest_marker("ray") is not None:
             # Under pytest-xdist (make test: -n 2 --dist loadgroup) the Ray tests run one after another on one
             # worker: two Ray clusters at once on this 2-core machine would only slow each other down.
             item.add_marker(pytest.mark.xdist_group("ray"))
         for marker, module in missing.items():
             if item.get_closest_marker(marker) is not None:
-                item.add_marker(
-                    pytest.mark.skip(
-                        reason=f"needs {module}, from the 'reverb' extra (Python 3.11: make test); not installed here"
-                    )
-                )
+                item.add_marker(pytest.mark.skip(reason=f"needs {module}, {_WHY[marker]}; not installed here"))
                 break
 
 

@@ -53,7 +53,6 @@ def test_the_distributed_example_runs_on_threads():
 
 
 @pytest.mark.ray
-@pytest.mark.reverb
 def test_the_distributed_example_runs_on_ray():
     result = _run_process("distributed_ray.py", "--launcher", "ray", "--num-actors", "2", "--max-steps", "1500")
     assert "done: 1500 actor steps over 2 actors (ray launcher)" in result.stdout

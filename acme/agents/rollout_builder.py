@@ -30,7 +30,7 @@ from acme.jax.actors import ExtrasPolicy, RecurrentPolicy
 from acme.jax.policy_value import PolicyValueNetworks, RecurrentPolicyValueNetworks, check_policy_value_networks
 from acme.jax.prefetch import PrefetchIterator
 from acme.jax.running_statistics import ObservationNormalizer
-from acme.replay.local_client import LocalBatches, LocalReplay
+from acme.replay.local_client import LocalBatches, LocalTablesClient
 from acme.replay.tables import TableSpec
 
 
@@ -146,7 +146,7 @@ class RolloutBuilder(ConfiguredBuilder):
     def make_dataset_iterator(self, replay_client: Any) -> Iterator[ReplaySample]:
         """Batches of ``batch_size`` rollouts, leaves ``[batch_size, unroll_length + 1, ...]``."""
         c = self.config
-        if isinstance(replay_client, LocalReplay):
+        if isinstance(replay_client, LocalTablesClient):
             return LocalBatches(replay_client.table(c.replay_table_name), c.batch_size)
         from acme.datasets.reverb import make_reverb_iterator, server_address_of
 

@@ -21,7 +21,7 @@ from acme.datasets import ReplaySample
 from acme.jax.prefetch import PrefetchIterator
 from acme.jax.running_statistics import ObservationNormalizer
 from acme.replay import tables as replay_tables
-from acme.replay.local_client import LocalBatches, LocalReplay, stack_batches
+from acme.replay.local_client import LocalBatches, LocalTablesClient, stack_batches
 from acme.replay.tables import TableSpec
 
 
@@ -69,11 +69,11 @@ class NStepTransitionBuilder(ConfiguredBuilder):
     def make_dataset_iterator(self, replay_client: Any) -> Iterator[ReplaySample]:
         """Batches of ``batch_size``, or ``[U, batch_size]`` stacks for ``num_sgd_steps_per_step`` U > 1.
 
-        From a ``LocalReplay`` they are gathered when asked for; from reverb a
+        From local tables (``LocalReplay``, or a replay node's) they are gathered when asked for; from reverb a
         background thread keeps ``prefetch_size`` ready.
         """
         c = self.config
-        if isinstance(replay_client, LocalReplay):
+        if isinstance(replay_client, LocalTablesClient):
             return LocalBatches(replay_client.table(c.replay_table_name), c.batch_size, c.num_sgd_steps_per_step)
         from acme.datasets.reverb import make_reverb_iterator, server_address_of
 

@@ -25,7 +25,7 @@ import shutil
 import time
 from typing import Any, Mapping
 
-from acme.replay.local_client import LocalReplay
+from acme.replay.local_client import LocalTablesClient
 from acme.utils.checkpoint_files import (
     Checkpointer,
     CheckpointError,
@@ -272,7 +272,7 @@ class ExperimentCheckpointer:
         """
         attach, replay_items, replay_items_after = {}, {}, {}
         tree = {"learner": learner_state}
-        if self._config.replay and isinstance(replay_client, LocalReplay):
+        if self._config.replay and isinstance(replay_client, LocalTablesClient):
             replay_items = _table_sizes(replay_client)
             tree["replay"] = replay_client.save()
         elif self._config.replay and replay_client is not None:

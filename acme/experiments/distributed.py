@@ -26,18 +26,19 @@ from acme.experiments.inference import (
 )
 from acme.experiments.seeding import ExperimentSeeds
 from acme.jax.polling_source import PollingVariableSource, to_host
-from acme.replay.local_client import LocalReplay
+from acme.replay.local_client import LocalReplay, LocalTablesClient
 from acme.utils import counting, extras
 from acme.vector_environment_loop import VectorEnvironmentLoop
 
-REPLAY_BACKENDS = ("reverb", "local", "learner")
+REPLAY_BACKENDS = ("reverb", "local", "learner", "server")
 LEARNER_FEEDS = ("reverb", "direct")  # how items reach a learner that holds the replay
 TRANSFER_QUEUE_SIZE = 1_000  # items an actor may write ahead of a learner that holds the replay
 
 LOCAL_REPLAY_NEEDS_THREADS = (
     "its replay is local tables that the learner and actors share inside this process. Use launcher='threads', "
-    "or replay='reverb' (a reverb server that Ray's processes reach over the network; it needs the 'reverb' "
-    f"extra: {extras.INSTALL_REVERB})."
+    "or replay='learner' (the learner's tables, fed over direct connections), replay='server' (a replay node of "
+    "local tables that the other processes reach over direct connections) or replay='reverb' (a reverb server; it "
+    f"needs the 'reverb' extra: {extras.INSTALL_REVERB})."
 )
 
 
@@ -48,9 +49,9 @@ def default_learner_feed() -> str:
 
 
 def default_replay() -> str:
-    """The replay of a distributed program when none is asked for: reverb where it is installed, else local tables
-    (which only the threads launcher can run)."""
-    return "reverb" if extras.available("reverb") else "local"
+    """The replay of a distributed program when none is asked for: reverb where it is installed, else the
+    learner's own tables fed over direct connections (both run on every launcher)."""
+    return "reverb" if extras.available("reverb") else "learner"
 
 
 def replay_client(replay: Any) -> Any:
@@ -71,6 +72,26 @@ def make_local_replay(make_tables, seed: int, state: Any = None) -> LocalReplay:
     if state is not None:
         replay.restore(state)
     return replay
+
+
+class ReplayServerNode:
+    """A replay node of ``LocalReplay`` tables for every launcher (``replay="server"``): the actors' items come
+    over authenticated direct connections (``RemoteReplay``), and the learner samples the tables, updates their
+    priorities and checkpoints them over one of its own (``RemoteTables``), all through one ``ReplayListener``.
+    The tables outlive a learner restart, as a reverb server's do."""
+
+    def __init__(self, make_tables, seed: int, state: Any = None):
+        from acme.replay.direct import ReplayListener
+
+        self._replay = make_local_replay(make_tables, seed, state)
+        self._listener = ReplayListener(self._replay)
+
+    def replay_address(self) -> tuple:
+        """The ``(host, port, key)`` the actors' ``RemoteReplay`` and the learner's ``RemoteTables`` connect to."""
+        return self._listener.address
+
+    def stop(self) -> None:
+        self._listener.close()
 
 
 def _spec_of(config: ExperimentConfig) -> specs.EnvironmentSpec:
@@ -105,6 +126,7 @@ class LearnerNode:
         counter: Any,
         holds_replay: bool = False,
         feed: str = "reverb",
+        replay_server: bool = False,
     ):
         self._counter = counter
         self._listener = None
@@ -117,6 +139,10 @@ class LearnerNode:
             self._client = LocalReplay(
                 builder.make_replay_tables(environment_spec, policy), seed=config.seed, wait_on_insert=True
             )
+        elif replay_server:  # a ReplayServerNode's tables, sampled over a direct connection
+            from acme.replay.direct import RemoteTables
+
+            self._client = RemoteTables(replay.replay_address())
         else:
             self._client = replay_client(replay)
         self._iterator = builder.make_dataset_iterator(self._client)
@@ -234,6 +260,8 @@ class LearnerNode:
         close = getattr(self._iterator, "close", None)
         if close is not None:
             close()
+        if isinstance(self._client, LocalTablesClient) and not isinstance(self._client, LocalReplay):
+            self._client.close()  # the connection to a replay node
 
 
 def _persistent_counts(counts: dict) -> dict:
@@ -284,6 +312,7 @@ class ActorNode:
         counter: Any,
         variable_poll_seconds: float = 0.2,
         inference: Any = None,
+        replay_listener: Any = None,
     ):
         self._config = config
         self._builder = config.builder.for_actor(actor_id, num_actors)
@@ -292,6 +321,7 @@ class ActorNode:
         self._actor_id = actor_id
         self._num_actors = num_actors
         self._replay = replay
+        self._replay_listener = replay_listener  # who says where to send items: the learner, or a replay node
         self._learner = learner
         self._counter = counter
         self._poll = variable_poll_seconds
@@ -319,16 +349,18 @@ class ActorNode:
         builder = self._builder
         networks = config.network_factory(spec)
         policy = builder.make_policy(networks, spec, evaluation=False)
-        if self._replay is None:  # the learner holds the tables and listens for the items (direct feed)
+        if self._replay_listener is not None:  # items go over a direct connection (to the learner, or a node)
             from acme.replay.direct import RemoteReplay, ReplayTransportError
 
             def listener_address():  # a restarted learner listens at a new address
                 if launch.stop_requested():
                     raise ReplayTransportError("The program is stopping.")
-                return self._learner.replay_address()
+                return self._replay_listener.replay_address()
 
             client = RemoteReplay(
-                self._learner.replay_address(), builder.make_replay_tables(spec, policy), reconnect=listener_address
+                self._replay_listener.replay_address(),
+                builder.make_replay_tables(spec, policy),
+                reconnect=listener_address,
             )
         else:
             client = replay_client(self._replay)
@@ -382,7 +414,7 @@ class ActorNode:
             raise
         finally:
             source.close()
-            if self._replay is None:
+            if self._replay_listener is not None:
                 _close_remote(client)
             if self._inference is not None:
                 actor.close()  # the server drops this actor's recurrent states
@@ -475,16 +507,20 @@ def make_distributed_experiment(
 
     ``replay`` picks the replay node: ``"reverb"`` (a reverb server, for every launcher; the
     ``reverb`` extra), ``"local"`` (``LocalReplay`` tables shared by the nodes' threads: the
-    threads launcher only) or ``"learner"`` (the learner holds the tables as ``LocalReplay`` and a
-    reverb server of queues, at most ``transfer_queue_size`` items each, carries every item to it once:
-    sampling then costs no gRPC and no reverb work per sampled item; every launcher, the ``reverb`` extra;
-    its checkpoints hold the tables as the local backend's do, and items still in a queue when a checkpoint
-    is taken are not in it). ``None`` takes reverb where it is installed, else local tables.
+    threads launcher only), ``"server"`` (``ReplayServerNode``: ``LocalReplay`` tables in a node of their own,
+    which the actors feed and the learner samples over authenticated direct connections, ``acme.replay.direct``;
+    every launcher, no reverb; the tables outlive a learner restart) or ``"learner"`` (the learner holds the
+    tables as ``LocalReplay``, fed with every item once, see ``learner_feed``: sampling then crosses no process
+    boundary; every launcher; its checkpoints hold the tables as the local backend's do, and items still on their
+    way when a checkpoint is taken are not in it). ``None`` takes reverb where it is installed, else
+    ``"learner"`` fed directly.
 
-    ``learner_feed`` says how items reach a learner that holds the replay: ``"reverb"`` (the transfer queues
-    above) or ``"direct"`` (no replay node and no reverb: each actor sends its items over an authenticated direct
-    connection to the learner, ``acme.replay.direct``, waiting on the learner's rate limiter; a restarted learner
-    listens at a new address, and the actors, whose connection then fails, are restarted and connect to it).
+    ``learner_feed`` says how items reach a learner that holds the replay: ``"reverb"`` (a replay node of
+    reverb queues, at most ``transfer_queue_size`` items each, that a thread of the learner empties; the
+    ``reverb`` extra) or ``"direct"`` (no replay node and no reverb: each actor sends its items over an
+    authenticated direct connection to the learner, ``acme.replay.direct``, waiting on the learner's rate
+    limiter; a restarted learner listens at a new address, and the actors, whose connection then fails, connect
+    to it again).
     ``None`` takes reverb where it is installed, else the direct connection.
 
     ``inference`` picks who evaluates the actors' policy: ``"actor"`` (each actor, with its own copy of the
@@ -516,10 +552,10 @@ def make_distributed_experiment(
         checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
         restored = checkpointer.restore()
         if restored is not None:  # the learner's tables are saved as the local backend's
-            checkpointer.check_replay_backend(restored, "local" if replay == "learner" else replay)
+            checkpointer.check_replay_backend(restored, "local" if replay in ("learner", "server") else replay)
         if config.checkpointing.replay and replay == "reverb":
             staging, fallback = checkpointer.prepare_replay(restored)
-        elif config.checkpointing.replay and restored is not None and replay == "local":
+        elif config.checkpointing.replay and restored is not None and replay in ("local", "server"):
             replay_state = restored.replay_state  # a learner that holds the replay restores it itself
         if restored is not None:
             counts = _persistent_counts({**restored.counts, "learner_steps": restored.learner_steps})
@@ -545,7 +581,8 @@ def make_distributed_experiment(
 
         return to_reverb_tables(transfer_queues(make_tables(), transfer_queue_size))
 
-    holds_replay = replay == "learner"
+    holds_replay, served = replay == "learner", replay == "server"
+    listener = None  # the node whose replay_address() the actors send their items to, with a direct feed
     if replay == "reverb":
         replay = program.add_node(
             launch.ReverbNode(make_reverb_tables, checkpoint_dir=staging, fallback_checkpoint_path=fallback),
@@ -553,6 +590,11 @@ def make_distributed_experiment(
         )
     elif holds_replay and learner_feed == "direct":
         replay = None  # the learner holds the tables and listens for the actors' items itself
+    elif served:
+        replay = program.add_node(
+            launch.ServiceNode(ReplayServerNode, make_tables, config.seed, replay_state), label="replay"
+        )
+        listener = replay
     elif holds_replay:
         replay = program.add_node(launch.ReverbNode(make_transfer_queues), label="replay")
     else:
@@ -565,10 +607,12 @@ def make_distributed_experiment(
     counter = program.add_node(launch.ServiceNode(make_counter, counts), label="counter")
     restarts = learner_restarts if config.checkpointing is not None else 0
     learner = program.add_node(
-        launch.ServiceNode(LearnerNode, config, spec, replay, counter, holds_replay, learner_feed),
+        launch.ServiceNode(LearnerNode, config, spec, replay, counter, holds_replay, learner_feed, served),
         label="learner",
         restart=launch.RestartPolicy(max_restarts=restarts),
     )
+    if replay is None:
+        listener = learner
     server = None
     if inference == "server":
         check_servable(builder, config.num_envs_per_actor)
@@ -594,11 +638,12 @@ def make_distributed_experiment(
                     spec,
                     actor_id,
                     num_actors,
-                    replay,
+                    None if served else replay,
                     learner,
                     counter,
                     variable_poll_seconds,
                     server,
+                    listener,
                 ),
                 terminal=True,
             )

@@ -2,30 +2,20 @@
 
 A Ray method call per environment step costs milliseconds of CPU (in the caller, the callee and Ray's daemons);
 an actor that acts through the server makes one per step. ``InferenceListener`` instead opens a socket in the
-server's process (on the node's address, with a random key that ``multiprocessing.connection`` checks by HMAC
-before anything is unpickled) and answers each connection on its own thread; ``InferenceClient`` is the actor's
+server's process (``acme.utils.connections``: on the node's address, with a random key that
+``multiprocessing.connection`` checks by HMAC before anything is unpickled) and answers each connection on its
+own thread; ``InferenceClient`` is the actor's
 end, with the server's ``select`` and ``forget``. Actors get the address and key once, through the node's handle.
 A server whose process dies fails its actors' next ``select`` with ``InferenceServerGoneError``, naming it.
 """
 
 from __future__ import annotations
 
-import os
 import threading
-from multiprocessing.connection import Client, Connection, Listener
+from multiprocessing.connection import Client
 from typing import Any
 
-
-def node_host() -> str:
-    """The address other nodes reach this process at: Ray's node address in a Ray worker, else loopback."""
-    try:
-        import ray
-
-        if ray.is_initialized():
-            return ray.util.get_node_ip_address()
-    except ImportError:
-        pass
-    return "127.0.0.1"
+from acme.utils.connections import AuthenticatedListener
 
 
 class InferenceListener:
@@ -33,55 +23,24 @@ class InferenceListener:
 
     def __init__(self, server: Any, host: str | None = None):
         self._server = server
-        self._authkey = os.urandom(32)
-        self._listener = Listener((host or node_host(), 0), authkey=self._authkey)
-        self._connections: list[Connection] = []
-        self._lock = threading.Lock()
-        self._closed = False
-        threading.Thread(target=self._accept, name="inference-listener", daemon=True).start()
+        self._connections = AuthenticatedListener(self._answer, "inference", host)
 
     @property
     def address(self) -> tuple[str, int, bytes]:
         """``(host, port, key)``: what an ``InferenceClient`` needs."""
-        host, port = self._listener.address
-        return host, port, self._authkey
+        return self._connections.address
 
-    def _accept(self) -> None:
-        while not self._closed:
-            try:
-                connection = self._listener.accept()
-            except Exception:  # closed, or a peer that failed the key check
-                continue
-            with self._lock:
-                self._connections.append(connection)
-            threading.Thread(target=self._answer, args=(connection,), name="inference-connection", daemon=True).start()
-
-    def _answer(self, connection: Connection) -> None:
-        try:
-            while True:
-                method, arguments = connection.recv()
-                try:
-                    if method == "select":
-                        reply = ("ok", self._server.select(*arguments))
-                    elif method == "forget":
-                        reply = ("ok", self._server.forget(*arguments))
-                    else:
-                        reply = ("error", f"unknown method {method!r}; the server answers 'select' and 'forget'")
-                except Exception as error:
-                    reply = ("error", f"{type(error).__name__}: {error}")
-                connection.send(reply)
-        except (EOFError, OSError):  # the actor closed its end, or the listener was closed
-            pass
-        finally:
-            connection.close()
+    def _answer(self, message: tuple) -> Any:
+        method, arguments = message
+        if method == "select":
+            return self._server.select(*arguments)
+        if method == "forget":
+            return self._server.forget(*arguments)
+        raise ValueError(f"unknown method {method!r}; the server answers 'select' and 'forget'")
 
     def close(self) -> None:
         """Stops accepting and closes every connection."""
-        self._closed = True
-        self._listener.close()
-        with self._lock:
-            for connection in self._connections:
-                connection.close()
+        self._connections.close()
 
 
 class InferenceServerGoneError(RuntimeError):

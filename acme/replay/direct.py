@@ -2,10 +2,10 @@
 
 ``ReplayListener`` runs in the process that holds the tables (the learner's
 ``LocalReplay``). It listens on the node's address with a random key, which
-``multiprocessing.connection`` checks by HMAC before anything is unpickled. One
-thread per connected actor inserts each item it receives into its table with
-the item's priority, waiting for the table's rate limiter, and then
-acknowledges it.
+``multiprocessing.connection`` checks by HMAC before anything is unpickled
+(``acme.utils.connections``). One thread per connected actor inserts each item
+it receives into its table with the item's priority, waiting for the table's
+rate limiter, and then acknowledges it.
 
 ``RemoteReplay`` is the actor's end. The adders write to it as they write to a
 ``LocalReplay``: the same ``LocalTrajectoryWriter`` assembles and checks each
@@ -18,32 +18,32 @@ call with ``ReplayTransportError``, naming why. Given a ``reconnect`` function
 (the listener's address now: a restarted learner listens anew), a lost
 connection is made again instead, and the items in flight are dropped and
 counted (``dropped_items``), as reverb's queues lose theirs with the server.
+
+``RemoteTables`` is the learner's end when the tables live in a replay node of
+their own: the listener also samples them (waiting, as in-process, for the
+rate limiter), updates their priorities, and gives their state for the
+learner's checkpoint, one request and its reply at a time. ``LocalBatches``
+samples it as it samples a ``LocalReplay``.
 """
 
 from __future__ import annotations
 
 import collections
-import os
 import threading
 import time
-from multiprocessing.connection import Client, Connection, Listener
+from multiprocessing.connection import Client
 from typing import Any, Callable, Sequence
 
 import numpy as np
 import tree
 
 from acme.replay import tables
-from acme.replay.local import RateLimiterTimeout, _shape_dtype
-from acme.replay.local_client import LocalReplay, LocalTrajectoryWriter, TableInfo, _check_leaves
+from acme.replay.local import RateLimiterTimeout, ReplaySample, _shape_dtype
+from acme.replay.local_client import LocalReplay, LocalTablesClient, LocalTrajectoryWriter, TableInfo, _check_leaves
+from acme.utils.connections import AuthenticatedListener
 
 _POLL_SECONDS = 0.1  # how often an insert waiting on the rate limiter looks whether the listener was closed
-
-
-def node_host() -> str:
-    """The address other nodes reach this process at: Ray's node address in a Ray worker, else loopback."""
-    from acme.experiments.inference_transport import node_host as host
-
-    return host()
+_REQUESTS = ("insert", "info", "sample", "can_sample", "mutate_priorities", "save")
 
 
 class ReplayTransportError(RuntimeError):
@@ -51,43 +51,25 @@ class ReplayTransportError(RuntimeError):
 
 
 class ReplayListener:
-    """Inserts the items ``RemoteReplay``\\ s send into ``replay``'s tables; see the module's docstring."""
+    """Inserts the items ``RemoteReplay``\\ s send into ``replay``'s tables, and answers a ``RemoteTables``'
+    requests; see the module's docstring."""
 
     def __init__(self, replay: LocalReplay, host: str | None = None):
         self._replay = replay
-        self._authkey = os.urandom(32)
-        self._listener = Listener((host or node_host(), 0), authkey=self._authkey)
-        self._where = self._listener.address  # still known once closed
-        self._connections: list[Connection] = []
         self._lock = threading.Lock()
-        self._closed = threading.Event()
         self._received = 0
-        threading.Thread(target=self._accept, name="replay-listener", daemon=True).start()
+        self._connections = AuthenticatedListener(self._answer, "replay", host)
 
     @property
     def address(self) -> tuple[str, int, bytes]:
-        """``(host, port, key)``: what a ``RemoteReplay`` needs."""
-        host, port = self._where
-        return host, port, self._authkey
+        """``(host, port, key)``: what a ``RemoteReplay`` or ``RemoteTables`` needs."""
+        return self._connections.address
 
     @property
     def received(self) -> int:
         """Items inserted so far."""
         with self._lock:
             return self._received
-
-    def _accept(self) -> None:
-        while not self._closed.is_set():
-            try:
-                connection = self._listener.accept()
-            except Exception:  # closed, or a peer that failed the key check: it is refused, the others go on
-                continue
-            with self._lock:
-                if self._closed.is_set():  # closed while this peer connected: it is not served
-                    connection.close()
-                    continue
-                self._connections.append(connection)
-            threading.Thread(target=self._serve, args=(connection,), name="replay-connection", daemon=True).start()
 
     def _insert(self, name: str, priority: float, leaves: list) -> int:
         table = self._replay.table(name)  # KeyError naming the tables there are
@@ -97,40 +79,46 @@ class ReplayListener:
             try:
                 return table.insert_checked(leaves, float(priority), timeout=_POLL_SECONDS)
             except RateLimiterTimeout:
-                if self._closed.is_set():
+                if self._connections.closed:
                     raise ReplayTransportError("the replay listener was closed while the item waited") from None
 
-    def _serve(self, connection: Connection) -> None:
-        try:
-            while True:
-                message = connection.recv()
-                try:
-                    if message[0] == "insert":
-                        reply = ("ok", self._insert(*message[1:]))
-                        with self._lock:
-                            self._received += 1
-                    elif message[0] == "info":
-                        reply = ("ok", {name: vars(info) for name, info in self._replay.server_info().items()})
-                    else:
-                        reply = ("error", f"unknown request {message[0]!r}; the listener answers 'insert' and 'info'")
-                except Exception as error:  # told to the actor, whose next call raises it
-                    reply = ("error", f"{type(error).__name__}: {error}")
-                connection.send(reply)
-        except (EOFError, OSError):  # the actor closed its end, or the listener was closed
-            pass
-        finally:
+    def _sample(self, name: str, batch_size: int, timeout: float | None) -> ReplaySample:
+        table = self._replay.table(name)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            wait = _POLL_SECONDS if deadline is None else min(_POLL_SECONDS, max(0.0, deadline - time.monotonic()))
             try:
-                connection.close()
-            except OSError:  # already closed by close()
-                pass
+                return table.sample(batch_size, timeout=wait)
+            except RateLimiterTimeout:
+                if self._connections.closed:
+                    raise ReplayTransportError("the replay listener was closed while the sample waited") from None
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise
+
+    def _answer(self, message: tuple) -> Any:
+        kind, arguments = message[0], message[1:]
+        if kind == "insert":
+            key = self._insert(*arguments)
+            with self._lock:
+                self._received += 1
+            return key
+        if kind == "info":
+            return {name: vars(info) for name, info in self._replay.server_info().items()}
+        if kind == "sample":
+            return self._sample(*arguments)
+        if kind == "can_sample":
+            name, count = arguments
+            return self._replay.table(name).can_sample(count)
+        if kind == "mutate_priorities":
+            self._replay.mutate_priorities(*arguments)
+            return None
+        if kind == "save":
+            return self._replay.save()
+        raise ValueError(f"unknown request {kind!r}; the listener answers {', '.join(map(repr, _REQUESTS))}")
 
     def close(self) -> None:
-        """Stops accepting, ends the inserts waiting on a rate limiter, and closes every connection."""
-        self._closed.set()
-        self._listener.close()
-        with self._lock:
-            for connection in self._connections:
-                connection.close()
+        """Stops accepting, ends the inserts and samples waiting on a rate limiter, and closes every connection."""
+        self._connections.close()
 
 
 class _RemoteTable:
@@ -312,3 +300,73 @@ class RemoteReplay:
                 self.flush()
         finally:
             self._connection.close()
+
+
+class _SampledTable:
+    """A table of a replay node as ``LocalBatches`` samples it."""
+
+    def __init__(self, tables_: "RemoteTables", name: str):
+        self._tables = tables_
+        self.name = name
+
+    def sample(self, batch_size: int, timeout: float | None = None) -> ReplaySample:
+        return self._tables.sample(self.name, batch_size, timeout)
+
+    def can_sample(self, count: int = 1) -> bool:
+        return self._tables._call("can_sample", self.name, count)
+
+
+class RemoteTables(LocalTablesClient):
+    """The learner's client of a replay node's local tables (a ``ReplayListener`` at ``address``): samples,
+    priority updates, sizes and the tables' state for a checkpoint, each a request and its reply. Calls from
+    several threads take turns."""
+
+    def __init__(self, address: tuple[str, int, bytes]):
+        host, port, authkey = address
+        self._where = f"{host}:{port}"
+        self._lock = threading.Lock()
+        try:
+            self._connection = Client((host, port), authkey=authkey)
+        except (EOFError, OSError) as error:
+            raise ReplayTransportError(
+                f"Cannot reach the replay node at {self._where} ({type(error).__name__}: {error})."
+            ) from error
+        self._names = sorted(self.server_info())
+
+    def _call(self, *message: Any) -> Any:
+        with self._lock:
+            try:
+                self._connection.send(message)
+                status, value = self._connection.recv()
+            except (EOFError, OSError) as error:
+                raise ReplayTransportError(
+                    f"The replay node at {self._where} is gone ({type(error).__name__}: {error})."
+                ) from error
+        if status != "ok":
+            if value.startswith(RateLimiterTimeout.__name__):
+                raise RateLimiterTimeout(value)
+            raise ReplayTransportError(f"The replay node at {self._where} refused {message[0]!r}: {value}")
+        return value
+
+    def table(self, name: str) -> _SampledTable:
+        if name not in self._names:
+            raise KeyError(f"No replay table {name!r}; the tables are {self._names}.")
+        return _SampledTable(self, name)
+
+    def server_info(self) -> dict[str, TableInfo]:
+        return {name: TableInfo(**info) for name, info in self._call("info").items()}
+
+    def sample(self, table: str, batch_size: int, timeout: float | None = None) -> ReplaySample:
+        """A batch of ``table``'s items, sampled in the node (waiting there for its rate limiter, at most
+        ``timeout`` seconds, else ``RateLimiterTimeout``)."""
+        return self._call("sample", table, batch_size, timeout)
+
+    def mutate_priorities(self, table: str, updates: dict) -> None:
+        self._call("mutate_priorities", table, dict(updates))
+
+    def save(self) -> dict:
+        """The node's tables' items and counters, by name (as ``LocalReplay.save``)."""
+        return self._call("save")
+
+    def close(self) -> None:
+        self._connection.close()

@@ -34,7 +34,13 @@ class TableInfo:
     num_deletes: int
 
 
-class LocalReplay:
+class LocalTablesClient:
+    """A replay client over ``LocalTable``\\ s, in this process (``LocalReplay``) or in a replay node
+    (``acme.replay.direct.RemoteTables``): its tables are sampled by ``LocalBatches`` (``table(name).sample`` and
+    ``can_sample``), and a checkpoint holds them as ``save()``'s state."""
+
+
+class LocalReplay(LocalTablesClient):
     """The replay tables of one experiment, in this process.
 
     Args:

@@ -42,7 +42,14 @@ def _checkpoints(directory) -> list[str]:
     return sorted(name for name in os.listdir(directory) if name.startswith("ckpt-")) if directory.exists() else []
 
 
-@pytest.mark.parametrize("agent, environment, every, budget", FAMILIES, ids=[f[1].split(":")[0] for f in FAMILIES])
+@pytest.mark.parametrize(
+    "agent, environment, every, budget",
+    [
+        pytest.param(*family, marks=[pytest.mark.dm_control] if family[1].startswith("dm_control:") else [])
+        for family in FAMILIES
+    ],
+    ids=[f[1].split(":")[0] for f in FAMILIES],
+)
 def test_a_killed_run_resumes_from_its_checkpoint_and_its_snapshot_evaluates(
     tmp_path, capsys, agent, environment, every, budget
 ):

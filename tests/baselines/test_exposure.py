@@ -21,8 +21,9 @@ from tests import exposure
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 # Only a run with a server can fail this: reverb's replay server (in-process with --replay reverb, the threads
-# launcher's replay node) and Ray's. Without reverb, in-process and threads runs have no listening socket at all.
-pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc"), pytest.mark.reverb]
+# launcher's replay node), Ray's, and the learner's replay listener of a Ray run without reverb (the direct feed).
+# Without reverb, in-process and threads runs have no listening socket at all.
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
 
 def _run_and_watch(tmp_path: pathlib.Path, *flags: str) -> tuple[exposure.Observation, str, int]:
@@ -59,11 +60,12 @@ def _run_and_watch(tmp_path: pathlib.Path, *flags: str) -> tuple[exposure.Observ
     return seen, log.read_text(), process.returncode
 
 
+@pytest.mark.reverb  # the only server of a single-process run is reverb's
 @pytest.mark.parametrize(
     "flags",
     [
         pytest.param(("--replay", "reverb"), id="in-process"),
-        pytest.param(("--launcher", "threads", "--num-actors", "1"), id="threads"),
+        pytest.param(("--launcher", "threads", "--num-actors", "1", "--replay", "reverb"), id="threads"),
     ],
 )
 def test_single_process_runs_listen_on_loopback_only(tmp_path, flags):
@@ -74,9 +76,16 @@ def test_single_process_runs_listen_on_loopback_only(tmp_path, flags):
     assert FORCED_KILL not in output, output
 
 
-@pytest.mark.ray  # its replay node is a reverb server
-def test_ray_run_listens_on_loopback_only(tmp_path):
-    seen, output, returncode = _run_and_watch(tmp_path, "--launcher", "ray", "--num-actors", "1")
+@pytest.mark.ray
+@pytest.mark.parametrize(
+    "replay",
+    [
+        pytest.param("reverb", marks=pytest.mark.reverb, id="reverb-node"),
+        pytest.param("learner", id="learner-held"),  # without reverb: the learner's listener of the direct feed
+    ],
+)
+def test_ray_run_listens_on_loopback_only(tmp_path, replay):
+    seen, output, returncode = _run_and_watch(tmp_path, "--launcher", "ray", "--num-actors", "1", "--replay", replay)
     assert returncode == 0, output
     commands = {listener.command for listener in seen.listeners}
     assert {"gcs_server", "raylet"} <= commands, f"Ray's servers were not seen: {commands}\n{output}"

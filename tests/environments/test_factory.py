@@ -66,6 +66,7 @@ def test_atari_without_ale_py_names_what_to_install(monkeypatch):
     assert str(error.value).endswith("Install it, with its ROMs, by: pip install 'ale-py>=0.12.1'")
 
 
+@pytest.mark.dm_control
 def test_dm_control_tasks_come_through_the_factory():
     env = make_environment("dm_control:cartpole/swingup", seed=3, canonical_actions=True)
     spec = specs.make_environment_spec(env)
@@ -83,6 +84,7 @@ def test_dm_control_tasks_come_through_the_factory():
     assert timestep.discount == 1.0  # not a termination
 
 
+@pytest.mark.dm_control
 def test_dm_control_same_seed_same_start():
     first = make_environment("dm_control:cartpole/swingup", seed=7).reset().observation
     again = make_environment("dm_control:cartpole/swingup", seed=7).reset().observation
@@ -100,6 +102,7 @@ def test_dm_control_same_seed_same_start():
         ("dm_control:cartpole/swingdown", "cartpole domain has no task 'swingdown'.* Its tasks: balance, "),
     ],
 )
+@pytest.mark.dm_control
 def test_dm_control_bad_ids_are_explained(bad, message):
     with pytest.raises(UnknownEnvironmentError, match=message):
         make_environment(bad)
@@ -112,6 +115,7 @@ _LOAD_CARTPOLE = (
 
 
 @pytest.mark.parametrize("user_choice", [None, "disable"])
+@pytest.mark.dm_control
 def test_dm_control_without_a_display_picks_a_headless_backend_unless_the_user_chose(user_choice):
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "MUJOCO_GL")}
     if user_choice is not None:

@@ -5,7 +5,12 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
+import time
 
 import psutil
 import pytest
@@ -15,6 +20,7 @@ from acme.experiments import CheckpointingConfig, ExperimentCheckpointer, make_d
 from acme.experiments.checkpointing import experiment_identity
 from acme.utils import extras, loggers
 from baselines.registry import make_experiment_config
+from launch.ray_launcher import FORCED_KILL
 from tests.experiments.nodes import record_held_replay
 
 # U = 16 fused updates a call: these runs are short (a few thousand steps), and at DQN's default of 64 x 32 samples
@@ -28,6 +34,14 @@ SMALL_DQN = dict(
     epsilon_decay_steps=1_000,
     num_sgd_steps_per_step=16,
 )
+
+
+# The replay of a Ray program, on each stack: reverb's replay node where reverb is installed (make test-reverb), the
+# learner's own tables fed over direct connections where it is not (make test, the default stack).
+RAY_REPLAY = [
+    pytest.param("reverb", None, marks=pytest.mark.reverb, id="reverb-node"),
+    pytest.param("learner", "direct", id="direct-feed"),
+]
 
 
 def small_config(run_dir, max_steps: int, checkpoint_dir=None):
@@ -73,7 +87,7 @@ def check_progress(run_dir, max_steps: int, num_actors: int) -> dict:
 
 
 def test_program_has_the_expected_nodes(tmp_path):
-    program = make_distributed_experiment(small_config("/tmp/unused", 100), num_actors=3)
+    program = make_distributed_experiment(small_config("/tmp/unused", 100), num_actors=3, replay="local")
     assert set(program.labels) >= {"replay", "counter", "learner", "evaluator", "actor_0", "actor_1", "actor_2"}
     assert set(program.terminal_labels) == {"actor_0", "actor_1", "actor_2", "evaluator"}
     checkpointed = make_distributed_experiment(small_config(tmp_path, 100, tmp_path / "ckpt"), num_actors=1)
@@ -131,10 +145,12 @@ def test_a_learner_that_holds_the_replay_samples_at_the_configured_ratio(tmp_pat
         make_distributed_experiment(config, num_actors=1, replay="learner", learner_feed="grpc")
 
 
-def test_the_default_replay_is_reverb_where_installed_else_local():
+def test_the_default_replay_is_reverb_where_installed_else_the_learners_fed_directly():
     program = make_distributed_experiment(small_config("/tmp/unused", 100), num_actors=1)
-    expected = launch.ReverbNode if extras.available("reverb") else launch.LocalServiceNode
-    assert isinstance(program.get("replay").node, expected)
+    if extras.available("reverb"):
+        assert isinstance(program.get("replay").node, launch.ReverbNode)
+    else:  # no replay node: the learner holds the tables and listens for the actors' items
+        assert "replay" not in program.labels
 
 
 def test_ray_refuses_local_replay_before_anything_starts():
@@ -170,13 +186,16 @@ def test_threads_launcher_runs_actors_of_several_environments(tmp_path):
 
 
 @pytest.mark.ray
-@pytest.mark.reverb  # Ray's replay node is a reverb server
-def test_ray_launcher_runs_dqn_and_restarts_a_killed_actor(tmp_path):
-    """Two actors as Ray processes; one is SIGKILLed mid-run, restarted, and the run still finishes."""
+@pytest.mark.parametrize("replay, feed", RAY_REPLAY)
+def test_ray_launcher_runs_dqn_and_restarts_a_killed_actor(tmp_path, replay, feed):
+    """Two actors as Ray processes; one is SIGKILLed mid-run, restarted (with the direct feed it connects to the
+    learner again), and the run still finishes."""
     from tests.experiments.nodes import kill_actor_once
 
     max_steps = 2_500
-    program = make_distributed_experiment(small_config(tmp_path, max_steps), num_actors=2, actor_restarts=2)
+    program = make_distributed_experiment(
+        small_config(tmp_path, max_steps), num_actors=2, actor_restarts=2, replay=replay, learner_feed=feed
+    )
     record = tmp_path / "killed.txt"
     program.add_node(
         launch.FunctionNode(
@@ -205,11 +224,17 @@ def test_ray_launcher_runs_dqn_and_restarts_a_killed_actor(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "replay, feed", [(None, None), pytest.param("learner", "reverb", marks=pytest.mark.reverb), ("learner", "direct")]
+    "replay, feed",
+    [
+        (None, None),
+        pytest.param("learner", "reverb", marks=pytest.mark.reverb),
+        ("learner", "direct"),
+        ("server", None),
+    ],
 )
 def test_threads_program_resumes_from_its_checkpoints(tmp_path, capsys, replay, feed):
-    """A distributed run saves learner, counts and replay (the learner's own tables with replay="learner");
-    a second launch continues from them."""
+    """A distributed run saves learner, counts and replay (the learner's own tables with replay="learner", the
+    replay node's, asked for over the learner's connection, with "server"); a second launch continues from them."""
     checkpoints = tmp_path / "ckpt"
     first = small_config(tmp_path / "first", 1_500, checkpoints)
     program = make_distributed_experiment(first, num_actors=2, replay=replay, learner_feed=feed)
@@ -240,15 +265,22 @@ def test_threads_program_resumes_from_its_checkpoints(tmp_path, capsys, replay, 
 
 
 @pytest.mark.ray
-@pytest.mark.reverb  # Ray's replay node is a reverb server
-def test_ray_restarts_a_killed_learner_from_its_checkpoint(tmp_path):
-    """The learner's process is SIGKILLed; Ray restarts it, it restores its checkpoint, the actors go on."""
+@pytest.mark.parametrize("replay, feed", [*RAY_REPLAY, pytest.param("server", None, id="local-tables-node")])
+def test_ray_restarts_a_killed_learner_from_its_checkpoint(tmp_path, replay, feed):
+    """The learner's process is SIGKILLed; Ray restarts it, it restores its checkpoint (with the direct feed its
+    tables too, and it listens anew) and the actors go on: with a replay node (reverb's, or local tables served
+    over direct connections) they never lost it and the restarted learner connects to it again; with the direct
+    feed their connection failed with the learner and they connect to the new listener (an actor that could not
+    would fail the run)."""
     from tests.experiments.nodes import kill_learner_after_checkpoint
 
     max_steps = 4_000
     checkpoints = tmp_path / "ckpt"
     config = small_config(tmp_path, max_steps, checkpoints)
-    program = make_distributed_experiment(config, num_actors=2, actor_restarts=0, learner_restarts=1)
+    program = make_distributed_experiment(
+        config, num_actors=2, actor_restarts=0, learner_restarts=1, replay=replay, learner_feed=feed
+    )
+    assert ("replay" in program.labels) == (feed is None)  # the direct feed has no replay node
     record = tmp_path / "killed.txt"
     program.add_node(
         launch.FunctionNode(
@@ -267,38 +299,8 @@ def test_ray_restarts_a_killed_learner_from_its_checkpoint(tmp_path):
     saved = ExperimentCheckpointer(config.checkpointing, experiment_identity(config)).restore()
     assert saved.learner_steps > checkpoint_step  # the restarted learner wrote checkpoints of its own
     assert saved.counts["actor_steps"] >= max_steps  # the last of them once the actors were done
-    assert not psutil.pid_exists(killed_pid) or psutil.Process(killed_pid).status() == psutil.STATUS_ZOMBIE
-
-
-@pytest.mark.ray
-def test_ray_without_reverb_restarts_a_killed_learner_and_its_actors_reconnect(tmp_path):
-    """The direct feed: no replay node, no reverb. The learner's process is SIGKILLed; Ray restarts it, it
-    restores its checkpoint (its tables included) and listens anew; the actors, whose connection failed with
-    it, connect to the new listener and go on (an actor that could not would fail the run)."""
-    from tests.experiments.nodes import kill_learner_after_checkpoint
-
-    max_steps = 4_000
-    checkpoints = tmp_path / "ckpt"
-    config = small_config(tmp_path, max_steps, checkpoints)
-    program = make_distributed_experiment(
-        config, num_actors=2, actor_restarts=0, learner_restarts=1, replay="learner", learner_feed="direct"
-    )
-    assert "replay" not in program.labels
-    record = tmp_path / "killed.txt"
-    program.add_node(
-        launch.FunctionNode(
-            kill_learner_after_checkpoint, program.get("learner").handle, str(checkpoints), 100, str(record)
-        ),
-        label="killer",
-    )
-    launch.launch(program, launcher="ray", timeout=480)
-    killed_pid, checkpoint_step = map(int, record.read_text().split())
-    final = check_progress(tmp_path, max_steps, 2)
-    assert final["learner_restores"] == 1 and final["learner_node_starts"] == 2
-    assert final["actor_node_starts"] == 2  # no actor was restarted: each connected again
-    assert final["learner_steps"] > checkpoint_step
-    saved = ExperimentCheckpointer(config.checkpointing, experiment_identity(config)).restore()
-    assert saved.counts["actor_steps"] >= max_steps and saved.replay_items["priority_table"] > 0
+    if replay != "reverb":
+        assert saved.replay_items["priority_table"] > 0  # the local tables, saved with the learner
     assert not psutil.pid_exists(killed_pid) or psutil.Process(killed_pid).status() == psutil.STATUS_ZOMBIE
 
 
@@ -341,8 +343,9 @@ def test_threads_launcher_runs_continuous_agents_on_pendulum(tmp_path, agent):
 
 
 @pytest.mark.ray
-@pytest.mark.reverb  # Ray's replay node is a reverb server
-def test_ray_launcher_runs_a_continuous_agent_on_dm_control(tmp_path):
+@pytest.mark.parametrize("replay, feed", RAY_REPLAY)
+@pytest.mark.dm_control
+def test_ray_launcher_runs_a_continuous_agent_on_dm_control(tmp_path, replay, feed):
     """A continuous agent (MPO) on a dm_control task, every node its own Ray process: the builder, the
     networks and MuJoCo's dict observations all cross process boundaries."""
     small = dict(
@@ -365,7 +368,8 @@ def test_ray_launcher_runs_a_continuous_agent_on_dm_control(tmp_path):
         config_overrides=small,
     )
     children_before = {p.pid for p in psutil.Process().children(recursive=True)}
-    launch.launch(make_distributed_experiment(config, num_actors=2), launcher="ray", timeout=480)
+    program = make_distributed_experiment(config, num_actors=2, replay=replay, learner_feed=feed)
+    launch.launch(program, launcher="ray", timeout=480)
     final = check_progress(tmp_path, max_steps, 2)
     # One 1,000-step episode whose rewards lie in [0, 1], summed (not averaged, not negated).
     assert 0.0 < final["evaluation_return"] <= 1_000.0, final
@@ -373,3 +377,67 @@ def test_ray_launcher_runs_a_continuous_agent_on_dm_control(tmp_path):
     assert 0 < learner["mean_abs_pre_tanh"] < 10
     leftover = [p for p in psutil.Process().children(recursive=True) if p.pid not in children_before]
     assert not [p for p in leftover if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+
+
+_CTRL_C_SCRIPT = """
+import sys
+import launch
+from acme.experiments import make_distributed_experiment
+from tests.experiments.test_distributed import small_config
+
+run_dir, replay, feed = sys.argv[1], sys.argv[2], None if sys.argv[3] == "-" else sys.argv[3]
+program = make_distributed_experiment(small_config(run_dir, 10_000_000), num_actors=2, replay=replay, learner_feed=feed)
+try:
+    launch.launch(program, launcher="ray", grace_period=10.0)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+@pytest.mark.ray
+@pytest.mark.parametrize("replay, feed", RAY_REPLAY)
+def test_ctrl_c_stops_every_node_of_a_ray_program_with_nothing_left_running(tmp_path, replay, feed):
+    """Ctrl-C while the learner updates and the actors send it items (or wait on its rate limiter): every node stops
+    (the actors' connections are aborted, the learner's listener closed), Ray shuts down cleanly, and no process
+    the run started is left."""
+    script = tmp_path / "ctrl_c.py"
+    script.write_text(_CTRL_C_SCRIPT)
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(tmp_path / "run"), replay, feed or "-"],
+        cwd=repo,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=repo),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        learner_log = tmp_path / "run" / "learner.csv"
+        while not (learner_log.exists() and last_row_or_none(learner_log)):
+            assert proc.poll() is None and time.monotonic() < deadline, "the learner never logged"
+            time.sleep(0.5)
+        started = psutil.Process(proc.pid).children(recursive=True)
+        assert len(started) > 3  # Ray's servers and the nodes' workers
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=180)  # guards against a hang only
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "interrupted" in output, output
+    assert FORCED_KILL not in output, output
+    left = []
+    for process in started:
+        try:
+            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                left.append(f"{process.pid} {process.name()}")
+        except psutil.NoSuchProcess:
+            pass
+    assert not left, f"still running after Ctrl-C: {left}\n{output}"
+
+
+def last_row_or_none(path) -> dict | None:
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    return rows[-1] if rows and float(rows[-1].get("learner_steps") or 0) > 0 else None

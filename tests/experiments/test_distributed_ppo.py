@@ -47,9 +47,17 @@ def test_threads_ppo_trains_only_on_rollouts_within_the_policy_lag_bound(tmp_pat
     assert final["actor_steps"] >= 6_000
 
 
-@pytest.mark.reverb
-def test_threads_impala_trains_on_rollouts_from_a_reverb_queue(tmp_path):
-    # The same program over a reverb queue table (what the Ray launcher uses): rollouts sampled once, in order.
+@pytest.mark.parametrize(
+    "replay, feed",
+    [
+        pytest.param("reverb", None, marks=pytest.mark.reverb, id="reverb-queue"),
+        pytest.param("learner", "direct", id="direct-feed"),
+        pytest.param("server", None, id="local-tables-node"),
+    ],
+)
+def test_threads_impala_trains_on_rollouts_from_a_queue_across_a_transport(tmp_path, replay, feed):
+    # The same program over what the Ray launcher uses: a reverb queue table, the learner's own queue fed over
+    # direct connections (the default stack), or a replay node's local queue. Rollouts are sampled once, in order.
     config = make_experiment_config(
         "impala",
         "gymnasium:CartPole-v1",
@@ -61,8 +69,10 @@ def test_threads_impala_trains_on_rollouts_from_a_reverb_queue(tmp_path):
         config_overrides=dict(batch_size=4, unroll_length=16, queue_size=16),
     )
     config = dataclasses.replace(config, num_envs_per_actor=2)
-    program = make_distributed_experiment(config, num_actors=2, replay="reverb")
-    assert isinstance(program.get("replay").node, launch.ReverbNode)
+    program = make_distributed_experiment(config, num_actors=2, replay=replay, learner_feed=feed)
+    assert ("replay" in program.labels) == (feed is None)
+    if replay == "reverb":
+        assert isinstance(program.get("replay").node, launch.ReverbNode)
     launch.launch(program, launcher="threads", timeout=300)
     rows = [r for r in _rows(tmp_path / "learner.csv") if "policy_lag_mean" in r]
     # The learner trained on the queue's rollouts. How far it got is not asserted: it logs (and counts) once a second,

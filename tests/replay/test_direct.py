@@ -12,9 +12,9 @@ from dm_env import specs
 
 from acme import adders
 from acme.replay import tables
-from acme.replay.direct import RemoteReplay, ReplayListener, ReplayTransportError
+from acme.replay.direct import RemoteReplay, RemoteTables, ReplayListener, ReplayTransportError
 from acme.replay.local import RateLimiterTimeout
-from acme.replay.local_client import LocalReplay
+from acme.replay.local_client import LocalBatches, LocalReplay
 from acme.testing import fakes
 from tests.adders.helpers import read_all, run_episode
 
@@ -142,3 +142,63 @@ def test_a_refused_item_and_a_gone_listener_fail_the_actor_with_the_reason(serve
         late = RemoteReplay(listener.address, [_spec(tables.MinSize(1))])
         _write(late, "t", 0, 1)
         late.flush()
+
+
+def test_a_learner_apart_from_the_tables_samples_them_as_local_ones_and_updates_their_priorities(served):
+    """A replay node (``replay="server"``): the learner's ``RemoteTables`` samples through ``LocalBatches`` as
+    from a ``LocalReplay``, waits in the node for the rate limiter, writes priorities and gets the tables' state."""
+    limiter = tables.SampleToInsertRatio(samples_per_insert=2.0, min_size_to_sample=10, error_buffer=20.0)
+    replay, listener, client = served(_spec(limiter))
+    learner = RemoteTables(listener.address)
+    try:
+        batches = LocalBatches(learner.table("t"), batch_size=4, num_batches=2)
+        assert not batches.ready()  # fewer than 10 items: the limiter says no, asked in the node
+        with pytest.raises(RateLimiterTimeout):
+            learner.sample("t", 8, timeout=0.3)
+        _write(client, "t", 0, 20)
+        client.flush()
+        assert batches.ready()
+        stack = next(batches)
+        assert stack.data["obs"].shape == (2, 4, 2) and stack.info.key.shape == (2, 4)
+        for obs, action in zip(stack.data["obs"].reshape(-1, 2), stack.data["action"].reshape(-1)):
+            assert obs.tolist() == [action, -action]  # items as written, whole
+        keys = [int(k) for k in stack.info.key.reshape(-1)]
+        learner.mutate_priorities("t", {key: 100.0 for key in keys})
+        state = learner.save()
+        saved = dict(zip(state["t"]["keys"].tolist(), state["t"]["priorities"].tolist()))
+        assert all(saved[key] == 100.0 for key in keys) and len(state["t"]["keys"]) >= 20
+        assert learner.server_info()["t"].num_samples == 8 == replay.server_info()["t"].num_samples
+        with pytest.raises(KeyError, match=r"No replay table 'u'; the tables are \['t'\]"):
+            learner.table("u")
+    finally:
+        learner.close()
+    listener.close()  # refused, or (a closed listener's waiting accept can take one more peer) dropped at once
+    with pytest.raises(ReplayTransportError, match=r"Cannot reach the replay node|replay node at .* is gone"):
+        RemoteTables(listener.address)
+
+
+def record_listener_address(path: str) -> None:
+    """A Ray node's function: opens a listener where a learner would (no host given) and writes its address."""
+    listener = ReplayListener(LocalReplay([_spec(tables.MinSize(1))]))
+    try:
+        with open(path, "w") as f:
+            f.write(listener.address[0])
+    finally:
+        listener.close()
+
+
+@pytest.mark.ray
+def test_in_a_ray_started_with_a_bind_address_the_listener_listens_there(tmp_path):
+    """Loopback is the default (a Ray run's listeners: tests/baselines/test_exposure.py); ``--bind-address``
+    (launch's ``bind_address``) opens the node, and the learner's listener with it, to that address only."""
+    import launch
+    from tests.exposure import network_addresses
+
+    address = next((a for a in network_addresses() if ":" not in a), None)
+    if address is None:
+        pytest.skip("this machine has no IPv4 address but loopback")
+    program = launch.Program("bind")
+    path = tmp_path / "address.txt"
+    program.add_node(launch.FunctionNode(record_listener_address, str(path)), "listener", terminal=True)
+    launch.launch(program, launcher="ray", timeout=300, bind_address=address)
+    assert path.read_text() == address
