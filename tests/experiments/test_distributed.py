@@ -158,7 +158,7 @@ def test_ray_refuses_local_replay_before_anything_starts():
     with pytest.raises(
         ValueError,
         match=r"(?s)Node 'replay' runs only with the 'threads' launcher, not 'ray'.*"
-        r"launcher='threads', or replay='reverb'.*'reverb' extra",
+        r"launcher='threads', or replay='learner'.*replay='server'.*replay='reverb'.*'reverb' extra",
     ):
         launch.launch(program, launcher="ray")
 
@@ -171,7 +171,7 @@ def test_reverb_replay_without_the_extra_is_a_clear_error(monkeypatch):
         r"\"\.\[reverb\]\"",
     ):
         make_distributed_experiment(small_config("/tmp/unused", 100), num_actors=1, replay="reverb")
-    with pytest.raises(ValueError, match=r"replay must be one of \('reverb', 'local', 'learner'\) or None"):
+    with pytest.raises(ValueError, match=r"replay must be one of \('reverb', 'local', 'learner', 'server'\) or None"):
         make_distributed_experiment(small_config("/tmp/unused", 100), num_actors=1, replay="sqlite")
 
 
