@@ -157,8 +157,9 @@ def check_sweep(agent_config: Any, field: str, values: Sequence[float]) -> None:
         dataclasses.replace(agent_config, **{field: type(getattr(agent_config, field))(value)})  # its own checks
 
 
-class _Agents:
-    """The agents of one call: their seeds and values, and the vmapped jitted functions over them."""
+class AnakinAgents:
+    """The agents of one ``run_anakin`` call: their seeds and swept values, and the jitted functions vmapped over
+    them (``init``, ``chunk`` of training iterations, evaluation); ``benchmarks/anakin.py`` times ``chunk``."""
 
     def __init__(self, config: ExperimentConfig, anakin: AnakinConfig):
         builder = config.builder
@@ -248,7 +249,7 @@ def _check_finite(name: str, first_bad: Any, labels: Sequence[dict], hint: str) 
                 )
 
 
-def _metadata(config: ExperimentConfig, agents: _Agents, anakin: AnakinConfig) -> dict:
+def _metadata(config: ExperimentConfig, agents: AnakinAgents) -> dict:
     builder = type(config.builder)
     return {
         "runner": "anakin",
@@ -267,7 +268,7 @@ def run_anakin(config: ExperimentConfig, anakin: AnakinConfig | None = None, pro
     """
     anakin = anakin or AnakinConfig()
     start = time.perf_counter()
-    agents = _Agents(config, anakin)
+    agents = AnakinAgents(config, anakin)
     definition = agents.base.definition
     labels = agents.labels()
     logger_factory = config.get_logger_factory()
@@ -282,7 +283,7 @@ def run_anakin(config: ExperimentConfig, anakin: AnakinConfig | None = None, pro
     evaluations: list[list[EvaluationResult]] = [[] for _ in labels]
     iteration, resumed_from = 0, None
     checkpointer = None
-    metadata = _metadata(config, agents, anakin)
+    metadata = _metadata(config, agents)
     if config.checkpointing is not None:
         checkpointer = checkpoint_files.Checkpointer(config.checkpointing.directory, config.checkpointing.keep)
         restored = checkpointer.restore_latest(expect_metadata=metadata)
@@ -399,4 +400,4 @@ def _restore(fresh: AgentCarry, restored) -> tuple[AgentCarry, int, dict]:
 def check_runnable(config: ExperimentConfig, anakin: AnakinConfig | None = None) -> None:
     """Raises ValueError for what the on-device loop cannot run (a host-only environment, an agent it does not
     support, a number of environments or a sweep its config refuses), building nothing on the device."""
-    _Agents(config, anakin or AnakinConfig()).check_sweep_traces()
+    AnakinAgents(config, anakin or AnakinConfig()).check_sweep_traces()
