@@ -33,6 +33,7 @@ CORE = [
     "psutil",
     "matplotlib",
     "tensorboardX>=2.6",  # TensorBoard event files without TensorFlow
+    "pyyaml>=6",  # --config files and the effective config.yaml of every run
 ]
 
 # Distributed replay over reverb, and --replay reverb. dm-reverb 0.14 is the last release:

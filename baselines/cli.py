@@ -62,6 +62,60 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return text + " (default: %(default)s)"
 
 
+def _add_hyperparameter_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--set",
+        dest="assignments",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="set a field of the agent's config, e.g. --set learning_rate=3e-4 --set hidden_sizes=64,64 "
+        "(repeatable; over --config and the registered baseline's values; `config AGENT` lists the fields)",
+    )
+    parser.add_argument(
+        "--config",
+        dest="config_file",
+        default=None,
+        metavar="FILE",
+        help="the agent's config fields from a YAML or JSON file, or a run directory's config.yaml (every run "
+        "writes its effective config there)",
+    )
+
+
+def agent_config_overrides(args: argparse.Namespace) -> dict:
+    """The config fields ``--config`` and then ``--set`` give (parsed and checked against the agent's fields)."""
+    from baselines import hyperparameters
+
+    config_class = registry.get_agent(args.agent).make_config
+    overrides = {}
+    if args.config_file is not None:
+        overrides.update(hyperparameters.read_config_file(config_class, args.config_file, args.agent))
+    overrides.update(hyperparameters.parse_assignments(config_class, args.assignments))
+    return overrides
+
+
+def config_command(args: argparse.Namespace) -> int:
+    """Prints the effective config of ``args.agent`` on ``args.env``."""
+    from baselines import hyperparameters
+
+    config = registry.make_experiment_config(args.agent, args.env, config_overrides=_checked_overrides(args))
+    print(hyperparameters.describe(args.agent, args.env, config.builder.config), end="")
+    return 0
+
+
+def _checked_overrides(args: argparse.Namespace) -> dict:
+    """``agent_config_overrides``, tried on the agent's config so that a refused value names its flag."""
+    from baselines import hyperparameters
+
+    overrides = agent_config_overrides(args)
+    if overrides:
+        entry = registry.get_agent(args.agent)
+        baseline = registry.BASELINES.get((args.agent, args.env))
+        merged = {**(baseline.config_overrides if baseline else {}), **overrides}
+        hyperparameters.make_agent_config(entry.make_config, merged, "--set/--config")
+    return overrides
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m baselines",
@@ -69,7 +123,9 @@ def make_parser() -> argparse.ArgumentParser:
         epilog=_describe(),
         formatter_class=_HelpFormatter,
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,list,evaluate,reproduce,report}")
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="{run,config,list,evaluate,reproduce,report}"
+    )
     run = commands.add_parser(
         "run",
         help="train an agent on an environment",
@@ -211,6 +267,15 @@ def make_parser() -> argparse.ArgumentParser:
         help="learner steps between checkpoints (default: by time only)",
     )
     run.add_argument("--keep-checkpoints", type=arguments.positive_integer, default=3, help="checkpoints to keep")
+    _add_hyperparameter_flags(run)
+    config = commands.add_parser(
+        "config",
+        help="print an agent's effective config (the baseline's, --config, --set) as the YAML a run writes",
+        formatter_class=_HelpFormatter,
+    )
+    config.add_argument("agent", choices=registry.agent_names(), help="the agent")
+    config.add_argument("--env", default="gymnasium:CartPole-v1", help="environment id, '<prefix>:<name>'")
+    _add_hyperparameter_flags(config)
     commands.add_parser("list", help="list agents, environments and baselines")
     evaluate = commands.add_parser(
         "evaluate", help="run greedy episodes of an exported policy snapshot", formatter_class=_HelpFormatter
@@ -374,13 +439,16 @@ def _topmost_missing(path: str) -> str | None:
 
 
 def _holds_files(directory: str) -> bool:
-    return any(files for _, _, files in os.walk(directory))
+    """Whether a run wrote anything under ``directory`` beyond the effective config it starts with."""
+    from baselines.hyperparameters import CONFIG_FILE
+
+    return any(set(files) - {CONFIG_FILE} for _, _, files in os.walk(directory))
 
 
 @contextlib.contextmanager
 def _new_run_directory(path: str) -> Iterator[None]:
-    """Creates ``path`` for the block; if the block fails before any file was written under the directories
-    it created, removes them again, so that a refused run leaves no empty run folder behind."""
+    """Creates ``path`` for the block; if the block fails before any file but the effective config was written
+    under the directories it created, removes them again, so that a refused run leaves no run folder behind."""
     created = _topmost_missing(path)
     os.makedirs(path, exist_ok=True)
     try:
@@ -518,17 +586,26 @@ def run_command(args: argparse.Namespace) -> int:
         num_eval_episodes=args.eval_episodes,
         logger_factory=loggers.make_logger_factory(run_dir, time_delta=args.log_every, print_fn=print_fn),
         checkpointing=checkpointing,
+        config_overrides=_checked_overrides(args),
     )
     if args.launcher == "anakin":
         from baselines import anakin_run
 
         anakin = anakin_run.anakin_config(args, config)  # refused here, before the run directory is made
         with _new_run_directory(run_dir):
+            _write_config(args, config, run_dir)
             return anakin_run.train(args, config, anakin, run_dir)
     if args.num_envs is not None:
         config = dataclasses.replace(config, num_envs_per_actor=args.num_envs)
     with _new_run_directory(run_dir):  # only once the arguments made a valid experiment
+        _write_config(args, config, run_dir)
         return _train(args, config, run_dir)
+
+
+def _write_config(args: argparse.Namespace, config, run_dir: str) -> None:
+    from baselines import hyperparameters
+
+    hyperparameters.write_config(run_dir, args.agent, args.env, config.builder.config)
 
 
 def _train(args: argparse.Namespace, config, run_dir: str) -> int:
@@ -666,6 +743,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return evaluate_command(args)
         except (CheckpointError, ValueError, TypeError) as error:
+            parser.exit(2, f"error: {error}\n")
+    if args.command == "config":
+        try:
+            return config_command(args)
+        except (ValueError, TypeError) as error:
             parser.exit(2, f"error: {error}\n")
     if args.command == "report":
         try:

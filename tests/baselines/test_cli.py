@@ -41,6 +41,7 @@ def test_run_writes_logs_curve_and_final_line_and_keeps_them_when_the_snapshot_f
     replay = "reverb" if extras.available("reverb") else "local"
     flags = ["--seed", "1", "--max-steps", "2000", "--eval-every", "1000", "--eval-episodes", "2"]
     flags += ["--replay", replay, "--num-envs", "4", "--run-dir", str(tmp_path), "--no-progress"]
+    flags += ["--set", "learning_rate=5e-4", "--set", "hidden_sizes=32,32"]
     assert main(["run", "dqn", "--env", "gymnasium:CartPole-v1", *flags]) == 1
     for name in ("actor.csv", "learner.csv", "evaluator.csv", "result.json", "learning_curve.png"):
         assert (tmp_path / name).exists(), name
@@ -54,6 +55,11 @@ def test_run_writes_logs_curve_and_final_line_and_keeps_them_when_the_snapshot_f
     assert f"({replay} replay, 4 environments)" in out and "Best evaluation return" in out
     assert "error: the policy snapshot was not saved (CheckpointError: OrderedDict at [1].mean" in err
     assert f"result.json and learning curve are in {tmp_path}" in err
+    # The run wrote its effective config (the baseline's n_step=20, and --set's values); --config re-reads it.
+    written = (tmp_path / "config.yaml").read_text()
+    assert "learning_rate: 0.0005" in written and "hidden_sizes: [32, 32]" in written and "n_step: 20" in written
+    assert main(["config", "dqn", "--config", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == written
 
 
 def test_unknown_environment_is_a_clear_error(tmp_path, capsys):

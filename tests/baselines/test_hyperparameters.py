@@ -1,0 +1,85 @@
+"""An agent's hyper-parameters from the command line: --set, --config files, and the config a run writes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from baselines import hyperparameters, registry
+from baselines.cli import main
+
+
+@pytest.mark.parametrize("agent", registry.agent_names())
+def test_every_agents_effective_config_reads_back_as_the_same_config(tmp_path, agent):
+    """What a run writes (every field, every type: numbers, booleans, layer sizes, names, None) is what --config
+    reads, and it builds an equal config."""
+    config_class = registry.get_agent(agent).make_config
+    original = config_class()
+    path = tmp_path / "config.yaml"
+    path.write_text(hyperparameters.describe(agent, "gymnasium:CartPole-v1", original))
+    again = config_class(**hyperparameters.read_config_file(config_class, str(path), agent))
+    assert again == original
+
+
+def test_set_values_are_parsed_by_the_fields_type():
+    from agents.dqn import DQNConfig
+    from agents.sac import SACConfig
+
+    overrides = hyperparameters.parse_assignments(
+        DQNConfig,
+        ["learning_rate=3e-4", "n_step=5", "max_replay_size=100_000", "prioritized_replay=true", "hidden_sizes=64,64"],
+    )
+    assert overrides == {
+        "learning_rate": 3e-4,
+        "n_step": 5,
+        "max_replay_size": 100_000,
+        "prioritized_replay": True,
+        "hidden_sizes": (64, 64),
+    }
+    assert DQNConfig(**overrides).hidden_sizes == (64, 64)
+    assert hyperparameters.parse_assignments(DQNConfig, ["n_step=1e1", "n_step=2"]) == {"n_step": 2}  # last wins
+    assert hyperparameters.parse_assignments(SACConfig, ["target_entropy=none"]) == {"target_entropy": None}
+    assert hyperparameters.parse_assignments(SACConfig, ["target_entropy=-2"]) == {"target_entropy": -2.0}
+
+
+@pytest.mark.parametrize(
+    "assignment, message",
+    [
+        ("learning_rat=1e-3", r"DQNConfig has no field 'learning_rat'\. Did you mean 'learning_rate'\? Its fields: "),
+        ("n_step=2.5", r"--set n_step takes an integer, got '2\.5'"),
+        ("prioritized_replay=maybe", r"--set prioritized_replay takes true or false, got 'maybe'"),
+        ("learning_rate=fast", r"--set learning_rate takes a number, got 'fast'"),
+        ("learning_rate", r"--set takes FIELD=VALUE, e\.g\. --set learning_rate=3e-4; got 'learning_rate'"),
+    ],
+)
+def test_a_bad_assignment_is_refused_naming_the_field_and_what_it_takes(assignment, message):
+    from agents.dqn import DQNConfig
+
+    with pytest.raises(ValueError, match=message):
+        hyperparameters.parse_assignments(DQNConfig, [assignment])
+
+
+def test_the_command_line_refuses_a_value_the_config_refuses_and_a_file_of_another_agent(tmp_path, capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["run", "dqn", "--set", "learning_rate=-1", "--no-progress", "--run-dir", str(tmp_path / "run")])
+    assert done.value.code == 2
+    assert "--set/--config: Invalid DQNConfig: learning_rate must be > 0, got -1.0." in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()  # refused before anything was written
+
+    sac = tmp_path / "sac.yaml"
+    sac.write_text(hyperparameters.describe("sac", "gymnasium:Pendulum-v1", registry.get_agent("sac").make_config()))
+    with pytest.raises(SystemExit):
+        main(["config", "dqn", "--config", str(sac)])
+    assert f"--config {sac} is sac's config; this run trains dqn." in capsys.readouterr().err
+
+    flat = tmp_path / "flat.json"  # a JSON mapping of fields; --set goes over it
+    flat.write_text(json.dumps({"learning_rate": 0.01, "hidden_sizes": [16, 16]}))
+    assert main(["config", "dqn", "--config", str(flat), "--set", "learning_rate=0.02"]) == 0
+    out = capsys.readouterr().out
+    assert "learning_rate: 0.02" in out and "hidden_sizes: [16, 16]" in out
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("- a list\n- not a mapping\n")
+    with pytest.raises(SystemExit):
+        main(["config", "dqn", "--config", str(bad)])
+    assert "expected a mapping of config fields, got list" in capsys.readouterr().err
