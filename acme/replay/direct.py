@@ -163,6 +163,8 @@ class RemoteReplay:
         self._reconnect = reconnect
         self._reconnect_seconds = float(reconnect_seconds)
         self._dropped = 0
+        self._closing = threading.Lock()
+        self._closed = False
         self._connect(address)
 
     def _connect(self, address: tuple[str, int, bytes]) -> None:
@@ -291,7 +293,18 @@ class RemoteReplay:
         """Closes the connection at once, dropping the items in flight; safe from another thread (a call blocked
         on an acknowledgement returns with ``ReplayTransportError``)."""
         self._failed = self._failed or f"The connection to the replay listener at {self._where} was aborted."
-        self._connection.close()
+        self._close_connection()
+
+    def _close_connection(self) -> None:
+        """Closes the connection once, whichever of ``abort`` (another thread) and ``close`` comes first."""
+        with self._closing:
+            if self._closed:
+                return
+            self._closed = True
+        try:
+            self._connection.close()
+        except OSError:
+            pass
 
     def close(self) -> None:
         """Waits for the items in flight (unless the connection failed), then closes the connection."""
@@ -299,7 +312,7 @@ class RemoteReplay:
             if self._failed is None:
                 self.flush()
         finally:
-            self._connection.close()
+            self._close_connection()
 
 
 class _SampledTable:

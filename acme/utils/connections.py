@@ -87,15 +87,25 @@ class AuthenticatedListener:
         except (EOFError, OSError):  # the peer closed its end, or the listener was closed
             pass
         finally:
-            try:
-                connection.close()
-            except OSError:  # already closed by close()
-                pass
+            self._close_once(connection)
+
+    def _close_once(self, connection: Connection) -> None:
+        """Closes ``connection`` unless ``close()`` or its serving thread already did: whoever takes it from the
+        list closes it (two closes of one descriptor fail, or could close another socket given its number)."""
+        with self._lock:
+            if connection not in self._connections:
+                return
+            self._connections.remove(connection)
+        try:
+            connection.close()
+        except OSError:
+            pass
 
     def close(self) -> None:
         """Stops accepting and closes every connection (a peer's next call then fails)."""
         self._closed.set()
         self._listener.close()
         with self._lock:
-            for connection in self._connections:
-                connection.close()
+            connections = list(self._connections)
+        for connection in connections:
+            self._close_once(connection)
