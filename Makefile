@@ -76,10 +76,11 @@ format: install
 	$(BIN)/python -m ruff format .
 
 # The speed benchmarks of issue #14 (each pins itself to one core): the pieces on the reverb stack (reverb's feed is
-# one of those compared), the on-device loop (issue #30, ~6 min) and the peer protocol on the default stack
+# one of those compared), DQN as a user runs it on each stack (~1 min), the on-device loop (issue #30, ~6 min) and the peer protocol on the default stack
 # (~25 min here in all).
 bench: install install-reverb
 	$(VENV_REVERB)/bin/python benchmarks/components.py
+	$(BIN)/python benchmarks/stacks.py
 	$(BIN)/python benchmarks/anakin.py
 	$(BIN)/python benchmarks/peer_protocol.py $(if $(wildcard $(STAMP_PEERS)),--peer-python $(VENV_PEERS)/bin/python)
 
