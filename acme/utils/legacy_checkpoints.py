@@ -34,10 +34,22 @@ import pickle
 import sys
 from typing import Sequence
 
-from acme.jax import compat
+import jax
+
 from acme.utils import checkpoint_files, tree_structure
 from acme.utils.checkpoint_files import CheckpointError
 
+# Where a pickled ``PyTreeDef`` says its class lives: ``jaxlib.xla_extension(.pytree)`` up to jax 0.4.x (the reverb
+# stack), ``jaxlib._jax(.pytree)`` in current jax. A pickle written by one version names a module the other may not
+# have; the class is the same, and so is its pickled state.
+_PYTREEDEF_PICKLE_NAMES = frozenset(
+    {
+        ("jaxlib.xla_extension.pytree", "PyTreeDef"),
+        ("jaxlib.xla_extension", "PyTreeDef"),
+        ("jaxlib._jax.pytree", "PyTreeDef"),
+        ("jaxlib._jax", "PyTreeDef"),
+    }
+)
 # The globals a pickled PyTreeDef refers to besides its class and the NamedTuple classes in it.
 _TREEDEF_GLOBALS = {
     ("jax._src.tree_util", "default_registry"),
@@ -51,8 +63,8 @@ class _TreeDefUnpickler(pickle.Unpickler):
     """Unpickles a ``PyTreeDef`` and refuses every other global (``os.system`` and the like)."""
 
     def find_class(self, module: str, name: str):  # noqa: D102 - pickle's hook
-        if (module, name) in compat.PYTREEDEF_PICKLE_NAMES:  # written by this jax or by another version
-            return compat.pytreedef_class()
+        if (module, name) in _PYTREEDEF_PICKLE_NAMES:  # written by this jax or by another version
+            return type(jax.tree.structure(None))  # this jax's PyTreeDef class, whichever module defines it
         if (module, name) in _TREEDEF_GLOBALS:
             return super().find_class(module, name)
         if module.split(".")[0] in _TRUSTED_PACKAGES and name.isidentifier():
