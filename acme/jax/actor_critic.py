@@ -10,7 +10,6 @@ import jax.numpy as jnp
 import optax
 
 from acme.jax.learner import LearnerDefinition
-from acme.jax.optimization import OptimizerStep
 from acme.jax.running_statistics import ObservationNormalizer, RunningStatistics
 
 
@@ -69,34 +68,10 @@ def learning_rate_hint(config: Any) -> str:
     return f"Lower learning_rate (now {config.learning_rate}) or reward_scale, or check the rewards for NaNs."
 
 
-def advance(
-    state: Any,
-    stats: RunningStatistics,
-    key: jax.Array,
-    tau: float | None = None,
-    policy: OptimizerStep | None = None,
-    critic: OptimizerStep | None = None,
-    **fields: Any,
-) -> Any:
-    """``state`` after one update of an actor-critic: the next step count, random key and observation statistics.
-
-    ``policy`` and ``critic`` (each an ``OptimizerStep``) give the new
-    ``<part>_params`` and ``<part>_opt_state``; other changed fields come as
-    keywords. With ``tau``, each target network the state has and ``fields``
-    does not set (``target_policy_params``, ``target_critic_params``) moves a
-    Polyak step of size ``tau`` toward its new online parameters.
-    """
-    for part, step in (("policy", policy), ("critic", critic)):
-        if step is not None:
-            fields.setdefault(f"{part}_params", step.params)
-            fields.setdefault(f"{part}_opt_state", step.opt_state)
-    if tau is not None:
-        for part in ("policy", "critic"):
-            target = f"target_{part}_params"
-            if target in state._fields and target not in fields:
-                online = fields.get(f"{part}_params", getattr(state, f"{part}_params"))
-                fields[target] = optax.incremental_update(online, getattr(state, target), tau)
-    return state._replace(observation_stats=stats, steps=state.steps + 1, random_key=key, **fields)
+def next_step(state: Any, stats: RunningStatistics, key: jax.Array, **changed: Any) -> Any:
+    """``state`` after one update: the ``changed`` fields (parameters, optimiser states, targets), and the next
+    step count, random key and observation statistics, which every actor-critic update advances alike."""
+    return state._replace(observation_stats=stats, steps=state.steps + 1, random_key=key, **changed)
 
 
 def actor_critic_learner(

@@ -9,7 +9,7 @@ import optax
 import rlax
 
 from acme import types
-from acme.jax.actor_critic import ActorCriticState, actor_critic_learner, advance, init_actor_critic_state
+from acme.jax.actor_critic import ActorCriticState, actor_critic_learner, init_actor_critic_state, next_step
 from acme.jax.optimization import gradient_step
 from acme.jax.running_statistics import ObservationNormalizer
 from agents.d4pg.config import D4PGConfig
@@ -85,7 +85,18 @@ def make_update(networks: D4PGNetworks, config: D4PGConfig):
             "policy_grad_norm": optax.tree_utils.tree_norm(policy.gradients),
             "critic_grad_norm": optax.tree_utils.tree_norm(critic.gradients),
         }
-        return advance(state, stats, key, config.tau, policy=policy, critic=critic), metrics
+        new_state = next_step(
+            state,
+            stats,
+            key,
+            policy_params=policy.params,
+            policy_opt_state=policy.opt_state,
+            critic_params=critic.params,
+            critic_opt_state=critic.opt_state,
+            target_policy_params=optax.incremental_update(policy.params, state.target_policy_params, config.tau),
+            target_critic_params=optax.incremental_update(critic.params, state.target_critic_params, config.tau),
+        )
+        return new_state, metrics
 
     return update
 

@@ -34,7 +34,7 @@ import optax
 
 from acme import types
 from acme.jax import networks as networks_lib
-from acme.jax.actor_critic import actor_critic_fields, actor_critic_learner, advance
+from acme.jax.actor_critic import actor_critic_fields, actor_critic_learner, next_step
 from acme.jax.optimization import apply_gradients, gradient_step
 from acme.jax.running_statistics import ObservationNormalizer, RunningStatistics
 from agents.mpo.config import MPOConfig
@@ -254,14 +254,16 @@ def make_update(networks: MPONetworks, config: MPOConfig):
         )
         duals, dual_opt_state = apply_gradients(dual_optimizer, dual_grads, state.dual_params, state.dual_opt_state)
 
-        new_state = advance(
+        new_state = next_step(
             state,
             stats,
             key,
-            config.tau,
-            critic=critic,
             policy_params=policy_params,
             policy_opt_state=policy_opt_state,
+            critic_params=critic.params,
+            critic_opt_state=critic.opt_state,
+            target_policy_params=optax.incremental_update(policy_params, state.target_policy_params, config.tau),
+            target_critic_params=optax.incremental_update(critic.params, state.target_critic_params, config.tau),
             dual_params=duals,
             dual_opt_state=dual_opt_state,
         )

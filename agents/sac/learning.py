@@ -10,7 +10,7 @@ import optax
 
 from acme import types
 from acme.jax import networks as networks_lib
-from acme.jax.actor_critic import actor_critic_fields, actor_critic_learner, advance
+from acme.jax.actor_critic import actor_critic_fields, actor_critic_learner, next_step
 from acme.jax.optimization import gradient_step
 from acme.jax.running_statistics import ObservationNormalizer, RunningStatistics
 from agents.sac.config import SACConfig
@@ -92,13 +92,15 @@ def make_update(networks: SACNetworks, config: SACConfig):
             log_prob,
             has_aux=False,
         )
-        new_state = advance(
+        new_state = next_step(
             state,
             stats,
             key,
-            config.tau,
-            policy=policy,
-            critic=critic,
+            policy_params=policy.params,
+            policy_opt_state=policy.opt_state,
+            critic_params=critic.params,
+            critic_opt_state=critic.opt_state,
+            target_critic_params=optax.incremental_update(critic.params, state.target_critic_params, config.tau),
             log_temperature=log_temperature,
             temperature_opt_state=temperature_opt_state,
         )

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import optax
 
 from acme import types
-from acme.jax.actor_critic import ActorCriticState, actor_critic_learner, advance, init_actor_critic_state
+from acme.jax.actor_critic import ActorCriticState, actor_critic_learner, init_actor_critic_state, next_step
 from acme.jax.optimization import gradient_step
 from acme.jax.running_statistics import ObservationNormalizer
 from agents.td3.config import TD3Config
@@ -84,7 +84,7 @@ def make_update(networks: TD3Networks, config: TD3Config):
             update_policy, policy_and_target_step, no_policy_step, state, critic_params, t
         )
 
-        new_state = advance(
+        new_state = next_step(
             state,
             stats,
             key,
