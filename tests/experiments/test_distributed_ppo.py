@@ -18,7 +18,8 @@ def _rows(path) -> list[dict]:
         return [{k: float(v) for k, v in r.items() if v not in ("", None)} for r in csv.DictReader(f)]
 
 
-def test_threads_ppo_trains_only_on_rollouts_within_the_policy_lag_bound(tmp_path):
+@pytest.mark.parametrize("replay", ["local", "learner"])  # shared tables, or the learner's fed over connections
+def test_threads_ppo_trains_only_on_rollouts_within_the_policy_lag_bound(tmp_path, replay):
     # Two actors of two environments each feed one queue of two batches while the learner steps in its own
     # thread: rollouts wait in the queue, so some were acted on by parameters more than one learner step old.
     config = make_experiment_config(
@@ -32,7 +33,7 @@ def test_threads_ppo_trains_only_on_rollouts_within_the_policy_lag_bound(tmp_pat
         config_overrides=dict(batch_size=4, unroll_length=16, num_epochs=2, queue_size=8, max_policy_lag=1),
     )
     config = dataclasses.replace(config, num_envs_per_actor=2)
-    launch.launch(make_distributed_experiment(config, num_actors=2, replay="local"), launcher="threads", timeout=300)
+    launch.launch(make_distributed_experiment(config, num_actors=2, replay=replay), launcher="threads", timeout=300)
 
     rows = [r for r in _rows(tmp_path / "learner.csv") if "trained_policy_lag_max" in r]
     # How far the learner got is not asserted: it logs (and counts) once a second, so its last row can be a second
