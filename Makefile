@@ -15,7 +15,7 @@ STAMP_REVERB := $(VENV_REVERB)/.installed
 VENV_PEERS ?= .venv-peers
 STAMP_PEERS := $(VENV_PEERS)/.installed
 
-.PHONY: install install-reverb install-peers run test test-reverb test-fast lint format bench bench-peers clean
+.PHONY: install install-reverb install-peers run test test-reverb test-fast lint format docs bench bench-peers clean
 
 install: $(STAMP)
 
@@ -75,6 +75,17 @@ format: install
 	$(BIN)/python -m ruff check --fix .
 	$(BIN)/python -m ruff format .
 
+# The documentation site (docs/, mkdocs.yml) into site/: warnings (a broken link or anchor, a docstring the API
+# reference cannot read) are errors. Its tools go into .venv, pinned with the default stack.
+DOCS_STAMP := $(VENV)/.docs-installed
+
+$(DOCS_STAMP): $(STAMP) constraints-docs.txt
+	$(BIN)/python -m pip install --quiet -c constraints-current.txt -c constraints-docs.txt mkdocs mkdocs-material mkdocstrings-python
+	@touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict
+
 # The speed benchmarks of issue #14 (each pins itself to one core): the pieces on the reverb stack (reverb's feed is
 # one of those compared), DQN as a user runs it on each stack (~1 min), the on-device loop (issue #30, ~6 min) and the peer protocol on the default stack
 # (~25 min here in all).
@@ -89,4 +100,4 @@ bench-peers: install-peers
 	$(MAKE) bench
 
 clean:
-	rm -rf $(VENV) $(VENV_REVERB) $(VENV_PEERS) runs .pytest_cache
+	rm -rf $(VENV) $(VENV_REVERB) $(VENV_PEERS) runs site .pytest_cache
