@@ -14,8 +14,12 @@ from __future__ import annotations
 import collections.abc
 import dataclasses
 import difflib
+import inspect
+import io
 import json
 import os
+import re
+import tokenize
 import types
 import typing
 from typing import Any, Iterable, Mapping
@@ -33,6 +37,50 @@ def config_fields(config_class: type) -> dict[str, Any]:
         raise TypeError(f"{config_class!r} is not a dataclass config.")
     hints = typing.get_type_hints(config_class)
     return {field.name: hints.get(field.name, Any) for field in dataclasses.fields(config_class) if field.init}
+
+
+def _inline_comments(klass: type) -> dict[str, str]:
+    """``name: type = default  # description`` lines of ``klass``'s own body: the descriptions by field name."""
+    try:
+        source = inspect.getsource(klass)
+    except (OSError, TypeError):
+        return {}
+    found, line_field = {}, {}
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.NAME and token.start[1] == 4 and token.start[0] not in line_field:
+            line_field[token.start[0]] = token.string
+        elif token.type == tokenize.COMMENT and token.start[0] in line_field and token.start[1] > 4:
+            found[line_field[token.start[0]]] = token.string.lstrip("#").strip()
+    return found
+
+
+def _docstring_attributes(klass: type) -> dict[str, str]:
+    """The ``Attributes:`` section of ``klass``'s docstring (Google style): the descriptions by field name."""
+    doc = inspect.cleandoc(klass.__dict__.get("__doc__") or "")
+    if "Attributes:" not in doc:
+        return {}
+    found, name = {}, None
+    for line in doc.split("Attributes:", 1)[1].splitlines():
+        entry = re.match(r"^  (\w+): (.*)$", line)
+        if entry:
+            name = entry.group(1)
+            found[name] = entry.group(2).strip()
+        elif name and line.startswith("    ") and line.strip():
+            found[name] += " " + line.strip()
+        elif line.strip() and not line.startswith(" "):
+            break
+    return found
+
+
+def field_descriptions(config_class: type) -> dict[str, str]:
+    """Each field's one-line description: its inline comment, or its entry in an ``Attributes:`` docstring section,
+    from the most derived class that declares one (a redeclared field may say more)."""
+    descriptions: dict[str, str] = {}
+    for klass in reversed(config_class.__mro__):
+        if dataclasses.is_dataclass(klass):
+            descriptions.update(_docstring_attributes(klass))
+            descriptions.update(_inline_comments(klass))
+    return {name: descriptions[name] for name in config_fields(config_class) if name in descriptions}
 
 
 def _unknown(config_class: type, name: str, source: str) -> ValueError:
@@ -154,14 +202,24 @@ def as_data(agent_config: Any) -> dict[str, Any]:
     return data
 
 
+def _flow(value: Any) -> str:
+    """``value`` as one line of YAML (a list in brackets)."""
+    text = yaml.safe_dump(value, default_flow_style=True, width=1_000)
+    return text[: -len("\n...\n")] if text.endswith("\n...\n") else text.strip()
+
+
 def describe(agent: str, environment: str, agent_config: Any) -> str:
     """The effective config as the YAML a run writes and ``--config`` reads."""
     header = (
         f"# {agent} on {environment}: the effective config (the registered baseline's values, then --config, then "
         f"--set).\n# Re-run it with: python -m baselines run {agent} --env {environment} --config <this file>\n"
     )
-    body = {"agent": agent, "environment": environment, "config": as_data(agent_config)}
-    return header + yaml.safe_dump(body, sort_keys=False, default_flow_style=None)
+    body = yaml.safe_dump({"agent": agent, "environment": environment}, sort_keys=False) + "config:\n"
+    descriptions = field_descriptions(type(agent_config))
+    for name, value in as_data(agent_config).items():
+        line = f"  {name}: {_flow(value)}"
+        body += f"{line}  # {descriptions[name]}\n" if name in descriptions else line + "\n"
+    return header + body
 
 
 def write_config(run_dir: str, agent: str, environment: str, agent_config: Any) -> str:

@@ -21,12 +21,12 @@ class EpsilonGreedyConfig:
     ``check_epsilon_greedy`` in its ``__post_init__``.
     """
 
-    epsilon_start: float = 1.0
-    epsilon_end: float = 0.05
-    epsilon_decay_steps: int = 10_000
-    evaluation_epsilon: float = 0.0
-    actor_epsilon_base: float | None = 0.4
-    actor_epsilon_spread: float = 7.0
+    epsilon_start: float = 1.0  # epsilon at the first actor step
+    epsilon_end: float = 0.05  # epsilon once the decay is over
+    epsilon_decay_steps: int = 10_000  # actor steps of the linear decay
+    evaluation_epsilon: float = 0.0  # epsilon of evaluation episodes
+    actor_epsilon_base: float | None = 0.4  # actor i of N ends at base ** (1 + spread i / (N - 1)); None: epsilon_end
+    actor_epsilon_spread: float = 7.0  # how far apart the distributed actors' final epsilons lie (Ape-X)
 
 
 def check_epsilon_greedy(config: EpsilonGreedyConfig) -> None:

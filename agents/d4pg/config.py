@@ -24,20 +24,20 @@ class D4PGConfig(TransitionReplayConfig):
 
     # Learning.
     learning_rate: float = 1e-4  # policy and critic (Adam)
-    discount: float = 0.99
-    n_step: int = 5
-    batch_size: int = 256
+    discount: float = 0.99  # per-step discount of future rewards
+    n_step: int = 5  # steps of reward summed into each transition before bootstrapping
+    batch_size: int = 256  # transitions per update
     tau: float = 0.005  # Polyak step of the target policy and critic
-    num_atoms: int = 51
-    vmin: float = 0.0
-    vmax: float = 100.0
-    policy_hidden_sizes: Sequence[int] = (256, 256)
-    critic_hidden_sizes: Sequence[int] = (256, 256)
-    normalize_observations: bool = False
+    num_atoms: int = 51  # atoms of the categorical value distribution
+    vmin: float = 0.0  # lowest value the distribution's support holds
+    vmax: float = 100.0  # highest value the distribution's support holds
+    policy_hidden_sizes: Sequence[int] = (256, 256)  # hidden layer sizes of the policy's MLP
+    critic_hidden_sizes: Sequence[int] = (256, 256)  # hidden layer sizes of the critic's MLP
+    normalize_observations: bool = False  # normalise observations with running statistics the learner keeps
     # Weight of an L2 penalty on the policy's pre-tanh output. A deterministic tanh policy pushed into
     # saturation (|pre_tanh| of 7 or more) gets almost no policy gradient and can stay pinned at an
     # action bound for good; a small penalty keeps it where the critic can still move it. 0 disables it.
-    pre_tanh_penalty: float = 0.0
+    pre_tanh_penalty: float = 0.0  # weight of a penalty on the policy's pre-tanh activations (against saturation)
 
     # Acting.
     sigma: float = 0.3  # std of the Gaussian exploration noise added to the [-1, 1] action

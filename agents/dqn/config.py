@@ -17,22 +17,22 @@ class DQNConfig(TransitionReplayConfig, EpsilonGreedyConfig):
     exploration as ``EpsilonGreedyConfig`` says (its defaults)."""
 
     # Learning.
-    learning_rate: float = 1e-3
-    adam_eps: float = 1e-8
-    discount: float = 0.99
-    n_step: int = 3
-    batch_size: int = 64
+    learning_rate: float = 1e-3  # Adam's step size
+    adam_eps: float = 1e-8  # Adam's epsilon
+    discount: float = 0.99  # per-step discount of future rewards
+    n_step: int = 3  # steps of reward summed into each transition before bootstrapping
+    batch_size: int = 64  # transitions per update
     target_update_period: int = 200  # learner steps between target-network copies
-    huber_loss_delta: float = 1.0
-    max_gradient_norm: float = 10.0
-    hidden_sizes: Sequence[int] = (256, 256)
+    huber_loss_delta: float = 1.0  # the Huber loss is quadratic within this TD error, linear beyond
+    max_gradient_norm: float = 10.0  # gradients are clipped to this global norm
+    hidden_sizes: Sequence[int] = (256, 256)  # hidden layer sizes of the MLP
 
     # Replay.
-    max_replay_size: int = 100_000
+    max_replay_size: int = 100_000  # items replay holds; the oldest go first
     samples_per_insert: float = 32.0  # sampled items per inserted item: 0.5 updates per step at batch 64
-    prioritized_replay: bool = False
-    priority_exponent: float = 0.6
-    importance_sampling_exponent: float = 0.4
+    prioritized_replay: bool = False  # sample by priority (|TD error|), else uniformly
+    priority_exponent: float = 0.6  # alpha: sampling probability is proportional to priority ** alpha
+    importance_sampling_exponent: float = 0.4  # beta: importance weights (1 / (N p)) ** beta correct the sampling
     num_sgd_steps_per_step: int = 64  # U: updates per jitted learner call, on a [U, batch_size] stack (by benchmark)
 
     def __post_init__(self):

@@ -19,28 +19,28 @@ class IMPALAConfig(RolloutConfig):
     """
 
     # The objective.
-    discount: float = 0.99
-    vtrace_lambda: float = 1.0
+    discount: float = 0.99  # per-step discount of future rewards
+    vtrace_lambda: float = 1.0  # V-trace's lambda (1: full traces)
     clip_rho_threshold: float = 1.0  # truncation of the importance weights in the value targets
     clip_pg_rho_threshold: float = 1.0  # truncation of the importance weights in the policy gradient
-    baseline_coef: float = 0.5
-    entropy_coef: float = 0.01
+    baseline_coef: float = 0.5  # weight of the value loss
+    entropy_coef: float = 0.01  # weight of the entropy bonus
 
     # Optimisation.
-    learning_rate: float = 5e-4
-    adam_eps: float = 1e-8
-    max_gradient_norm: float = 0.5
-    hidden_sizes: Sequence[int] = (64, 64)
+    learning_rate: float = 5e-4  # Adam's step size
+    adam_eps: float = 1e-8  # Adam's epsilon
+    max_gradient_norm: float = 0.5  # gradients are clipped to this global norm
+    hidden_sizes: Sequence[int] = (64, 64)  # hidden layer sizes of the MLP
     # None: separate policy and value MLPs of hidden_sizes. A size: one MLP torso of hidden_sizes, then an LSTM of
     # this many units that the policy and value heads share; actors store its state with every step.
-    lstm_size: int | None = None
+    lstm_size: int | None = None  # LSTM units shared by policy and value; None: feed-forward
     initial_log_std: float = 0.0  # continuous actions: the Gaussian's state-independent log-std at the start
 
     # Rollouts and the queue (RolloutConfig's fields, with IMPALA's defaults).
     unroll_length: int = 20
-    batch_size: int = 8
+    batch_size: int = 8  # rollouts per learner step
     queue_size: int = 64
-    replay_table_name: str = "impala_queue"
+    replay_table_name: str = "impala_queue"  # the rollout queue's name
 
     def __post_init__(self):
         check = ConfigChecker(self)

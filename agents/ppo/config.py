@@ -21,26 +21,26 @@ class PPOConfig(RolloutConfig):
     """
 
     # The objective.
-    discount: float = 0.98
-    gae_lambda: float = 0.8
-    clip_epsilon: float = 0.2
-    value_coef: float = 0.5
-    entropy_coef: float = 0.0
-    normalize_advantages: bool = True
+    discount: float = 0.98  # per-step discount of future rewards
+    gae_lambda: float = 0.8  # GAE's lambda
+    clip_epsilon: float = 0.2  # the probability ratio is clipped to [1 - clip_epsilon, 1 + clip_epsilon]
+    value_coef: float = 0.5  # weight of the value loss
+    entropy_coef: float = 0.0  # weight of the entropy bonus
+    normalize_advantages: bool = True  # normalise advantages within each minibatch
 
     # Optimisation.
-    learning_rate: float = 1e-3
-    adam_eps: float = 1e-5
-    max_gradient_norm: float = 0.5
-    num_epochs: int = 20
-    num_minibatches: int = 1
-    hidden_sizes: Sequence[int] = (64, 64)
+    learning_rate: float = 1e-3  # Adam's step size
+    adam_eps: float = 1e-5  # Adam's epsilon
+    max_gradient_norm: float = 0.5  # gradients are clipped to this global norm
+    num_epochs: int = 20  # passes over each batch of rollouts
+    num_minibatches: int = 1  # minibatches each pass splits the batch into
+    hidden_sizes: Sequence[int] = (64, 64)  # hidden layer sizes of the MLP
     initial_log_std: float = 0.0  # continuous actions: the Gaussian's state-independent log-std at the start
 
     # Rollouts and the queue (RolloutConfig's fields, with PPO's defaults).
     unroll_length: int = 32
-    batch_size: int = 8
-    replay_table_name: str = "ppo_queue"
+    batch_size: int = 8  # rollouts per learner step
+    replay_table_name: str = "ppo_queue"  # the rollout queue's name
 
     def __post_init__(self):
         check = ConfigChecker(self)

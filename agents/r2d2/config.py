@@ -23,34 +23,34 @@ class R2D2Config(TransitionReplayConfig, EpsilonGreedyConfig):
     """
 
     # Learning.
-    learning_rate: float = 1e-3
-    adam_eps: float = 1e-3
-    max_gradient_norm: float = 40.0
-    discount: float = 0.99
-    n_step: int = 5
-    batch_size: int = 32
+    learning_rate: float = 1e-3  # Adam's step size
+    adam_eps: float = 1e-3  # Adam's epsilon
+    max_gradient_norm: float = 40.0  # gradients are clipped to this global norm
+    discount: float = 0.99  # per-step discount of future rewards
+    n_step: int = 5  # steps of reward summed before bootstrapping
+    batch_size: int = 32  # sequences per update
     target_update_period: int = 100  # learner steps between target-network copies
     value_rescaling: bool = True  # learn h(Q) with h(x) = sign(x)(sqrt(|x| + 1) - 1) + eps x (rlax's pair)
-    torso_sizes: Sequence[int] = (64,)
-    lstm_size: int = 64
+    torso_sizes: Sequence[int] = (64,)  # MLP layer sizes before the LSTM
+    lstm_size: int = 64  # LSTM units
 
     # Sequences.
-    burn_in_length: int = 8
-    trace_length: int = 24
-    sequence_period: int = 12
+    burn_in_length: int = 8  # steps that only warm up the LSTM state before each trace
+    trace_length: int = 24  # steps of each sequence learned from
+    sequence_period: int = 12  # steps between the starts of consecutive stored sequences
 
     # Prioritized sequence replay: an item's priority mixes the max and mean |TD error| over its trace.
-    max_priority_weight: float = 0.9
-    priority_exponent: float = 0.9
-    importance_sampling_exponent: float = 0.6
-    prioritized_replay: bool = True
+    max_priority_weight: float = 0.9  # eta: priority = eta max |TD| + (1 - eta) mean |TD| over a sequence
+    priority_exponent: float = 0.9  # alpha: sampling probability is proportional to priority ** alpha
+    importance_sampling_exponent: float = 0.6  # beta: importance weights (1 / (N p)) ** beta correct the sampling
+    prioritized_replay: bool = True  # sample by priority (|TD error|), else uniformly
     min_replay_size: int = 100  # sequences
-    max_replay_size: int = 20_000
+    max_replay_size: int = 20_000  # sequences replay holds; the oldest go first
     samples_per_insert: float = 32.0  # sampled sequences per inserted sequence (16: seed 0 peaked at 425 in 200k steps)
-    replay_table_name: str = "r2d2_sequences"
+    replay_table_name: str = "r2d2_sequences"  # the replay table's name
 
     # Acting (EpsilonGreedyConfig's fields, with R2D2's final epsilon).
-    epsilon_end: float = 0.01
+    epsilon_end: float = 0.01  # epsilon once the decay is over
 
     def __post_init__(self):
         check = ConfigChecker(self)

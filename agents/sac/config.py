@@ -15,16 +15,16 @@ class SACConfig(TransitionReplayConfig):
 
     # Learning.
     learning_rate: float = 3e-4  # policy, critics and temperature
-    discount: float = 0.99
-    n_step: int = 1
-    batch_size: int = 256
+    discount: float = 0.99  # per-step discount of future rewards
+    n_step: int = 1  # steps of reward summed into each transition before bootstrapping
+    batch_size: int = 256  # transitions per update
     tau: float = 0.005  # Polyak step of the target critics
-    reward_scale: float = 1.0
-    initial_temperature: float = 1.0
+    reward_scale: float = 1.0  # rewards are multiplied by this before learning
+    initial_temperature: float = 1.0  # entropy temperature at the start (learned)
     target_entropy: float | None = None  # None: -(action size)
-    policy_hidden_sizes: Sequence[int] = (256, 256)
-    critic_hidden_sizes: Sequence[int] = (256, 256)
-    normalize_observations: bool = False
+    policy_hidden_sizes: Sequence[int] = (256, 256)  # hidden layer sizes of the policy's MLP
+    critic_hidden_sizes: Sequence[int] = (256, 256)  # hidden layer sizes of the critic's MLP
+    normalize_observations: bool = False  # normalise observations with running statistics the learner keeps
 
     def __post_init__(self):
         check = ConfigChecker(self)

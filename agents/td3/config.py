@@ -15,17 +15,17 @@ class TD3Config(TransitionReplayConfig):
 
     # Learning.
     learning_rate: float = 3e-4  # policy and critics
-    discount: float = 0.99
-    n_step: int = 1
-    batch_size: int = 256
+    discount: float = 0.99  # per-step discount of future rewards
+    n_step: int = 1  # steps of reward summed into each transition before bootstrapping
+    batch_size: int = 256  # transitions per update
     tau: float = 0.005  # Polyak step of the target policy and critics
     policy_delay: int = 2  # learner steps per policy and target update
     policy_noise: float = 0.2  # std of the target-policy smoothing noise, in [-1, 1] action units
     noise_clip: float = 0.5  # the smoothing noise is clipped to [-noise_clip, noise_clip]
-    reward_scale: float = 1.0
-    policy_hidden_sizes: Sequence[int] = (256, 256)
-    critic_hidden_sizes: Sequence[int] = (256, 256)
-    normalize_observations: bool = False
+    reward_scale: float = 1.0  # rewards are multiplied by this before learning
+    policy_hidden_sizes: Sequence[int] = (256, 256)  # hidden layer sizes of the policy's MLP
+    critic_hidden_sizes: Sequence[int] = (256, 256)  # hidden layer sizes of the critic's MLP
+    normalize_observations: bool = False  # normalise observations with running statistics the learner keeps
 
     # Acting.
     exploration_sigma: float = 0.1  # std of the Gaussian exploration noise, in [-1, 1] action units

@@ -57,7 +57,8 @@ def test_run_writes_logs_curve_and_final_line_and_keeps_them_when_the_snapshot_f
     assert f"result.json and learning curve are in {tmp_path}" in err
     # The run wrote its effective config (the baseline's n_step=20, and --set's values); --config re-reads it.
     written = (tmp_path / "config.yaml").read_text()
-    assert "learning_rate: 0.0005" in written and "hidden_sizes: [32, 32]" in written and "n_step: 20" in written
+    assert "  learning_rate: 0.0005  #" in written and "  hidden_sizes: [32, 32]  #" in written
+    assert "  n_step: 20  #" in written
     assert main(["config", "dqn", "--config", str(tmp_path)]) == 0
     assert capsys.readouterr().out == written
 

@@ -22,6 +22,18 @@ def test_every_agents_effective_config_reads_back_as_the_same_config(tmp_path, a
     assert again == original
 
 
+@pytest.mark.parametrize("agent", registry.agent_names())
+def test_every_config_field_has_a_one_line_description_that_the_config_file_shows(agent):
+    """Descriptions are the fields' inline comments, or their docstring ``Attributes:`` entries."""
+    config_class = registry.get_agent(agent).make_config
+    descriptions = hyperparameters.field_descriptions(config_class)
+    assert set(descriptions) == set(hyperparameters.config_fields(config_class))
+    assert all(text and "\n" not in text for text in descriptions.values())
+    text = hyperparameters.describe(agent, "gymnasium:CartPole-v1", config_class())
+    for name, description in descriptions.items():  # each field's line ends with its description
+        assert any(line.startswith(f"  {name}: ") and line.endswith(f"  # {description}") for line in text.splitlines())
+
+
 def test_set_values_are_parsed_by_the_fields_type():
     from agents.dqn import DQNConfig
     from agents.sac import SACConfig
@@ -77,7 +89,7 @@ def test_the_command_line_refuses_a_value_the_config_refuses_and_a_file_of_anoth
     flat.write_text(json.dumps({"learning_rate": 0.01, "hidden_sizes": [16, 16]}))
     assert main(["config", "dqn", "--config", str(flat), "--set", "learning_rate=0.02"]) == 0
     out = capsys.readouterr().out
-    assert "learning_rate: 0.02" in out and "hidden_sizes: [16, 16]" in out
+    assert "  learning_rate: 0.02  # Adam's step size\n" in out and "  hidden_sizes: [16, 16]  # hidden layer" in out
     bad = tmp_path / "bad.yaml"
     bad.write_text("- a list\n- not a mapping\n")
     with pytest.raises(SystemExit):
