@@ -241,6 +241,9 @@ class _InProcessRun:
     def close(self) -> None:
         """Closes the loggers and the dataset, and stops an in-process reverb server."""
         self.actor_logger.close()
+        close_learner = getattr(self.learner, "close", None)
+        if close_learner is not None:
+            close_learner()
         if self.evaluator is not None:
             self.evaluator.close()
         if hasattr(self.iterator, "close"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -10,6 +11,7 @@ from typing import Callable, NoReturn
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
+_UNWIND_SECONDS = 10.0  # how long a run stopped by SIGTERM without checkpoints may take to unwind before it is ended
 
 
 class StopAtEpisodeEnd:
@@ -72,6 +74,12 @@ class StopAtEpisodeEnd:
             file=sys.stderr,
             flush=True,
         )
+        # SystemExit unwinds the run and closes its logs. Raised wherever the main thread happened to be, it can be
+        # swallowed (inside a callback that C++ code made, say) or the exit can wait on a library's thread: the
+        # process then ends anyway, with the same status, once the unwinding has had its time.
+        timer = threading.Timer(_UNWIND_SECONDS, os._exit, args=(128 + signum,))
+        timer.daemon = True
+        timer.start()
         raise SystemExit(128 + signum)
 
     def _handlers(self) -> dict[int, Callable[[int, FrameType | None], None]]:

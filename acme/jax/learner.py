@@ -166,6 +166,10 @@ class SGDLearner(core.Learner):
         self._num_counted_steps = self._num_steps
         return counts
 
+    def close(self) -> None:
+        """Closes the learner's logger (its files are complete once this returns)."""
+        self._logger.close()
+
     def check_finite(self) -> None:
         """Raises FloatingPointError naming the first step at which a watched metric became NaN or infinite."""
         for name, (step, value) in jax.device_get(self._first_bad).items():

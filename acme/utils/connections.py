@@ -86,6 +86,9 @@ class AuthenticatedListener:
                 connection.send(reply)
         except (EOFError, OSError):  # the peer closed its end, or the listener was closed
             pass
+        except TypeError:  # close() closed this connection while it waited for a message (its handle is gone)
+            if not self._closed.is_set():
+                raise
         finally:
             self._close_once(connection)
 

@@ -188,6 +188,36 @@ def test_sigterm_saves_like_ctrl_c_then_exits_with_status_143(capsys):
     assert capsys.readouterr().err.strip() == "Stopped by SIGTERM at actor step 7, after a checkpoint."
 
 
+_SWALLOWS_SYSTEM_EXIT = """
+import time
+from acme.experiments import interrupt
+interrupt._UNWIND_SECONDS = 1.0
+with interrupt.StopAtEpisodeEnd(enabled=False):
+    print("ready", flush=True)
+    while True:  # code that swallows the SystemExit the handler raises (a callback that C++ code made, say)
+        try:
+            time.sleep(0.05)
+        except SystemExit:
+            pass
+"""
+
+
+def test_sigterm_without_checkpoints_ends_the_run_with_143_even_when_its_exit_is_swallowed():
+    process = subprocess.Popen(
+        [sys.executable, "-c", _SWALLOWS_SYSTEM_EXIT], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout.readline().strip() == "ready"
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)  # ends about 1 s later; the timeout only guards against a hang
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 143
+    assert "Stopped by SIGTERM; nothing was saved" in err
+
+
 def _spec(config: ExperimentConfig) -> specs.EnvironmentSpec:
     return specs.make_environment_spec(config.environment_factory(0))
 

@@ -14,15 +14,18 @@ class TensorBoardLogger(Logger):
     """
 
     def __init__(self, directory: str, label: str = "logs", steps_key: str | None = None):
-        from tensorboardX import SummaryWriter
-
-        # Flushed every 10 s (tensorboardX: 120 s), so that a run killed without warning keeps nearly all of it.
-        self._writer = SummaryWriter(os.path.join(directory, label), flush_secs=10)
+        self._directory = os.path.join(directory, label)
+        self._writer = None  # made at the first write: a logger that never writes leaves no file and no thread
         self._label = label
         self._steps_key = steps_key
         self._iteration = 0
 
     def write(self, data: LoggingData) -> None:
+        if self._writer is None:
+            from tensorboardX import SummaryWriter
+
+            # Flushed every 10 s (tensorboardX: 120 s), so that a run killed without warning keeps nearly all of it.
+            self._writer = SummaryWriter(self._directory, flush_secs=10)
         data = to_scalars(data)
         step = data.get(self._steps_key, self._iteration) if self._steps_key else self._iteration
         for key, value in data.items():
@@ -31,5 +34,6 @@ class TensorBoardLogger(Logger):
         self._iteration += 1
 
     def close(self) -> None:
-        self._writer.flush()
-        self._writer.close()
+        if self._writer is not None:
+            self._writer.flush()
+            self._writer.close()
