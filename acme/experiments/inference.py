@@ -20,6 +20,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import os
+import logging
 import queue
 import threading
 import time
@@ -162,6 +163,7 @@ class InferenceServer:
         # for hours, hundreds of batches a second).
         self.batch_sizes: collections.deque[int] = collections.deque(maxlen=BATCH_SIZES_KEPT)
         self.policy_calls = 0  # jitted calls: one per distinct actor policy in each batch
+        self._failure: BaseException | None = None  # what ended the batching thread, if anything did
         self._thread = threading.Thread(target=self._serve, name="inference-batcher", daemon=True)
         self._thread.start()
 
@@ -207,6 +209,8 @@ class InferenceServer:
         ``[K]``. Returns ``(actions [K, ...], extras (leaves [K, ...]), next keys [K, ...])``."""
         if self._stop.is_set():
             raise RuntimeError("The inference server has stopped.")
+        if not self._thread.is_alive():
+            raise RuntimeError(f"The inference server's batching thread died: {self._failure!r}")
         if not 0 <= actor_id < self._num_actors:
             raise ValueError(f"actor_id must be in [0, {self._num_actors}) for this server, got {actor_id}.")
         request = _Request(
@@ -216,6 +220,8 @@ class InferenceServer:
         while not request.done.wait(0.1):
             if self._stop.is_set():
                 raise RuntimeError("The inference server stopped before answering.")
+            if not self._thread.is_alive():  # nothing would ever answer: say why rather than wait forever
+                raise RuntimeError(f"The inference server's batching thread died: {self._failure!r}")
         if request.error is not None:
             raise RuntimeError(f"The inference server failed to evaluate the policy: {request.error!r}")
         return request.result
@@ -248,6 +254,13 @@ class InferenceServer:
         return batch
 
     def _serve(self) -> None:
+        try:
+            self._serve_batches()
+        except BaseException as error:  # every waiting actor, and every later one, gets it
+            self._failure = error
+            logging.getLogger(__name__).exception("The inference server's batching thread died.")
+
+    def _serve_batches(self) -> None:
         while not self._stop.is_set():
             batch = self._gather()
             if not batch:

@@ -245,6 +245,30 @@ def test_requests_that_arrive_together_are_evaluated_in_one_batch():
         server.stop()
 
 
+class _BreaksOnFirstBatch(InferenceServer):
+    """A server whose batching thread dies once it has taken the first request, leaving it unanswered."""
+
+    def _gather(self):
+        batch = super()._gather()
+        if batch:
+            raise MemoryError("out of host memory")
+        return batch
+
+
+def test_an_actor_waiting_on_a_server_whose_batching_thread_died_gets_the_reason():
+    config, spec, networks, params = _setup("dqn", "gymnasium:CartPole-v1")
+    server = _BreaksOnFirstBatch(config, spec, FixedParams(params), max_batch_size=8, max_wait_seconds=0.0)
+    try:
+        observation = np.stack([config.environment_factory(0).reset().observation])
+        actor = ServedVectorActor(server, [jax.random.PRNGKey(0)])
+        with pytest.raises(RuntimeError, match=r"batching thread died: MemoryError\('out of host memory'\)"):
+            actor.select_actions(observation)
+        with pytest.raises(RuntimeError, match="batching thread died"):  # and every later request at once
+            actor.select_actions(observation)
+    finally:
+        server.stop()
+
+
 def test_actors_with_their_own_policies_share_a_batch_with_one_call_per_policy():
     config, spec, networks, params = _setup("dqn", "gymnasium:CartPole-v1")
     server = InferenceServer(config, spec, FixedParams(params), max_batch_size=8, max_wait_seconds=1.0, num_actors=2)
