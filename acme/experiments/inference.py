@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import os
 import logging
+import os
 import queue
 import threading
 import time
