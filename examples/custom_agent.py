@@ -22,7 +22,7 @@ import optax
 from acme.agents.transition_builder import ActorCriticBuilder
 from acme.environments import make_environment
 from acme.experiments import ExperimentConfig, run_experiment
-from acme.jax.actor_critic import actor_critic_learner, advance, init_actor_critic_state
+from acme.jax.actor_critic import actor_critic_learner, init_actor_critic_state, next_step
 from acme.jax.optimization import gradient_step
 from acme.jax.running_statistics import ObservationNormalizer
 from agents import td3
@@ -54,8 +54,18 @@ def make_update(networks: td3.TD3Networks, config: td3.TD3Config):
             policy_loss_fn, optimizer, state.policy_params, state.policy_opt_state, critic.params, t, has_aux=False
         )
         critic_loss, mean_q = critic.value
-        # New parameters and optimiser states, Polyak-moved targets, the next step, statistics and key.
-        new_state = advance(state, stats, state.random_key, config.tau, policy=policy, critic=critic)
+        # New parameters and optimiser states, Polyak-moved targets; next_step adds the step count, statistics, key.
+        new_state = next_step(
+            state,
+            stats,
+            state.random_key,
+            policy_params=policy.params,
+            policy_opt_state=policy.opt_state,
+            critic_params=critic.params,
+            critic_opt_state=critic.opt_state,
+            target_policy_params=optax.incremental_update(policy.params, state.target_policy_params, config.tau),
+            target_critic_params=optax.incremental_update(critic.params, state.target_critic_params, config.tau),
+        )
         return new_state, {"critic_loss": critic_loss, "policy_loss": policy.value, "mean_q": mean_q}
 
     return update
