@@ -21,6 +21,24 @@ class EnvironmentSpec(NamedTuple):
     discounts: object
 
 
+class SpecEnvironment(dm_env.Environment):
+    """A dm_env environment whose four spec methods read one ``EnvironmentSpec``, ``self._spec``."""
+
+    _spec: EnvironmentSpec
+
+    def observation_spec(self):
+        return self._spec.observations
+
+    def action_spec(self):
+        return self._spec.actions
+
+    def reward_spec(self):
+        return self._spec.rewards
+
+    def discount_spec(self):
+        return self._spec.discounts
+
+
 def make_environment_spec(environment: dm_env.Environment) -> EnvironmentSpec:
     """Reads the four specs off a dm_env environment."""
     return EnvironmentSpec(

@@ -40,7 +40,7 @@ def _filled(spec, value) -> np.ndarray:
     return np.full(spec.shape, value, dtype=spec.dtype)
 
 
-class FakeEnvironment(dm_env.Environment):
+class FakeEnvironment(specs.SpecEnvironment):
     """A deterministic environment with fixed-length episodes.
 
     Episodes have ``episode_length`` steps: timesteps ``0 .. episode_length``,
@@ -103,18 +103,6 @@ class FakeEnvironment(dm_env.Environment):
     @property
     def truncate(self) -> bool:
         return self._truncate
-
-    def observation_spec(self):
-        return self._spec.observations
-
-    def action_spec(self):
-        return self._spec.actions
-
-    def reward_spec(self):
-        return self._spec.rewards
-
-    def discount_spec(self):
-        return self._spec.discounts
 
     def _observation(self, t: int):
         return tree.map_structure(lambda s: _filled(s, t), self._spec.observations)

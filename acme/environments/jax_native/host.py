@@ -6,10 +6,11 @@ import dm_env
 import jax
 import numpy as np
 
+from acme import specs
 from acme.environments.jax_native.base import LAST, JaxEnvironment
 
 
-class JaxToDmEnv(dm_env.Environment):
+class JaxToDmEnv(specs.SpecEnvironment):
     """Steps ``environment`` one jitted call at a time on the host; ``reset`` and episode ends as dm_env says."""
 
     def __init__(self, environment: JaxEnvironment, seed: int | None = None):
@@ -38,15 +39,3 @@ class JaxToDmEnv(dm_env.Environment):
 
     def _observation(self, observation):
         return jax.tree.map(np.asarray, jax.device_get(observation))
-
-    def observation_spec(self):
-        return self._spec.observations
-
-    def action_spec(self):
-        return self._spec.actions
-
-    def reward_spec(self):
-        return self._spec.rewards
-
-    def discount_spec(self):
-        return self._spec.discounts
