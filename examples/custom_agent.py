@@ -54,15 +54,13 @@ def make_update(networks: td3.TD3Networks, config: td3.TD3Config):
             policy_loss_fn, optimizer, state.policy_params, state.policy_opt_state, critic.params, t, has_aux=False
         )
         critic_loss, mean_q = critic.value
-        # New parameters and optimiser states, Polyak-moved targets; next_step adds the step count, statistics, key.
+        # The stepped policy and critic, Polyak-moved targets; next_step adds the step count, statistics and key.
         new_state = next_step(
             state,
             stats,
             state.random_key,
-            policy_params=policy.params,
-            policy_opt_state=policy.opt_state,
-            critic_params=critic.params,
-            critic_opt_state=critic.opt_state,
+            policy=policy,
+            critic=critic,
             target_policy_params=optax.incremental_update(policy.params, state.target_policy_params, config.tau),
             target_critic_params=optax.incremental_update(critic.params, state.target_critic_params, config.tau),
         )

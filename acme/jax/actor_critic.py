@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import optax
 
 from acme.jax.learner import LearnerDefinition
+from acme.jax.optimization import OptimizerStep
 from acme.jax.running_statistics import ObservationNormalizer, RunningStatistics
 
 
@@ -68,9 +69,22 @@ def learning_rate_hint(config: Any) -> str:
     return f"Lower learning_rate (now {config.learning_rate}) or reward_scale, or check the rewards for NaNs."
 
 
-def next_step(state: Any, stats: RunningStatistics, key: jax.Array, **changed: Any) -> Any:
-    """``state`` after one update: the ``changed`` fields (parameters, optimiser states, targets), and the next
-    step count, random key and observation statistics, which every actor-critic update advances alike."""
+def next_step(
+    state: Any,
+    stats: RunningStatistics,
+    key: jax.Array,
+    *,
+    policy: OptimizerStep | None = None,
+    critic: OptimizerStep | None = None,
+    **changed: Any,
+) -> Any:
+    """``state`` after one update: the ``changed`` fields (targets, other parameters), the new policy and critic
+    parameters and optimiser states of the ``OptimizerStep``\\ s given, and the next step count, random key and
+    observation statistics, which every actor-critic update advances alike."""
+    if policy is not None:
+        changed.update(policy_params=policy.params, policy_opt_state=policy.opt_state)
+    if critic is not None:
+        changed.update(critic_params=critic.params, critic_opt_state=critic.opt_state)
     return state._replace(observation_stats=stats, steps=state.steps + 1, random_key=key, **changed)
 
 

@@ -89,10 +89,8 @@ def make_update(networks: D4PGNetworks, config: D4PGConfig):
             state,
             stats,
             key,
-            policy_params=policy.params,
-            policy_opt_state=policy.opt_state,
-            critic_params=critic.params,
-            critic_opt_state=critic.opt_state,
+            policy=policy,
+            critic=critic,
             target_policy_params=optax.incremental_update(policy.params, state.target_policy_params, config.tau),
             target_critic_params=optax.incremental_update(critic.params, state.target_critic_params, config.tau),
         )
