@@ -105,14 +105,12 @@ def config_command(args: argparse.Namespace) -> int:
 
 def _checked_overrides(args: argparse.Namespace) -> dict:
     """``agent_config_overrides``, tried on the agent's config so that a refused value names its flag."""
-    from baselines import hyperparameters
-
     overrides = agent_config_overrides(args)
     if overrides:
-        entry = registry.get_agent(args.agent)
-        baseline = registry.BASELINES.get((args.agent, args.env))
-        merged = {**(baseline.config_overrides if baseline else {}), **overrides}
-        hyperparameters.make_agent_config(entry.make_config, merged, "--set/--config")
+        try:
+            registry.make_agent_config(args.agent, args.env, overrides)
+        except (ValueError, TypeError) as error:
+            raise ValueError(f"--set/--config: {error}") from None
     return overrides
 
 

@@ -185,14 +185,6 @@ def read_config_file(config_class: type, path: str, agent: str) -> dict[str, Any
     return overrides
 
 
-def make_agent_config(make_config: Any, overrides: Mapping[str, Any], source: str = "") -> Any:
-    """``make_config(**overrides)``, its own checks' refusal prefixed with where the values came from."""
-    try:
-        return make_config(**overrides)
-    except (ValueError, TypeError) as error:
-        raise ValueError(f"{source}{': ' if source else ''}{error}") from None
-
-
 def as_data(agent_config: Any) -> dict[str, Any]:
     """The config's fields as plain data (tuples as lists), for YAML."""
     data = {}

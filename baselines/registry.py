@@ -243,6 +243,15 @@ def _given_or(value: int | None, default: int) -> int:
     return default if value is None else value
 
 
+def make_agent_config(agent: str, environment_id: str, config_overrides: Mapping[str, Any] | None = None) -> Any:
+    """The agent's config on ``environment_id``: the registered baseline's values (if one exists), then
+    ``config_overrides``, through the config's own checks."""
+    baseline = BASELINES.get((agent, environment_id))
+    overrides = dict(baseline.config_overrides) if baseline else {}
+    overrides.update(config_overrides or {})
+    return get_agent(agent).make_config(**overrides)
+
+
 def make_experiment_config(
     agent: str,
     environment_id: str,
@@ -257,9 +266,7 @@ def make_experiment_config(
     """The experiment for (agent, environment): the tuned baseline if one exists, else defaults."""
     entry = get_agent(agent)
     baseline = BASELINES.get((agent, environment_id))
-    overrides = dict(baseline.config_overrides) if baseline else {}
-    overrides.update(config_overrides or {})
-    agent_config = entry.make_config(**overrides)
+    agent_config = make_agent_config(agent, environment_id, config_overrides)
 
     def environment_factory(env_seed: int):
         return make_agent_environment(agent, environment_id, env_seed)

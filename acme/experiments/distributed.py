@@ -260,8 +260,8 @@ class LearnerNode:
         close = getattr(self._iterator, "close", None)
         if close is not None:
             close()
-        if isinstance(self._client, LocalTablesClient) and not isinstance(self._client, LocalReplay):
-            self._client.close()  # the connection to a replay node
+        if isinstance(self._client, LocalTablesClient):
+            self._client.close()  # the connection to a replay node; nothing for the learner's own tables
 
 
 def _persistent_counts(counts: dict) -> dict:

@@ -75,23 +75,23 @@ class ReplayListener:
         table = self._replay.table(name)  # KeyError naming the tables there are
         leaves = [np.asarray(leaf) for leaf in leaves]
         _check_leaves(table, leaves)
-        while True:
-            try:
-                return table.insert_checked(leaves, float(priority), timeout=_POLL_SECONDS)
-            except RateLimiterTimeout:
-                if self._connections.closed:
-                    raise ReplayTransportError("the replay listener was closed while the item waited") from None
+        return self._past_limiter(lambda wait: table.insert_checked(leaves, float(priority), timeout=wait), "item")
 
     def _sample(self, name: str, batch_size: int, timeout: float | None) -> ReplaySample:
         table = self._replay.table(name)
+        return self._past_limiter(lambda wait: table.sample(batch_size, timeout=wait), "sample", timeout)
+
+    def _past_limiter(self, attempt: Callable[[float], Any], what: str, timeout: float | None = None) -> Any:
+        """``attempt(wait)``, tried again every ``_POLL_SECONDS`` while the table's rate limiter holds it, until it
+        goes through, the listener is closed (``ReplayTransportError``) or ``timeout`` has passed."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             wait = _POLL_SECONDS if deadline is None else min(_POLL_SECONDS, max(0.0, deadline - time.monotonic()))
             try:
-                return table.sample(batch_size, timeout=wait)
+                return attempt(wait)
             except RateLimiterTimeout:
                 if self._connections.closed:
-                    raise ReplayTransportError("the replay listener was closed while the sample waited") from None
+                    raise ReplayTransportError(f"the replay listener was closed while the {what} waited") from None
                 if deadline is not None and time.monotonic() >= deadline:
                     raise
 

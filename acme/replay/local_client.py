@@ -39,6 +39,9 @@ class LocalTablesClient:
     (``acme.replay.direct.RemoteTables``): its tables are sampled by ``LocalBatches`` (``table(name).sample`` and
     ``can_sample``), and a checkpoint holds them as ``save()``'s state."""
 
+    def close(self) -> None:
+        """Releases what the client holds: nothing for tables in this process, a connection for a node's."""
+
 
 class LocalReplay(LocalTablesClient):
     """The replay tables of one experiment, in this process.
