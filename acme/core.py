@@ -14,19 +14,25 @@ T = TypeVar("T")
 
 
 class Actor(abc.ABC):
-    """Interacts with an environment: chooses actions and records what it saw."""
+    """Interacts with K environments at once (K = 1 included): chooses their actions in one call and records
+    what each of them saw."""
+
+    @property
+    @abc.abstractmethod
+    def num_envs(self) -> int:
+        """K, the environments this actor drives."""
 
     @abc.abstractmethod
-    def select_action(self, observation: types.NestedArray) -> types.NestedArray:
-        """Returns the action to take given an observation."""
+    def select_actions(self, observations: types.NestedArray) -> types.NestedArray:
+        """The K actions for a batch of K observations (leaves ``[K, ...]``), one per environment."""
 
     @abc.abstractmethod
-    def observe_first(self, timestep: dm_env.TimeStep) -> None:
-        """Records the first timestep of an episode."""
+    def observe_first(self, index: int, timestep: dm_env.TimeStep) -> None:
+        """Records the first timestep of environment ``index``'s episode."""
 
     @abc.abstractmethod
-    def observe(self, action: types.NestedArray, next_timestep: dm_env.TimeStep) -> None:
-        """Records the action taken and the timestep it led to."""
+    def observe(self, index: int, action: types.NestedArray, next_timestep: dm_env.TimeStep) -> None:
+        """Records the action environment ``index`` took and the timestep it led to."""
 
     @abc.abstractmethod
     def update(self, wait: bool = False) -> None:

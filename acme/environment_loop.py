@@ -1,9 +1,15 @@
-"""Runs an actor in an environment, counting and logging episodes."""
+"""Runs an actor in its K environments (K = 1 included): one batched policy call per step for all K.
+
+Each environment keeps its own episode: when one ends it is logged (return, length, steps per second, the shared
+counts and any observers' metrics), counted and reset on its own while the others go on. ``run`` stops after a
+number of environment steps (summed over the K), ``run_episodes`` after a number of finished episodes; the
+episodes in progress carry on at the next call.
+"""
 
 from __future__ import annotations
 
 import time
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import dm_env
 import numpy as np
@@ -14,95 +20,139 @@ from acme.utils import counting, loggers
 from acme.utils.observers import EnvLoopObserver
 
 
-def _episode_return_init(reward_spec):
-    return tree.map_structure(lambda s: np.zeros(s.shape, s.dtype), reward_spec)
-
-
 class EnvironmentLoop(core.Worker):
-    """Steps ``actor`` in ``environment`` episode after episode.
+    """Steps ``actor`` in ``environments`` (one per environment the actor drives), counting and logging episodes.
 
-    Each episode is logged (return, length, steps per second, plus observers'
-    metrics and the shared counts). The loop stops after ``num_episodes``
-    episodes or exactly ``num_steps`` steps (whichever comes first), or when
-    ``should_stop()`` turns true at an episode's end.
+    Args:
+      environments: K dm_env environments (or one environment, for K = 1).
+      actor: a ``core.Actor`` driving K environments; its ``update`` is called
+        once per batched step (e.g. to step a learner or fetch parameters) unless ``should_update`` is false.
+      counter: counts ``steps`` (every environment's) and finished ``episodes``.
+      logger: receives one row per finished episode.
+      on_episode: called with each finished episode's row (besides the logger).
+      observers: see every step of a one-environment loop and add their metrics to its episode rows.
     """
 
     def __init__(
         self,
-        environment: dm_env.Environment,
+        environments: Sequence[dm_env.Environment] | dm_env.Environment,
         actor: core.Actor,
         counter: counting.Counter | None = None,
         logger: loggers.Logger | None = None,
         label: str = "environment_loop",
-        observers: Sequence[EnvLoopObserver] = (),
         should_update: bool = True,
-        should_stop: Callable[[], bool] | None = None,
-        on_step: Callable[[int], None] | None = None,
+        on_episode: Callable[[dict], None] | None = None,
+        observers: Sequence[EnvLoopObserver] = (),
     ):
-        self._environment = environment
+        if isinstance(environments, dm_env.Environment):
+            environments = [environments]
+        self._environments = list(environments)
+        if len(self._environments) != actor.num_envs:
+            raise ValueError(
+                f"The actor drives {actor.num_envs} environments but {len(self._environments)} were given."
+            )
+        self._observers = list(observers)
+        if self._observers and len(self._environments) > 1:
+            raise ValueError(
+                f"Observers follow one environment's episodes; this loop drives {len(self._environments)}. "
+                "Give observers to a loop of one environment, or leave them out."
+            )
         self._actor = actor
         self._counter = counter if counter is not None else counting.Counter(prefix=label)
         self._logger = logger if logger is not None else loggers.make_default_logger(label)
-        self._observers = list(observers)
         self._should_update = should_update
-        self._should_stop = should_stop
-        self._on_step = on_step
-        self._reward_spec = environment.reward_spec()
-        self._steps_key = self._counter.get_steps_key()
+        self._on_episode = on_episode
+        self._timesteps: list[dm_env.TimeStep] | None = None
+        self._returns: list[Any] = [None] * len(self._environments)
+        self._lengths = [0] * len(self._environments)
+        self._starts = [0.0] * len(self._environments)
 
-    def run_episode(self, max_steps: int | None = None) -> dict:
-        """Runs one episode (or ``max_steps`` of it) and returns its log row."""
-        start = time.perf_counter()
-        episode_steps = 0
-        episode_return = _episode_return_init(self._reward_spec)
-        timestep = self._environment.reset()
-        self._actor.observe_first(timestep)
+    @property
+    def num_envs(self) -> int:
+        return len(self._environments)
+
+    def _start_episode(self, index: int) -> dm_env.TimeStep:
+        environment = self._environments[index]
+        timestep = environment.reset()
+        self._actor.observe_first(index, timestep)
         for observer in self._observers:
-            observer.observe_first(self._environment, timestep)
-        while not timestep.last() and (max_steps is None or episode_steps < max_steps):
-            action = self._actor.select_action(timestep.observation)
-            timestep = self._environment.step(action)
-            self._actor.observe(action, next_timestep=timestep)
-            for observer in self._observers:
-                observer.observe(self._environment, timestep, action)
-            if self._should_update:
-                self._actor.update()
-            episode_steps += 1
-            if tree.is_nested(timestep.reward):
-                episode_return = tree.map_structure(np.add, episode_return, timestep.reward)
-            else:  # the common case, one reward array: skip the tree walk
-                episode_return = episode_return + timestep.reward
-            if self._on_step is not None:
-                self._on_step(episode_steps)
-        counts = self._counter.increment(episodes=1 if timestep.last() else 0, steps=episode_steps)
-        elapsed = time.perf_counter() - start
-        result = {
-            "episode_length": episode_steps,
-            "episode_return": episode_return,
-            "steps_per_second": episode_steps / max(elapsed, 1e-9),
-            "episode_finished": bool(timestep.last()),
+            observer.observe_first(environment, timestep)
+        self._returns[index] = tree.map_structure(lambda s: np.zeros(s.shape, s.dtype), environment.reward_spec())
+        self._lengths[index] = 0
+        self._starts[index] = time.perf_counter()
+        return timestep
+
+    def _end_episode(self, index: int, uncounted_steps: int) -> dict:
+        counts = self._counter.increment(episodes=1, steps=uncounted_steps)
+        elapsed = time.perf_counter() - self._starts[index]
+        row = {
+            "episode_length": self._lengths[index],
+            "episode_return": self._returns[index],
+            "steps_per_second": self._lengths[index] / max(elapsed, 1e-9),
+            "episode_finished": True,
+            "environment_index": index,
+            **counts,
         }
-        result.update(counts)
         for observer in self._observers:
-            result.update(observer.get_metrics())
-        return result
+            row.update(observer.get_metrics())
+        self._logger.write(row)
+        if self._on_episode is not None:
+            self._on_episode(row)
+        return row
+
+    def run(self, num_steps: int) -> list[dict]:
+        """Takes ``num_steps`` environment steps (over all K); returns the rows of the episodes that ended.
+
+        When fewer than K steps remain, only the first environments step; the
+        others keep their episode for the next call.
+        """
+        if isinstance(num_steps, bool) or not isinstance(num_steps, int) or num_steps < 0:
+            raise ValueError(f"num_steps must be a non-negative integer, got {num_steps!r}.")
+        return self._run(lambda steps, finished: steps < num_steps, num_steps)
+
+    def run_episodes(self, num_episodes: int) -> list[dict]:
+        """Steps until ``num_episodes`` episodes (over all K) have ended; returns their rows."""
+        if isinstance(num_episodes, bool) or not isinstance(num_episodes, int) or num_episodes < 0:
+            raise ValueError(f"num_episodes must be a non-negative integer, got {num_episodes!r}.")
+        return self._run(lambda steps, finished: len(finished) < num_episodes, None)[:num_episodes]
 
     def episode_returns(self, num_episodes: int) -> list[float]:
-        """Runs ``num_episodes`` whole episodes (nothing logged) and returns their summed returns."""
-        return [float(np.sum(self.run_episode()["episode_return"])) for _ in range(num_episodes)]
+        """Runs until ``num_episodes`` episodes have ended and returns their summed returns."""
+        return [float(np.sum(row["episode_return"])) for row in self.run_episodes(num_episodes)]
 
-    def run(self, num_episodes: int | None = None, num_steps: int | None = None) -> int:
-        """Runs until a budget is spent; returns the number of steps taken."""
-        for name, value in (("num_episodes", num_episodes), ("num_steps", num_steps)):
-            if value is not None and value < 0:
-                raise ValueError(f"{name} must be None (no limit) or a non-negative count, got {value}.")
-        episodes = steps = 0
-        while (num_episodes is None or episodes < num_episodes) and (num_steps is None or steps < num_steps):
-            remaining = None if num_steps is None else num_steps - steps
-            result = self.run_episode(max_steps=remaining)
-            episodes += 1
-            steps += result["episode_length"]
-            self._logger.write(result)
-            if self._should_stop is not None and self._should_stop():
-                break
-        return steps
+    def _run(self, go_on: Callable[[int, list], bool], num_steps: int | None) -> list[dict]:
+        if self._timesteps is None:
+            self._timesteps = [self._start_episode(i) for i in range(self.num_envs)]
+        finished: list[dict] = []
+        steps = counted = 0  # steps are counted at episodes' ends and at the end of the call (one count each)
+        while go_on(steps, finished):
+            observations = [t.observation for t in self._timesteps]
+            if tree.is_nested(observations[0]):
+                observations = tree.map_structure(lambda *xs: np.stack(xs), *observations)
+            else:  # the common case, one array per environment: skip the tree walks
+                observations = np.stack(observations)
+            actions = self._actor.select_actions(observations)
+            nested_actions = tree.is_nested(actions)
+            active = self.num_envs if num_steps is None else min(self.num_envs, num_steps - steps)
+            for i in range(active):
+                action = tree.map_structure(lambda a: a[i], actions) if nested_actions else actions[i]
+                timestep = self._environments[i].step(action)
+                self._actor.observe(i, action, timestep)
+                for observer in self._observers:
+                    observer.observe(self._environments[i], timestep, action)
+                if tree.is_nested(timestep.reward):
+                    self._returns[i] = tree.map_structure(np.add, self._returns[i], timestep.reward)
+                else:
+                    self._returns[i] = self._returns[i] + timestep.reward
+                self._lengths[i] += 1
+                if timestep.last():
+                    finished.append(self._end_episode(i, steps + i + 1 - counted))
+                    counted = steps + i + 1
+                    timestep = self._start_episode(i)
+                self._timesteps[i] = timestep
+            steps += active
+            if self._should_update:
+                self._actor.update()
+        if steps > counted:
+            self._counter.increment(steps=steps - counted)
+        return finished

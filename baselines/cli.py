@@ -114,6 +114,35 @@ def _checked_overrides(args: argparse.Namespace) -> dict:
     return overrides
 
 
+def _add_run_option_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per ``RunOptions`` field, with its description: ``--launcher``, ``--replay``, ``--num-actors``, ..."""
+    from acme.experiments import options
+
+    for field in dataclasses.fields(options.RunOptions):
+        meta = field.metadata
+        applies = meta["launchers"]
+        where = "" if applies == options.RUN_LAUNCHERS else f"with --launcher {' or '.join(applies)}: "
+        flag = options.flag_spelling(field.name)
+        if field.type == "bool":
+            parser.add_argument(flag, action="store_true", help=where + meta["help"])
+            continue
+        parser.add_argument(
+            flag,
+            default="local" if field.name == "launcher" else field.default,
+            help=where + meta["help"],
+            **{key: meta[key] for key in ("choices", "type", "metavar") if key in meta},
+        )
+
+
+def run_options(args: argparse.Namespace):
+    """The run's ``RunOptions`` from its flags; a bad value or combination is refused naming the flags."""
+    from acme.experiments import options
+
+    return options.from_flags(
+        **{field.name: getattr(args, field.name) for field in dataclasses.fields(options.RunOptions)}
+    )
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m baselines",
@@ -161,14 +190,7 @@ def make_parser() -> argparse.ArgumentParser:
         default=5.0,
         help="seconds between terminal log lines, 0 for every row",
     )
-    run.add_argument(
-        "--launcher",
-        choices=("local", "threads", "ray", "anakin"),
-        default="local",
-        help="local: one process, actor and learner interleaved (default); threads: the distributed "
-        "program with every node a thread; ray: every node a Ray actor; anakin: the whole loop (environment, "
-        "acting, storage, learning) in one jitted call on the device, for jax: environments",
-    )
+    _add_run_option_flags(run)
     run.add_argument(
         "--num-seeds",
         type=arguments.positive_integer,
@@ -185,66 +207,11 @@ def make_parser() -> argparse.ArgumentParser:
         "in the same call, e.g. learning_rate=1e-3,3e-4",
     )
     run.add_argument(
-        "--replay",
-        choices=("local", "reverb", "learner", "server"),
-        default=None,
-        help="replay backend: local tables in this process (the default with --launcher local; with "
-        "--launcher threads, tables its threads share), a reverb server (the 'reverb' "
-        "extra; the default for distributed runs where it is installed), or, for distributed runs, "
-        "tables held by the learner, fed with each item once by reverb queues where reverb is installed, else "
-        "over direct authenticated connections from the actors (the default of distributed runs without reverb), "
-        "or a replay node of local tables that the actors feed and the learner samples over such connections "
-        "(server; distributed runs, no reverb needed)",
-    )
-    run.add_argument(
         "--num-envs",
         type=arguments.positive_integer,
         default=None,
         help="environments each actor drives, with one batched policy call per step (default: the tuned "
         "baseline's, else 1)",
-    )
-    run.add_argument(
-        "--num-actors",
-        type=arguments.positive_integer,
-        default=None,
-        help="actors of a distributed run, threads or ray (default: 2)",
-    )
-    run.add_argument(
-        "--inference",
-        choices=("actor", "server"),
-        default=None,
-        help="who evaluates the policy in a distributed run (threads/ray): each actor with its own copy of the "
-        "parameters (actor, the default), or one inference node that batches every actor's observations "
-        "(server; every agent, recurrent ones with their state held per actor on the server; not with "
-        "max_policy_lag)",
-    )
-    run.add_argument(
-        "--ray-address",
-        default=None,
-        help="with --launcher ray: join the running Ray cluster whose head node is at host:port "
-        "(default: start a local Ray instance that listens on loopback only); the cluster's "
-        "machines then reach this run's nodes and replay server",
-    )
-    run.add_argument(
-        "--bind-address",
-        default=None,
-        metavar="HOST",
-        help="with --launcher ray: open the local Ray instance to other machines, with HOST (an IP "
-        "address of this machine) as its node address; Ray's gRPC servers and the replay server "
-        "then listen on every interface (default: loopback only; see the README)",
-    )
-    run.add_argument(
-        "--placement",
-        default=None,
-        metavar="JSON",
-        help="with --launcher ray: the resources each node or group reserves, so that Ray places it on a machine "
-        'that has them, e.g. \'{"learner": {"num_gpus": 1}, "actor": {"custom": {"actor_host": 1}}}\' '
-        "(nodes: replay, counter, learner, evaluator; group: actor; default: no reservations)",
-    )
-    run.add_argument(
-        "--dashboard",
-        action="store_true",
-        help="with --launcher ray: also start Ray's dashboard, on 127.0.0.1 (or on --bind-address)",
     )
     run.add_argument(
         "--checkpoint-dir",
@@ -464,23 +431,11 @@ def _default_run_dir(agent: str, env: str, seed: int) -> str:
     return os.path.join("runs", f"{agent}-{safe_env}-seed{seed}-{time.strftime('%Y%m%d-%H%M%S')}")
 
 
-def check_launcher_flags(args: argparse.Namespace) -> None:
-    """Refuses Ray's flags without ``--launcher ray``, ``--bind-address``/``--dashboard`` with a joined cluster,
-    ``--replay local`` with Ray, and reverb replay without the ``reverb`` extra."""
-    import launch
-    from acme.utils import extras
-    from launch import network
+def check_launcher_flags(args: argparse.Namespace):
+    """The run's ``RunOptions`` (which refuse options their launcher has no use for, and bad combinations), after
+    refusing anakin's own flags without ``--launcher anakin`` and an unreachable ``--ray-address``."""
     from launch.ray_launcher import check_ray_cluster
 
-    ray_flags = [
-        flag
-        for flag, given in (
-            ("--ray-address", args.ray_address is not None),
-            ("--bind-address", args.bind_address is not None),
-            ("--dashboard", args.dashboard),
-        )
-        if given
-    ]
     anakin_flags = [
         flag
         for flag, given in (("--num-seeds", args.num_seeds is not None), ("--sweep", args.sweep is not None))
@@ -491,76 +446,17 @@ def check_launcher_flags(args: argparse.Namespace) -> None:
             f"{anakin_flags[0]} trains several agents in one call on the device, which only --launcher anakin does. "
             f"Add --launcher anakin (with a jax: environment), or leave {anakin_flags[0]} out."
         )
-    if args.launcher == "anakin":
-        given = [
-            flag
-            for flag, value in (
-                ("--replay", args.replay),
-                ("--inference", args.inference),
-                ("--placement", args.placement),
-                ("--num-actors", args.num_actors),
-            )
-            if value is not None
-        ]
-        if given:
-            raise ValueError(
-                f"{given[0]} is for the host and distributed launchers; --launcher anakin keeps the environments, "
-                f"replay and learner on the device in one call. Leave {given[0]} out."
-            )
-    if args.replay == "local" and args.launcher == "ray":
-        raise ValueError(
-            "--replay local keeps the tables inside one process; Ray runs the learner and actors in "
-            "processes of their own. Leave --replay out, use --replay learner (the learner's tables, fed over "
-            "direct connections) or reverb, or use --launcher threads or local."
-        )
-    if args.replay in ("learner", "server") and args.launcher == "local":
-        raise ValueError(
-            f"--replay {args.replay} is for distributed runs: the {args.replay} node keeps the tables and the actors' "
-            "processes send it their items. --launcher local already samples local tables in this one process; add "
-            "--launcher threads or ray, or leave --replay out."
-        )
-    if ray_flags and args.launcher != "ray":
-        where = (
-            "runs in this one process" if args.launcher == "local" else "runs every node as a thread of this process"
-        )
-        raise ValueError(
-            f"{ray_flags[0]} is for Ray, which only --launcher ray uses; the {args.launcher} launcher "
-            f"{where}. Add --launcher ray, or leave {ray_flags[0]} out."
-        )
-    if args.inference is not None and args.launcher == "local":
-        raise ValueError(
-            "--inference chooses where a distributed run's actors get their actions; --launcher local acts in "
-            "this one process. Add --launcher threads or ray, or leave --inference out."
-        )
-    if args.placement is not None:
-        if args.launcher != "ray":
-            raise ValueError(
-                f"--placement tells Ray which machine runs each node; the {args.launcher} launcher runs them all "
-                "in this process. Add --launcher ray, or leave --placement out."
-            )
-        launch.placement_from_json(args.placement)  # refused here, before anything is built or written
-    if args.ray_address is not None and len(ray_flags) > 1:
-        raise ValueError(
-            f"{ray_flags[1]} applies to the Ray instance this command starts; a cluster joined with "
-            "--ray-address keeps the addresses and dashboard it was started with (ray start "
-            "--node-ip-address, --include-dashboard)."
-        )
-    if args.bind_address is not None:
-        try:
-            network.check_bind_address(args.bind_address)
-        except ValueError as error:
-            raise ValueError(f"--bind-address: {error}.") from None
-    if args.ray_address is not None:
-        check_ray_cluster(args.ray_address)  # before anything is built or written
-    if args.replay == "reverb":
-        extras.require("reverb", "--replay reverb")
+    options = run_options(args)
+    if options.ray_address is not None:
+        check_ray_cluster(options.ray_address)  # before anything is built or written
+    return options
 
 
 def run_command(args: argparse.Namespace) -> int:
     from acme.experiments import CheckpointingConfig
     from acme.utils import loggers
 
-    check_launcher_flags(args)
+    options = check_launcher_flags(args)
     run_dir = args.run_dir or _default_run_dir(args.agent, args.env, args.seed)
     checkpointing = None
     if args.checkpoint_dir:
@@ -597,7 +493,7 @@ def run_command(args: argparse.Namespace) -> int:
         config = dataclasses.replace(config, num_envs_per_actor=args.num_envs)
     with _new_run_directory(run_dir):  # only once the arguments made a valid experiment
         _write_config(args, config, run_dir)
-        return _train(args, config, run_dir)
+        return _train(args, config, run_dir, options)
 
 
 def _write_config(args: argparse.Namespace, config, run_dir: str) -> None:
@@ -606,14 +502,14 @@ def _write_config(args: argparse.Namespace, config, run_dir: str) -> None:
     hyperparameters.write_config(run_dir, args.agent, args.env, config.builder.config)
 
 
-def _train(args: argparse.Namespace, config, run_dir: str) -> int:
+def _train(args: argparse.Namespace, config, run_dir: str, options) -> int:
     """Trains ``config`` with the chosen launcher, then writes the result, policy snapshot and curve."""
     from acme.experiments import run_experiment
     from baselines.plotting import plot_learning_curve
 
-    if args.launcher != "local":
-        return run_distributed(args, config, run_dir)
-    replay = args.replay or "local"
+    if options.launcher != "local":
+        return run_distributed(args, config, run_dir, options)
+    replay = options.replay_backend
     envs = f", {config.num_envs_per_actor} environments" if config.num_envs_per_actor > 1 else ""
     print(
         f"Running {args.agent} on {args.env} (seed {args.seed}) for {config.max_num_actor_steps} steps "
@@ -688,35 +584,23 @@ def _export_snapshot(
     return 0
 
 
-def run_distributed(args: argparse.Namespace, config, run_dir: str) -> int:
+def run_distributed(args: argparse.Namespace, config, run_dir: str, options) -> int:
     """Runs the experiment as a program of nodes and reports the evaluator's last row."""
     import launch
     from acme.experiments import make_distributed_experiment
     from baselines import results
 
-    num_actors = 2 if args.num_actors is None else args.num_actors
-    from acme.experiments.distributed import default_learner_feed, default_replay
-
-    replay = args.replay or default_replay()  # without reverb: the learner's own tables, fed directly
-    feed = f", fed by {default_learner_feed()}" if replay == "learner" else ""
-    program = make_distributed_experiment(
-        config, num_actors=num_actors, replay=replay, inference=args.inference or "actor"
-    )
-    where = f"Ray cluster {args.ray_address}" if args.ray_address else f"{args.launcher} launcher"
+    replay = options.replay_backend
+    feed = f", fed by {options.feed}" if replay == "learner" else ""
+    program = make_distributed_experiment(config, options)
+    where = f"Ray cluster {options.ray_address}" if options.ray_address else f"{options.launcher} launcher"
     print(
-        f"Running {args.agent} on {args.env} (seed {args.seed}) with {num_actors} actors on the {where} "
+        f"Running {args.agent} on {args.env} (seed {args.seed}) with {options.actors} actors on the {where} "
         f"for {config.max_num_actor_steps} steps ({replay} replay{feed}); logs in {run_dir}",
         flush=True,
     )
     start = time.perf_counter()
-    launch.launch(
-        program,
-        launcher=args.launcher,
-        address=args.ray_address,
-        bind_address=args.bind_address,
-        dashboard=args.dashboard,
-        placement=launch.placement_from_json(args.placement) if args.placement is not None else None,
-    )
+    launch.launch(program, options.launch_options())
     elapsed = time.perf_counter() - start
     evaluations = [
         (int(float(r["actor_steps"])), float(r["evaluation_return"])) for r in results.evaluator_rows(run_dir)

@@ -158,7 +158,7 @@ def evaluate_snapshot(directory: str, episodes: int, seed: int = 0) -> list[floa
     policy, environment, params, builder = _load(directory, seed)
     spec = specs.make_environment_spec(environment)
     # The agent's own actor: a recurrent policy needs one that carries its state across steps.
-    actor = builder.make_actor(jax.random.PRNGKey(seed), policy, spec, _StaticVariableSource(params), adder=None)
+    actor = builder.make_actor([jax.random.PRNGKey(seed)], policy, spec, _StaticVariableSource(params))
     loop = EnvironmentLoop(environment, actor, logger=loggers.NoOpLogger(), should_update=False)
     returns = loop.episode_returns(episodes)
     for value in returns:

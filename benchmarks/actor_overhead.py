@@ -55,10 +55,10 @@ CASES = (
 
 def _loop_steps_per_second(environment, actor, steps: int) -> float:
     loop = EnvironmentLoop(environment, actor, logger=loggers.NoOpLogger(), label="bench")
-    loop.run(num_episodes=1)  # compiles the policy (and warms the adder)
+    loop.run_episodes(1)  # compiles the policy (and warms the adder)
     start = time.perf_counter()
-    taken = loop.run(num_steps=steps)
-    return taken / (time.perf_counter() - start)
+    loop.run(steps)
+    return steps / (time.perf_counter() - start)
 
 
 def measure(agent: str, environment_id: str, steps: int) -> dict:
@@ -93,11 +93,11 @@ def measure(agent: str, environment_id: str, steps: int) -> dict:
         )
         raw = steps_per_second(environment, random_actions(spec.actions, steps))
         acting = _loop_steps_per_second(
-            environment, builder.make_actor(actor_key, policy, spec, variable_source=learner), steps
+            environment, builder.make_actor([actor_key], policy, spec, variable_source=learner), steps
         )
         adder = builder.make_adder(client, spec, policy)
         with_adder = _loop_steps_per_second(
-            environment, builder.make_actor(actor_key, policy, spec, variable_source=learner, adder=adder), steps
+            environment, builder.make_actor([actor_key], policy, spec, variable_source=learner, adders=[adder]), steps
         )
         items_written = sum(info.current_size for info in client.server_info().values())
     finally:

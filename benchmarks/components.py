@@ -2,7 +2,7 @@
 
 - **actor**: DQN's exploratory actor with its adder writing into a local
   replay table (no learner), driving K = 1, 8, 32 CartPole environments
-  (``VectorEnvironmentLoop``), against raw stepping of one environment with
+  (``EnvironmentLoop``), against raw stepping of one environment with
   pre-drawn random actions.
 - **learner**: DQN updates per second (batch 64, the default network) with U =
   1, 4, 16 fused updates per call, fed from a local replay table, from an
@@ -37,10 +37,10 @@ if __name__ == "__main__":  # before jax loads; imported by tests, the module le
 import jax  # noqa: E402
 
 from acme import specs  # noqa: E402
+from acme.environment_loop import EnvironmentLoop  # noqa: E402
 from acme.replay import tables  # noqa: E402
 from acme.replay.local_client import LocalReplay  # noqa: E402
 from acme.utils import counting, loggers  # noqa: E402
-from acme.vector_environment_loop import VectorEnvironmentLoop  # noqa: E402
 from baselines import arguments, registry  # noqa: E402
 from benchmarks.common import machine, random_actions, steps_per_second, write_report  # noqa: E402
 
@@ -75,12 +75,12 @@ def timed_acting(num_envs: int, steps: int) -> dict:
     replay = LocalReplay(_open_tables(builder, spec, policy))
     learner = builder.make_learner(jax.random.PRNGKey(0), networks, iter(()), QUIET, spec)
     adders = [builder.make_adder(replay, spec, policy) for _ in range(num_envs)]
-    actor = builder.make_vector_actor(
+    actor = builder.make_actor(
         list(jax.random.split(jax.random.PRNGKey(1), num_envs)), policy, spec, variable_source=learner, adders=adders
     )
     environments = [registry.make_agent_environment(AGENT, ENV_ID, seed=i) for i in range(num_envs)]
     counter = counting.Counter()
-    loop = VectorEnvironmentLoop(environments, actor, counter=counter, logger=loggers.NoOpLogger())
+    loop = EnvironmentLoop(environments, actor, counter=counter, logger=loggers.NoOpLogger())
     loop.run(200 * num_envs)  # compiles the policy for this K
     steps_before, items_before = counter.get_counts().get("steps", 0), _items(replay)
     start = time.perf_counter()

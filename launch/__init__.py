@@ -25,8 +25,9 @@ from launch.config import Resources, RestartPolicy, thread_environment
 from launch.context import stop_requested, wait_for_stop
 from launch.errors import ClusterConnectionError, GraphError, LaunchError, LaunchTimeout, NodeError
 from launch.handles import Handle
-from launch.launcher import LAUNCHERS, launch
+from launch.launcher import launch
 from launch.nodes import FunctionNode, LocalServiceNode, Node, ReverbNode, ServiceNode
+from launch.options import LAUNCHERS, LaunchOptions
 from launch.placement import Placement, placement_from_json
 from launch.program import NodeSpec, Program
 
@@ -37,6 +38,7 @@ __all__ = [
     "Handle",
     "LAUNCHERS",
     "LaunchError",
+    "LaunchOptions",
     "LaunchTimeout",
     "LocalServiceNode",
     "Node",

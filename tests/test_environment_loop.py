@@ -1,4 +1,4 @@
-"""EnvironmentLoop: counting, logging, observers and stop conditions."""
+"""EnvironmentLoop: counting, logging, observers and budgets, in one environment and in K."""
 
 import numpy as np
 import pytest
@@ -11,18 +11,23 @@ from acme.utils.observers import ActionHistogramObserver
 
 
 class RecordingActor(core.Actor):
-    def __init__(self):
+    def __init__(self, num_envs=1):
+        self._num_envs = num_envs
         self.first = 0
         self.observed = 0
         self.updates = 0
 
-    def select_action(self, observation):
-        return np.int32(1)
+    @property
+    def num_envs(self):
+        return self._num_envs
 
-    def observe_first(self, timestep):
+    def select_actions(self, observations):
+        return np.ones(len(observations), np.int32)
+
+    def observe_first(self, index, timestep):
         self.first += 1
 
-    def observe(self, action, next_timestep):
+    def observe(self, index, action, next_timestep):
         self.observed += 1
 
     def update(self, wait=False):
@@ -40,20 +45,22 @@ class ListLogger:
         pass
 
 
-def make_loop(episode_length=10, **kwargs):
-    env = fakes.FakeEnvironment(fakes.discrete_spec(), episode_length=episode_length)
-    actor = RecordingActor()
+def make_loop(episode_length=10, num_envs=1, **kwargs):
+    environments = [
+        fakes.FakeEnvironment(fakes.discrete_spec(), episode_length=episode_length) for _ in range(num_envs)
+    ]
+    actor = RecordingActor(num_envs)
     logger = ListLogger()
     counter = counting.Counter()
-    loop = EnvironmentLoop(env, actor, counter=counter, logger=logger, **kwargs)
+    loop = EnvironmentLoop(environments, actor, counter=counter, logger=logger, **kwargs)
     return loop, actor, logger, counter
 
 
 def test_runs_whole_episodes_and_counts():
     loop, actor, logger, counter = make_loop(episode_length=10)
-    steps = loop.run(num_episodes=3)
-    assert steps == 30
-    assert actor.first == 3 and actor.observed == 30 and actor.updates == 30
+    rows = loop.run_episodes(3)
+    assert len(rows) == 3
+    assert actor.first == 4 and actor.observed == 30 and actor.updates == 30  # the fourth episode has begun
     assert counter.get_counts() == {"episodes": 3, "steps": 30}
     assert [row["episode_length"] for row in logger.rows] == [10, 10, 10]
     # FakeEnvironment rewards are t = 1..10.
@@ -61,48 +68,53 @@ def test_runs_whole_episodes_and_counts():
     assert all(row["steps_per_second"] > 0 for row in logger.rows)
 
 
-def test_step_budget_is_exact():
+def test_a_step_budget_is_exact_and_the_episode_in_progress_goes_on_at_the_next_call():
     loop, actor, logger, counter = make_loop(episode_length=10)
-    assert loop.run(num_steps=25) == 25
+    assert len(loop.run(25)) == 2
     assert actor.observed == 25
-    assert counter.get_counts()["steps"] == 25
-    assert counter.get_counts()["episodes"] == 2  # the third episode was cut short
-    assert logger.rows[-1]["episode_finished"] is False
+    assert counter.get_counts() == {"episodes": 2, "steps": 25}
+    loop.run(5)
+    assert counter.get_counts() == {"episodes": 3, "steps": 30}
+    assert [row["episode_length"] for row in logger.rows] == [10, 10, 10]
 
 
-def test_first_budget_reached_wins():
-    loop, _, _, _ = make_loop(episode_length=10)
-    assert loop.run(num_episodes=1, num_steps=1000) == 10
-    assert loop.run(num_episodes=100, num_steps=15) == 15
-
-
-def test_should_stop_ends_after_episode():
-    calls = []
-    loop, _, logger, _ = make_loop(episode_length=4, should_stop=lambda: len(calls.append(1) or calls) >= 2)
-    loop.run()
-    assert len(logger.rows) == 2
+def test_k_environments_share_a_step_budget_and_count_every_step():
+    loop, actor, logger, counter = make_loop(episode_length=4, num_envs=3)
+    loop.run(10)  # three batched steps for all 3, then one for the first environment only, which ends its episode
+    assert actor.observed == 10 and actor.updates == 4
+    assert counter.get_counts() == {"episodes": 1, "steps": 10}
+    assert [(row["environment_index"], row["steps"]) for row in logger.rows] == [(0, 10)]  # counts as of its end
+    loop.run(3)  # one batched step: the first environment's new episode goes on, the other two end theirs
+    assert [(row["environment_index"], row["steps"]) for row in logger.rows[1:]] == [(1, 12), (2, 13)]
 
 
 def test_no_updates_when_disabled():
     loop, actor, _, _ = make_loop(should_update=False)
-    loop.run(num_episodes=1)
+    loop.run_episodes(1)
     assert actor.updates == 0
 
 
 def test_observers_add_metrics():
     loop, _, logger, _ = make_loop(episode_length=6, observers=[ActionHistogramObserver()])
-    loop.run(num_episodes=1)
+    loop.run_episodes(1)
     assert logger.rows[0]["action_1_count"] == 6
 
 
-def test_negative_budget_rejected():
+def test_observers_are_refused_with_several_environments():
+    with pytest.raises(ValueError, match="Observers follow one environment's episodes; this loop drives 2"):
+        make_loop(num_envs=2, observers=[ActionHistogramObserver()])
+
+
+@pytest.mark.parametrize("budget", [-1, 2.5, True])
+def test_a_bad_budget_is_refused(budget):
     loop, _, _, _ = make_loop()
-    with pytest.raises(ValueError, match="num_steps"):
-        loop.run(num_steps=-1)
+    with pytest.raises(ValueError, match="num_steps must be a non-negative integer"):
+        loop.run(budget)
+    with pytest.raises(ValueError, match="num_episodes must be a non-negative integer"):
+        loop.run_episodes(budget)
 
 
-def test_episode_returns_runs_whole_episodes_without_logging():
-    loop, _, logger, counter = make_loop(episode_length=4)
+def test_episode_returns_runs_whole_episodes():
+    loop, _, _, counter = make_loop(episode_length=4)
     assert loop.episode_returns(3) == [10.0, 10.0, 10.0]  # rewards 1..4
-    assert logger.rows == []
     assert counter.get_counts()["episodes"] == 3

@@ -29,13 +29,14 @@ class AgentBuilder(abc.ABC):
     @abc.abstractmethod
     def make_actor(
         self,
-        random_key: jax.Array,
+        random_keys: Sequence[jax.Array],
         policy: Any,
         environment_spec: specs.EnvironmentSpec,
         variable_source: core.VariableSource | None = None,
-        adder: Any | None = None,
+        adders: Sequence[Any] | None = None,
     ) -> core.Actor:
-        """An actor acting with ``policy`` and parameters from ``variable_source``."""
+        """An actor of ``len(random_keys)`` environments (one key each; one adder each, or none for evaluation)
+        acting with ``policy`` and parameters from ``variable_source``."""
 
     @abc.abstractmethod
     def make_learner(
@@ -54,23 +55,10 @@ class AgentBuilder(abc.ABC):
     def make_policy(self, networks: Any, environment_spec: specs.EnvironmentSpec, evaluation: bool = False) -> Any:
         """The acting policy (exploratory unless ``evaluation``)."""
 
-    def make_vector_actor(
-        self,
-        random_keys: Sequence[jax.Array],
-        policy: Any,
-        environment_spec: specs.EnvironmentSpec,
-        variable_source: core.VariableSource | None = None,
-        adders: Sequence[Any] | None = None,
-    ) -> Any:
-        """An actor of ``len(random_keys)`` environments (``acme.jax.actors.VectorActor``), one adder each."""
-        raise NotImplementedError(
-            f"{type(self).__name__} does not support num_envs_per_actor > 1; use num_envs_per_actor=1."
-        )
-
     def check_vector_acting(self, num_envs: int) -> None:
         """Raises when this agent's actors cannot drive ``num_envs`` environments each, one adder each
-        (``num_envs_per_actor``). ``make_vector_actor`` checks it; so does an actor whose policy an inference server
-        evaluates, which never calls ``make_vector_actor``."""
+        (``num_envs_per_actor``). ``make_actor`` checks it when it is given adders; so does an actor whose policy an
+        inference server evaluates, which never calls ``make_actor``."""
         if num_envs > 1:
             raise NotImplementedError(
                 f"{type(self).__name__} does not support num_envs_per_actor > 1; use num_envs_per_actor=1."

@@ -9,16 +9,16 @@ import jax
 
 from acme import core, specs
 from acme.agents import builders
-from acme.jax.actors import GenericActor, RecurrentActor, RecurrentPolicy, RecurrentVectorActor, VectorActor
+from acme.jax.actors import RecurrentPolicy, RecurrentVectorActor, VectorActor
 from acme.jax.learner import LearnerDefinition
 from acme.jax.variable_client import VariableClient
 from acme.replay.priorities import priority_writer
 
 
 class ConfiguredBuilder(builders.AgentBuilder):
-    """A builder with ``self.config``, its agent's learner, and ``GenericActor`` / ``VectorActor`` acting with
-    the ``"policy"`` variables fetched every ``config.variable_update_period`` steps (their recurrent versions
-    for a ``RecurrentPolicy``).
+    """A builder with ``self.config``, its agent's learner, and a ``VectorActor`` acting with the ``"policy"``
+    variables fetched every ``config.variable_update_period`` steps (a ``RecurrentVectorActor`` for a
+    ``RecurrentPolicy``).
 
     Subclasses set ``config_class``: a builder made without a config uses its
     defaults, and a config of another class is refused. Without a
@@ -72,17 +72,6 @@ class ConfiguredBuilder(builders.AgentBuilder):
         )
 
     def make_actor(
-        self,
-        random_key: jax.Array,
-        policy: Any,
-        environment_spec: specs.EnvironmentSpec,
-        variable_source: core.VariableSource | None = None,
-        adder: Any = None,
-    ) -> core.Actor:
-        actor = RecurrentActor if isinstance(policy, RecurrentPolicy) else GenericActor
-        return actor(policy, random_key, self._policy_client(variable_source), adder)
-
-    def make_vector_actor(
         self,
         random_keys: Sequence[jax.Array],
         policy: Any,

@@ -1,7 +1,7 @@
 """Replay, dataset, adder and actor for agents that learn from n-step transitions.
 
 DQN, SAC, TD3, D4PG and MPO all store n-step transitions in one replay table
-under a samples-per-insert rate limiter and act with a ``GenericActor``; they
+under a samples-per-insert rate limiter and act with a ``VectorActor``; they
 differ only in their learner and policy. Their builders subclass
 ``NStepTransitionBuilder`` and read the shared fields from ``self.config``
 (see ``acme.agents.config_checks.check_transition_replay``), plus optional

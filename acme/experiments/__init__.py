@@ -16,6 +16,7 @@ _LAZY = {
     "ExperimentResult": "acme.experiments.in_process",
     "run_experiment": "acme.experiments.in_process",
     "make_distributed_experiment": "acme.experiments.distributed",
+    "RunOptions": "acme.experiments.options",
 }
 
 __all__ = ["CheckpointingConfig", "ExperimentCheckpointer", "ExperimentConfig", *sorted(_LAZY)]

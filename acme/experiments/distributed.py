@@ -17,22 +17,16 @@ from acme.experiments.checkpointing import ExperimentCheckpointer, experiment_id
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.evaluation import Evaluator
 from acme.experiments.inference import (
-    INFERENCE_MODES,
     InferenceServer,
     ServedActor,
-    ServedVectorActor,
     check_servable,
     connect,
 )
+from acme.experiments.options import DISTRIBUTED, RunOptions
 from acme.experiments.seeding import ExperimentSeeds
 from acme.jax.polling_source import PollingVariableSource, to_host
 from acme.replay.local_client import LocalReplay, LocalTablesClient
 from acme.utils import counting, extras
-from acme.vector_environment_loop import VectorEnvironmentLoop
-
-REPLAY_BACKENDS = ("reverb", "local", "learner", "server")
-LEARNER_FEEDS = ("reverb", "direct")  # how items reach a learner that holds the replay
-TRANSFER_QUEUE_SIZE = 1_000  # items an actor may write ahead of a learner that holds the replay
 
 LOCAL_REPLAY_NEEDS_THREADS = (
     "its replay is local tables that the learner and actors share inside this process. Use launcher='threads', "
@@ -40,18 +34,6 @@ LOCAL_REPLAY_NEEDS_THREADS = (
     "local tables that the other processes reach over direct connections) or replay='reverb' (a reverb server; it "
     f"needs the 'reverb' extra: {extras.INSTALL_REVERB})."
 )
-
-
-def default_learner_feed() -> str:
-    """How actors send items to a learner that holds the replay: reverb transfer queues where reverb is installed,
-    else the direct connection (``acme.replay.direct``)."""
-    return "reverb" if extras.available("reverb") else "direct"
-
-
-def default_replay() -> str:
-    """The replay of a distributed program when none is asked for: reverb where it is installed, else the
-    learner's own tables fed over direct connections (both run on every launcher)."""
-    return "reverb" if extras.available("reverb") else "learner"
 
 
 def replay_client(replay: Any) -> Any:
@@ -382,28 +364,16 @@ class ActorNode:
         counter = counting.Counter(self._counter, prefix="actor")
         keys = seeds.actor_keys(self._actor_id, num_envs)
         environments = [config.environment_factory(seed) for seed in seeds.environment_seeds(self._actor_id, num_envs)]
-        if num_envs == 1:
-            if self._inference is not None:
-                actor = ServedActor(server, keys[0], self._adders[0], self._actor_id)
-            else:
-                actor = builder.make_actor(keys[0], policy, spec, variable_source=source, adder=self._adders[0])
-            if hasattr(actor, "restore"):
-                actor.restore({"num_steps": share})
-            loop = EnvironmentLoop(
-                environments[0], actor, counter=counter, logger=logger, label="actor", should_stop=should_stop
-            )
-            run = loop.run
+        if self._inference is not None:
+            actor = ServedActor(server, keys, self._adders, self._actor_id)
         else:
-            if self._inference is not None:
-                actor = ServedVectorActor(server, keys, self._adders, self._actor_id)
-            else:
-                actor = builder.make_vector_actor(keys, policy, spec, variable_source=source, adders=self._adders)
-            actor.restore({"num_steps": np.full(num_envs, share, np.int32)})
-            loop = VectorEnvironmentLoop(environments, actor, counter=counter, logger=logger, label="actor")
+            actor = builder.make_actor(keys, policy, spec, variable_source=source, adders=self._adders)
+        actor.restore({"num_steps": np.full(num_envs, share, np.int32)})
+        loop = EnvironmentLoop(environments, actor, counter=counter, logger=logger, label="actor")
 
-            def run() -> None:
-                while not should_stop():
-                    loop.run(100 * num_envs)
+        def run() -> None:
+            while not should_stop():
+                loop.run(100 * num_envs)
 
         try:
             if not _budget_spent(self._counter, config.max_num_actor_steps):
@@ -481,22 +451,12 @@ class EvaluatorNode:
 
 
 def make_distributed_experiment(
-    config: ExperimentConfig,
-    num_actors: int,
-    actor_restarts: int = 3,
-    variable_poll_seconds: float = 0.2,
-    learner_restarts: int = 3,
-    replay: str | None = None,
-    inference: str = "actor",
-    inference_batch_size: int = 64,
-    inference_wait_seconds: float = 0.002,
-    transfer_queue_size: int = TRANSFER_QUEUE_SIZE,
-    learner_feed: str | None = None,
+    config: ExperimentConfig, options: RunOptions | None = None, **fields: Any
 ) -> launch.Program:
-    """A program that runs ``config`` with a replay node, a counter, a learner, ``num_actors`` actors
-    and an evaluator. Actors and the evaluator are terminal: the program ends when the actors
-    have spent ``config.max_num_actor_steps`` (counted across all of them) and the final
-    evaluation is done. Actors that crash are restarted up to ``actor_restarts`` times.
+    """A program that runs ``config`` with a replay node, a counter, a learner, ``options.actors`` actors
+    and an evaluator, as ``options`` (a ``RunOptions``, or its fields as keywords) say. Actors and the evaluator
+    are terminal: the program ends when the actors have spent ``config.max_num_actor_steps`` (counted across all
+    of them) and the final evaluation is done. Actors that crash are restarted up to ``actor_restarts`` times.
 
     With ``config.checkpointing`` the program resumes from the directory's newest checkpoint
     (replay tables, counts and learner state), the learner saves at the configured interval and
@@ -521,7 +481,6 @@ def make_distributed_experiment(
     authenticated direct connection to the learner, ``acme.replay.direct``, waiting on the learner's rate
     limiter; a restarted learner listens at a new address, and the actors, whose connection then fails, connect
     to it again).
-    ``None`` takes reverb where it is installed, else the direct connection.
 
     ``inference`` picks who evaluates the actors' policy: ``"actor"`` (each actor, with its own copy of the
     parameters) or ``"server"`` (an ``InferenceServer`` node, ``"inference"``, that holds the parameters and
@@ -530,22 +489,13 @@ def make_distributed_experiment(
     environment, and evaluates each actor with its own ``builder.for_actor`` policy; builders that bound the
     policy lag, ``actors_fetch_directly``, are refused).
     """
-    if not isinstance(num_actors, int) or num_actors < 1:
-        raise ValueError(f"num_actors must be a positive integer, got {num_actors!r}.")
-    if actor_restarts < 0 or learner_restarts < 0:
-        raise ValueError(f"actor_restarts and learner_restarts must be >= 0, got {actor_restarts}, {learner_restarts}.")
-    replay = default_replay() if replay is None else replay
-    if replay not in REPLAY_BACKENDS:
-        raise ValueError(f"replay must be one of {REPLAY_BACKENDS} or None (the default), got {replay!r}.")
-    learner_feed = default_learner_feed() if learner_feed is None else learner_feed
-    if learner_feed not in LEARNER_FEEDS:
-        raise ValueError(f"learner_feed must be one of {LEARNER_FEEDS} or None (the default), got {learner_feed!r}.")
-    if replay == "reverb" or (replay == "learner" and learner_feed == "reverb"):
-        extras.require("reverb", f"Distributed replay over reverb (replay={replay!r}, learner_feed={learner_feed!r})")
-    if isinstance(transfer_queue_size, bool) or not isinstance(transfer_queue_size, int) or transfer_queue_size < 1:
-        raise ValueError(f"transfer_queue_size must be a positive integer, got {transfer_queue_size!r}.")
-    if inference not in INFERENCE_MODES:
-        raise ValueError(f"inference must be one of {INFERENCE_MODES}, got {inference!r}.")
+    if options is None:
+        options = RunOptions(**fields)
+    elif fields:
+        raise TypeError(f"Give a RunOptions or its fields as keywords, not both; got {sorted(fields)}.")
+    if options.launcher not in (None, *DISTRIBUTED):
+        raise ValueError(f"A distributed program runs on the threads or ray launcher, not {options.launcher!r}.")
+    num_actors, replay, learner_feed = options.actors, options.replay_backend, options.feed
     config.builder.check_vector_acting(config.num_envs_per_actor)  # refused here, not in an actor's process later
     staging, fallback, counts, replay_state = None, None, {}, None
     if config.checkpointing is not None:
@@ -579,7 +529,7 @@ def make_distributed_experiment(
         from acme.replay.feed import transfer_queues
         from acme.replay.reverb_tables import to_reverb_tables
 
-        return to_reverb_tables(transfer_queues(make_tables(), transfer_queue_size))
+        return to_reverb_tables(transfer_queues(make_tables(), options.transfer_queue_size))
 
     holds_replay, served = replay == "learner", replay == "server"
     listener = None  # the node whose replay_address() the actors send their items to, with a direct feed
@@ -605,7 +555,7 @@ def make_distributed_experiment(
             label="replay",
         )
     counter = program.add_node(launch.ServiceNode(make_counter, counts), label="counter")
-    restarts = learner_restarts if config.checkpointing is not None else 0
+    restarts = options.learner_restarts if config.checkpointing is not None else 0
     learner = program.add_node(
         launch.ServiceNode(LearnerNode, config, spec, replay, counter, holds_replay, learner_feed, served),
         label="learner",
@@ -614,7 +564,7 @@ def make_distributed_experiment(
     if replay is None:
         listener = learner
     server = None
-    if inference == "server":
+    if options.inference_mode == "server":
         check_servable(builder, config.num_envs_per_actor)
         server = program.add_node(
             launch.ServiceNode(
@@ -622,14 +572,14 @@ def make_distributed_experiment(
                 config,
                 spec,
                 learner,
-                inference_batch_size,
-                inference_wait_seconds,
-                variable_poll_seconds,
+                options.inference_batch_size,
+                options.inference_wait_seconds,
+                options.variable_poll_seconds,
                 num_actors,
             ),
             label="inference",
         )
-    with program.group("actor", restart=launch.RestartPolicy(max_restarts=actor_restarts)):
+    with program.group("actor", restart=launch.RestartPolicy(max_restarts=options.actor_restarts)):
         for actor_id in range(num_actors):
             program.add_node(
                 launch.ServiceNode(
@@ -641,7 +591,7 @@ def make_distributed_experiment(
                     None if served else replay,
                     learner,
                     counter,
-                    variable_poll_seconds,
+                    options.variable_poll_seconds,
                     server,
                     listener,
                 ),

@@ -9,12 +9,9 @@ import dm_env
 import numpy as np
 import tree
 
-from acme import specs
-from acme.environment_loop import EnvironmentLoop
+from acme import core, specs
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.seeding import ExperimentSeeds
-from acme.jax.actors import VectorActor
-from acme.utils import counting, loggers
 
 
 @dataclasses.dataclass
@@ -33,8 +30,7 @@ class Evaluator:
     ``variable_source`` is the learner, or a handle to it; the actor fetches its
     newest policy before each evaluation and keeps it for all the episodes. The
     ``num_eval_episodes`` episodes run side by side, one per environment, with
-    one batched policy call per step for all of them (a builder without vector
-    actors runs them one after another in one environment).
+    one batched policy call per step for all of them.
     """
 
     def __init__(
@@ -44,26 +40,13 @@ class Evaluator:
         builder = config.builder
         policy = builder.make_policy(networks, environment_spec, evaluation=True)
         self._num_episodes = config.num_eval_episodes
-        try:
-            actor = builder.make_vector_actor(
-                seeds.evaluator_keys(self._num_episodes), policy, environment_spec, variable_source=variable_source
-            )
-        except NotImplementedError:  # this builder acts in one environment at a time
-            actor = builder.make_actor(seeds.evaluator_key(), policy, environment_spec, variable_source=variable_source)
-            loop = EnvironmentLoop(
-                config.environment_factory(seeds.evaluator_environment_seed()),
-                actor,
-                counter=counting.Counter(prefix="evaluator"),
-                logger=loggers.NoOpLogger(),
-                label="evaluator",
-                should_update=False,
-            )
-            self._episode_returns = lambda: loop.episode_returns(self._num_episodes)
-        else:
-            environments = [
-                config.environment_factory(seed) for seed in seeds.evaluator_environment_seeds(self._num_episodes)
-            ]
-            self._episode_returns = lambda: side_by_side_episode_returns(environments, actor)
+        actor = builder.make_actor(
+            seeds.evaluator_keys(self._num_episodes), policy, environment_spec, variable_source=variable_source
+        )
+        environments = [
+            config.environment_factory(seed) for seed in seeds.evaluator_environment_seeds(self._num_episodes)
+        ]
+        self._episode_returns = lambda: side_by_side_episode_returns(environments, actor)
         self._actor = actor
         self._logger = config.get_logger_factory()("evaluator", "actor_steps")
 
@@ -92,7 +75,7 @@ class Evaluator:
         self._logger.close()
 
 
-def side_by_side_episode_returns(environments: Sequence[dm_env.Environment], actor: VectorActor) -> list[float]:
+def side_by_side_episode_returns(environments: Sequence[dm_env.Environment], actor: core.Actor) -> list[float]:
     """One whole episode in each environment, all stepped together by ``actor`` (one batched policy call per
     step); returns each episode's summed reward. An environment whose episode is over waits, its last
     observation in the batch and its actions unused, until every episode is."""

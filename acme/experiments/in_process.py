@@ -20,20 +20,19 @@ from acme.experiments.checkpointing import (
 )
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.evaluation import EvaluationResult, Evaluator
-from acme.experiments.interrupt import StopAtEpisodeEnd
+from acme.experiments.interrupt import StopAtNextCheck
 from acme.experiments.learning_actor import (
     InsertPressure,
     LearnerStepper,
     LearningActor,
-    LearningVectorActor,
     table_infos,
 )
+from acme.experiments.options import REPLAYS
 from acme.experiments.seeding import ExperimentSeeds
 from acme.replay.local_client import LocalReplay
 from acme.utils import counting, extras
-from acme.vector_environment_loop import VectorEnvironmentLoop
 
-REPLAY_BACKENDS = ("local", "reverb")
+REPLAY_BACKENDS = REPLAYS["local"]
 
 __all__ = ["REPLAY_BACKENDS", "EvaluationResult", "ExperimentResult", "run_experiment"]
 
@@ -138,27 +137,16 @@ class _InProcessRun:
         self.actor_logger = logger_factory("actor", "actor_steps")
         keys = seeds.actor_keys(0, num_envs, self.resumes)  # a resumed run does not replay its first random streams
         actor_counter = counting.Counter(self.counter, prefix="actor")
-        if num_envs == 1:
-            adder = builder.make_adder(self.replay_client, spec, policy)
-            self.actor = builder.make_actor(keys[0], policy, spec, variable_source=self.learner, adder=adder)
-            self.train_loop = EnvironmentLoop(
-                environments[0],
-                LearningActor(self.actor, self.learner, self.iterator, pressure),
-                counter=actor_counter,
-                logger=self.actor_logger,
-                label="actor",
-            )
-        else:
-            adders = [builder.make_adder(self.replay_client, spec, policy) for _ in range(num_envs)]
-            self.actor = builder.make_vector_actor(keys, policy, spec, variable_source=self.learner, adders=adders)
-            self.train_loop = VectorEnvironmentLoop(
-                environments,
-                LearningVectorActor(self.actor, LearnerStepper(self.learner, self.iterator, pressure)),
-                counter=actor_counter,
-                logger=self.actor_logger,
-                label="actor",
-            )
-        if restored is not None and restored.actor_state is not None and hasattr(self.actor, "restore"):
+        adders = [builder.make_adder(self.replay_client, spec, policy) for _ in range(num_envs)]
+        self.actor = builder.make_actor(keys, policy, spec, variable_source=self.learner, adders=adders)
+        self.train_loop = EnvironmentLoop(
+            environments,
+            LearningActor(self.actor, LearnerStepper(self.learner, self.iterator, pressure)),
+            counter=actor_counter,
+            logger=self.actor_logger,
+            label="actor",
+        )
+        if restored is not None and restored.actor_state is not None:
             self.actor.restore(restored.actor_state)  # exploration schedules go on from the saved step
         self.evaluator = Evaluator(config, spec, networks, self.learner) if config.eval_every else None
 
@@ -178,14 +166,14 @@ class _InProcessRun:
                 desc=config.environment_id or "train",
             )
         say = bar.write if bar is not None else print  # messages that do not break the progress bar
-        # With checkpoints, the first Ctrl-C or SIGTERM saves one when the episode ends and then stops the run.
-        interrupt = StopAtEpisodeEnd(enabled=self.checkpointer is not None, announce=say)
+        # With checkpoints, the first Ctrl-C or SIGTERM saves one at the next check and then stops the run.
+        interrupt = StopAtNextCheck(enabled=self.checkpointer is not None, announce=say)
         try:
             with interrupt:
                 while self.actor_steps < config.max_num_actor_steps:
                     until_eval = self.next_eval - self.actor_steps if self.evaluator is not None else None
                     taken, episode_return = _act(
-                        self.train_loop, config.max_num_actor_steps - self.actor_steps, until_eval, self.actor_logger
+                        self.train_loop, config.max_num_actor_steps - self.actor_steps, until_eval
                     )
                     self.actor_steps += taken
                     if bar is not None:
@@ -198,8 +186,8 @@ class _InProcessRun:
                         if bar is not None:
                             bar.set_description(f"{config.environment_id or 'train'} eval={mean_return:.1f}")
                         finished = finished or (stop_at_return is not None and mean_return >= stop_at_return)
-                    # Between episodes the adder has flushed every item, so replay matches the counts saved with
-                    # it (with K environments, others are mid-episode: their unwritten n-step items are not saved).
+                    # Episodes in progress restart on resume: their items not yet written (an n-step adder's last
+                    # few, a sequence adder's partial sequence) are not saved.
                     if self.checkpointer is not None and (
                         finished or interrupt.requested or self.checkpointer.due(learner_steps_of(self.learner))
                     ):
@@ -234,7 +222,7 @@ class _InProcessRun:
                 "evaluations": [dataclasses.astuple(e) for e in self.evaluations],
             },
             replay_client=self.replay_client,
-            actor_state=self.actor.save() if hasattr(self.actor, "save") else None,
+            actor_state=self.actor.save(),
         )
         say(f"Checkpoint saved: {path} (actor steps {self.actor_steps}).")
 
@@ -261,19 +249,13 @@ class _InProcessRun:
         )
 
 
-_VECTOR_CHUNK = 1_000  # K environments act this many steps between checks for evaluations and checkpoints
+_CHUNK = 1_000  # steps (over the K environments) between checks for evaluations and checkpoints
 
 
-def _act(loop: Any, budget: int, until_eval: int | None, logger: Any) -> tuple[int, float | None]:
-    """One stretch of acting: an episode (one environment) or up to the next check (K environments).
-
-    Returns the steps taken and the return of the last episode that ended (None if none did).
-    """
-    if isinstance(loop, EnvironmentLoop):
-        result = loop.run_episode(max_steps=budget)
-        logger.write(result)
-        return result["episode_length"], float(np.sum(result["episode_return"]))
-    steps = min(budget, _VECTOR_CHUNK, until_eval if until_eval is not None and until_eval > 0 else budget)
+def _act(loop: EnvironmentLoop, budget: int, until_eval: int | None) -> tuple[int, float | None]:
+    """One stretch of acting, up to the next check. Returns the steps taken and the return of the last episode
+    that ended (None if none did)."""
+    steps = min(budget, _CHUNK, until_eval if until_eval is not None and until_eval > 0 else budget)
     rows = loop.run(steps)  # the loop logs each finished episode itself
     return steps, float(np.sum(rows[-1]["episode_return"])) if rows else None
 
@@ -285,7 +267,7 @@ def _interval(checkpointer: ExperimentCheckpointer) -> str:
         every.append(f"{config.every_minutes:g} min")
     if config.every_learner_steps is not None:
         every.append(f"{config.every_learner_steps} learner steps")
-    return f"every {' or '.join(every)}, between episodes; the newest {config.keep} kept"
+    return f"every {' or '.join(every)}, checked every {_CHUNK} actor steps; the newest {config.keep} kept"
 
 
 def _start_reverb(

@@ -3,14 +3,14 @@
 ``InferenceServer`` polls the learner's ``"policy"`` parameters, gathers the observations that actors send,
 evaluates them in jitted calls over batches (at most ``max_batch_size`` observations, waiting at most
 ``max_wait_seconds`` for more after the first), and answers each actor with its actions and the policy's extras.
-``ServedActor`` and ``ServedVectorActor`` are the actor side: they keep their environments' random keys, step
-counts and adders, and send each step's observations, keys and steps to the server, so that their actions are
-those their own policy would take with the same parameters and keys.
+``ServedActor`` is the actor side: it keeps its environments' random keys, step counts and adders as every
+actor does, and sends each step's observations, keys and steps to the server, so that its actions are
+those its own policy would take with the same parameters and keys.
 
 It serves every actor policy kind: feed-forward, ``ExtrasPolicy`` (the extras come back to the actor's adders)
 and ``RecurrentPolicy``, whose recurrent state the server holds per actor and environment (reset when the
 actor starts an episode; the state each action was chosen from comes back as ``extras["core_state"]``, as from a
-``RecurrentActor``). Actors whose builder gives them their own policy (``builder.for_actor``: e.g. Ape-X's spread
+``RecurrentVectorActor``). Actors whose builder gives them their own policy (``builder.for_actor``: e.g. Ape-X's spread
 of epsilons) are evaluated with it: one call per distinct policy in a batch. Builders that bound the policy lag
 (``actors_fetch_directly``) are refused: the server's parameters are polled, so their lag is not bounded.
 """
@@ -27,17 +27,15 @@ import time
 import uuid
 from typing import Any, Callable, Sequence
 
-import dm_env
 import jax
 import numpy as np
 
 from acme import core, specs, types
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.inference_transport import InferenceClient, InferenceListener
-from acme.jax.actors import ExtrasPolicy, RecurrentPolicy, recurrent_select_with_reset
+from acme.jax.actors import ActingState, ExtrasPolicy, RecurrentPolicy, recurrent_select_with_reset
 from acme.jax.polling_source import PollingVariableSource
 
-INFERENCE_MODES = ("actor", "server")
 BATCH_SIZES_KEPT = 10_000
 
 
@@ -326,9 +324,9 @@ class InferenceServer:
             self._listener.close()
 
 
-class ServedVectorActor:
-    """Acts in K environments through an ``InferenceServer``: the ``VectorActor`` interface, with each
-    environment's random key, step count and adder kept here and the policy (and any recurrent state) there.
+class ServedActor(ActingState):
+    """Acts in K environments through an ``InferenceServer``: each environment's random key, step count and adder
+    are kept here (``ActingState``, as every actor keeps them), the policy (and any recurrent state) there.
     ``actor_id`` picks the actor's own policy on the server (``builder.for_actor``)."""
 
     def __init__(
@@ -338,66 +336,17 @@ class ServedVectorActor:
         adders: Sequence[Any | None] | None = None,
         actor_id: int = 0,
     ):
-        if len(random_keys) < 1:
-            raise ValueError("random_keys must hold one key per environment (at least one).")
-        if adders is not None and len(adders) != len(random_keys):
-            raise ValueError(f"Give one adder per environment: {len(random_keys)} keys but {len(adders)} adders.")
+        super().__init__(random_keys, adders)
         self._server = server
         self._client = uuid.uuid4().hex
         self._actor_id = actor_id
-        self._keys = np.stack([np.asarray(jax.device_get(key)) for key in random_keys])
-        self._steps = np.zeros(len(random_keys), np.int32)
-        self._resets = np.ones(len(random_keys), bool)  # every environment starts from the initial state
-        self._extras: Any = ()
-        self._adders = list(adders) if adders is not None else [None] * len(random_keys)
-        self._episode_open = [False] * len(random_keys)
-
-    @property
-    def num_envs(self) -> int:
-        return len(self._adders)
-
-    @property
-    def num_steps(self) -> int:
-        return int(self._steps.sum())
-
-    def save(self) -> dict:
-        """Each environment's step count and random key (a recurrent state is not kept: episodes restart)."""
-        return {"num_steps": self._steps.copy(), "key": self._keys.copy()}
-
-    def restore(self, state: dict) -> None:
-        """Continues from ``save()``'s state (of an actor with as many environments)."""
-        steps = np.asarray(state["num_steps"], np.int32)
-        if steps.shape != self._steps.shape:
-            raise ValueError(
-                f"The saved actor drove {steps.size} environments; this one drives {self.num_envs} "
-                "(resume with the same num_envs_per_actor)."
-            )
-        self._steps = steps.copy()
-        if "key" in state:
-            self._keys = np.asarray(state["key"]).copy()
 
     def select_actions(self, observations: types.NestedArray) -> np.ndarray:
         actions, self._extras, self._keys = self._server.select(
             self._client, self._actor_id, observations, self._keys, self._steps, self._resets
         )
-        self._resets = np.zeros(self.num_envs, bool)
-        self._steps = self._steps + 1
+        self._stepped()
         return actions
-
-    def observe_first(self, index: int, timestep: dm_env.TimeStep) -> None:
-        self._resets[index] = True  # a new episode starts from the initial state
-        adder = self._adders[index]
-        if adder is not None:
-            if self._episode_open[index]:
-                adder.reset()
-            adder.add_first(timestep)
-            self._episode_open[index] = True
-
-    def observe(self, index: int, action: types.NestedArray, next_timestep: dm_env.TimeStep) -> None:
-        adder = self._adders[index]
-        if adder is not None:
-            adder.add(action, next_timestep, jax.tree.map(lambda x: x[index], self._extras))
-            self._episode_open[index] = not next_timestep.last()
 
     def update(self, wait: bool = False) -> None:
         """Nothing to fetch: the server holds the parameters."""
@@ -405,46 +354,6 @@ class ServedVectorActor:
     def close(self) -> None:
         """Tells the server to drop this actor's recurrent states."""
         self._server.forget(self._client)
-
-
-class ServedActor(core.Actor):
-    """One environment's actor through an ``InferenceServer`` (the ``GenericActor`` interface)."""
-
-    def __init__(self, server: Any, random_key: types.PRNGKey, adder: Any | None = None, actor_id: int = 0):
-        self._vector = ServedVectorActor(server, [random_key], [adder], actor_id)
-
-    @property
-    def num_steps(self) -> int:
-        return self._vector.num_steps
-
-    def save(self) -> dict:
-        state = self._vector.save()
-        return {"num_steps": int(state["num_steps"][0]), "key": state["key"][0]}
-
-    def restore(self, state: dict) -> None:
-        if np.ndim(state["num_steps"]) != 0:
-            raise ValueError(f"The saved actor drove {np.size(state['num_steps'])} environments; this one drives 1.")
-        vector_state = {"num_steps": np.asarray([state["num_steps"]], np.int32)}
-        if "key" in state:
-            vector_state["key"] = np.asarray(state["key"])[None]
-        self._vector.restore(vector_state)
-
-    def select_action(self, observation: types.NestedArray) -> np.ndarray:
-        batched = jax.tree.map(lambda x: np.asarray(x)[None], observation)
-        return jax.tree.map(lambda x: x[0], self._vector.select_actions(batched))
-
-    def observe_first(self, timestep: dm_env.TimeStep) -> None:
-        self._vector.observe_first(0, timestep)
-
-    def observe(self, action: types.NestedArray, next_timestep: dm_env.TimeStep) -> None:
-        self._vector.observe(0, action, next_timestep)
-
-    def update(self, wait: bool = False) -> None:
-        """Nothing to fetch: the server holds the parameters."""
-
-    def close(self) -> None:
-        """Tells the server to drop this actor's recurrent state."""
-        self._vector.close()
 
 
 def connect(server: Any) -> tuple[Any, Callable[[], None]]:

@@ -14,13 +14,12 @@ _NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
 _UNWIND_SECONDS = 10.0  # how long a run stopped by SIGTERM without checkpoints may take to unwind before it is ended
 
 
-class StopAtEpisodeEnd:
-    """Signal handlers that ask the training loop to stop at the next episode boundary.
+class StopAtNextCheck:
+    """Signal handlers that ask the training loop to stop at its next check (the end of a stretch of acting).
 
-    Mid-episode, transitions may still sit in the adder and would be missing
-    from a replay checkpoint, so the first SIGINT (Ctrl-C) or SIGTERM (a
-    scheduler's preemption notice) only sets ``requested``; the loop saves a
-    checkpoint when the episode ends and then calls ``stop``. A second signal
+    The first SIGINT (Ctrl-C) or SIGTERM (a scheduler's preemption notice)
+    only sets ``requested``, so that no step is cut in half; the loop saves a
+    checkpoint at its next check and then calls ``stop``. A second signal
     stops at once (the last periodic checkpoint is then the one that resumes).
 
     With ``enabled=False`` (a run with nothing to save) Ctrl-C stays Python's
@@ -48,7 +47,7 @@ class StopAtEpisodeEnd:
             self._raise(signum, "")
         self.signum = signum
         self._announce(
-            f"{_NAMES[signum]}: saving a checkpoint when this episode ends, then stopping "
+            f"{_NAMES[signum]}: saving a checkpoint at the next check, then stopping "
             f"({_NAMES[signum]} again stops now, losing the steps since the last checkpoint)."
         )
         sys.stdout.flush()
@@ -88,7 +87,7 @@ class StopAtEpisodeEnd:
             return {signum: self._handle for signum in _SIGNALS}
         return {signal.SIGTERM: self._stop_unsaved}
 
-    def __enter__(self) -> "StopAtEpisodeEnd":
+    def __enter__(self) -> "StopAtNextCheck":
         if not self._active:
             return self
         for signum, handler in self._handlers().items():

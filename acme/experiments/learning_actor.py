@@ -84,44 +84,9 @@ def table_infos(tables: list, replay_client: Any, restored: bool) -> Callable[[]
     return lambda: {table.name: table.info for table in tables}
 
 
-class LearningActor(core.Actor):
-    """An actor whose ``update`` also steps the learner as often as replay allows.
-
-    The replay table's samples-per-insert rate limiter decides: every batch the
-    dataset has ready is one learner step, so learning keeps the configured
-    ratio to acting. With local replay that is all (inserts never wait, and
-    the learner catches up after every actor step). With reverb, when the
-    learner has fallen so far behind that the next inserts would block (see
-    ``InsertPressure``), it steps until it has caught up.
-    """
-
-    def __init__(
-        self,
-        actor: core.Actor,
-        learner: core.Learner,
-        iterator: core.PrefetchingIterator,
-        pressure: InsertPressure | None = None,
-        max_learner_steps_per_update: int = 64,
-    ):
-        self._actor = actor
-        self._step_learner = LearnerStepper(learner, iterator, pressure, max_learner_steps_per_update)
-
-    def select_action(self, observation):
-        return self._actor.select_action(observation)
-
-    def observe_first(self, timestep) -> None:
-        self._actor.observe_first(timestep)
-
-    def observe(self, action, next_timestep) -> None:
-        self._actor.observe(action, next_timestep)
-
-    def update(self, wait: bool = False) -> None:
-        if self._step_learner():
-            self._actor.update(wait)
-
-
 class LearnerStepper:
-    """Steps the learner as often as replay allows now (see ``LearningActor``); returns the steps taken."""
+    """Steps the learner as often as replay allows now (the rule ``LearningActor`` follows); returns the steps
+    taken."""
 
     def __init__(
         self,
@@ -147,11 +112,18 @@ class LearnerStepper:
         return steps
 
 
-class LearningVectorActor:
-    """A ``VectorActor`` whose ``update`` also steps the learner as often as replay allows (``LearningActor``'s
-    rule)."""
+class LearningActor(core.Actor):
+    """An actor whose ``update`` also steps the learner as often as replay allows.
 
-    def __init__(self, actor: Any, step_learner: LearnerStepper):
+    The replay table's samples-per-insert rate limiter decides: every batch the
+    dataset has ready is one learner step, so learning keeps the configured
+    ratio to acting. With local replay that is all (inserts never wait, and
+    the learner catches up after every batched actor step). With reverb, when the
+    learner has fallen so far behind that the next inserts would block (see
+    ``InsertPressure``), it steps until it has caught up.
+    """
+
+    def __init__(self, actor: core.Actor, step_learner: LearnerStepper):
         self._actor = actor
         self._step_learner = step_learner
 

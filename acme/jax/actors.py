@@ -1,9 +1,11 @@
-"""Actors around a jitted policy: one environment (``GenericActor``) or K at once (``VectorActor``), and their
-recurrent versions (``RecurrentActor``, ``RecurrentVectorActor``) that carry a policy's state across steps."""
+"""The actor: a jitted policy acting in K environments at once (K = 1 included), with one vmapped policy call per
+step for all K (``VectorActor``), and its recurrent form (``RecurrentVectorActor``) that carries each environment's
+policy state across steps. ``ActingState`` is the bookkeeping every actor shares (also one served by an inference
+server): each environment's random key, step count, adder and episode."""
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import dm_env
 import jax
@@ -25,8 +27,16 @@ class ExtrasPolicy(NamedTuple):
     policy: ActorPolicy
 
 
-def _unwrap(policy: ActorPolicy | ExtrasPolicy) -> tuple[ActorPolicy, bool]:
-    return (policy.policy, True) if isinstance(policy, ExtrasPolicy) else (policy, False)
+class RecurrentPolicy(NamedTuple):
+    """A policy with a recurrent state carried across an episode's steps.
+
+    ``policy(params, key, observation, core_state, actor_step) -> (action, extras, new_core_state)`` for one
+    unbatched observation; ``initial_state(params)`` is the state at an episode's start. ``extras`` (a dict,
+    maybe empty) goes to the adder.
+    """
+
+    policy: Callable
+    initial_state: Callable
 
 
 class _Placed:
@@ -56,114 +66,23 @@ class _Placed:
         return self._jitted(self._placed_params, key, *inputs)
 
 
-class GenericActor(core.Actor):
-    """Acts with ``policy`` under the parameters that ``variable_client`` holds.
-
-    The policy and the random-key split run in one jitted call per step, and the
-    actor's own step count is passed to the policy (for exploration schedules).
-    An ``ExtrasPolicy``'s extras go to the adder with the action.
+class ActingState(core.Actor):
+    """What an actor keeps per environment, whoever evaluates its policy: a random key, a step count (exploration
+    schedules follow it), whether the episode starts afresh (a recurrent policy's state is reset there), the adder
+    and whether its episode is open, and the extras of the last batched action (handed to each adder with its
+    environment's action). Subclasses choose the actions (``select_actions``) and fetch parameters (``update``).
     """
 
-    def __init__(
-        self,
-        policy: ActorPolicy | ExtrasPolicy,
-        random_key: types.PRNGKey,
-        variable_client: VariableClient | None,
-        adder: Adder | None = None,
-        backend: str | None = "cpu",
-    ):
-        policy, self._policy_extras = _unwrap(policy)
-
-        def select(params, key, observation, step):
-            key, policy_key = jax.random.split(key)
-            return policy(params, policy_key, observation, step), key
-
-        self._select = _Placed(jax.jit(select), backend)
-        self._key = self._select.place(random_key)
-        self._variable_client = variable_client
-        self._adder = adder
-        self._extras = ()
-        self._num_steps = 0
-        self._episode_open = False
-
-    @property
-    def num_steps(self) -> int:
-        return self._num_steps
-
-    def save(self) -> dict:
-        """The actor's own state: its step count (exploration schedules follow it) and random key."""
-        return {"num_steps": self._num_steps, "key": np.asarray(jax.device_get(self._key))}
-
-    def restore(self, state: dict) -> None:
-        """Continues from ``save()``'s state; a state without ``key`` keeps this actor's key."""
-        if np.ndim(state["num_steps"]) != 0:
-            raise ValueError(
-                f"The saved actor drove {np.size(state['num_steps'])} environments; this one drives 1 "
-                "(resume with the same num_envs_per_actor)."
-            )
-        self._num_steps = int(state["num_steps"])
-        if "key" in state:
-            self._key = self._select.place(np.asarray(state["key"]))
-
-    def select_action(self, observation: types.NestedArray) -> np.ndarray:
-        params = self._variable_client.params if self._variable_client is not None else None
-        action, self._key = self._select(params, self._key, observation, self._num_steps)
-        self._num_steps += 1
-        if self._policy_extras:
-            action, extras = action
-            self._extras = jax.tree.map(np.asarray, extras)
-        return np.asarray(action)
-
-    def observe_first(self, timestep: dm_env.TimeStep) -> None:
-        if self._adder is not None:
-            if self._episode_open:  # the previous episode was cut short (e.g. a step budget)
-                self._adder.reset()
-            self._adder.add_first(timestep)
-            self._episode_open = True
-
-    def observe(self, action: types.NestedArray, next_timestep: dm_env.TimeStep) -> None:
-        if self._adder is not None:
-            self._adder.add(action, next_timestep, self._extras)
-            self._episode_open = not next_timestep.last()
-
-    def update(self, wait: bool = False) -> None:
-        if self._variable_client is not None:
-            self._variable_client.update(wait)
-
-
-class VectorActor:
-    """Acts in K environments at once: one jitted policy call (``jax.vmap``) chooses all K actions.
-
-    Environment ``i`` has its own random key, step count (exploration
-    schedules follow it) and adder, so K environments driven by one
-    ``VectorActor`` produce what K ``GenericActor``\\ s with the same keys would
-    (an ``ExtrasPolicy``'s extras as there).
-    """
-
-    def __init__(
-        self,
-        policy: ActorPolicy | ExtrasPolicy,
-        random_keys: Sequence[types.PRNGKey],
-        variable_client: VariableClient | None,
-        adders: Sequence[Adder | None] | None = None,
-        backend: str | None = "cpu",
-    ):
+    def __init__(self, random_keys: Sequence[types.PRNGKey], adders: Sequence[Adder | None] | None):
         if len(random_keys) < 1:
             raise ValueError("random_keys must hold one key per environment (at least one).")
         if adders is not None and len(adders) != len(random_keys):
             raise ValueError(f"Give one adder per environment: {len(random_keys)} keys but {len(adders)} adders.")
-        policy, self._policy_extras = _unwrap(policy)
-
-        def select(params, key, observation, step):
-            key, policy_key = jax.random.split(key)
-            return policy(params, policy_key, observation, step), key
-
-        self._select = _Placed(jax.jit(jax.vmap(select, in_axes=(None, 0, 0, 0))), backend)
-        self._keys = self._select.place(jnp.stack([jnp.asarray(k) for k in random_keys]))
-        self._variable_client = variable_client
-        self._adders = list(adders) if adders is not None else [None] * len(random_keys)
-        self._extras = ()
+        self._keys: Any = np.stack([np.asarray(jax.device_get(key)) for key in random_keys])
         self._steps = np.zeros(len(random_keys), np.int32)
+        self._resets = np.ones(len(random_keys), bool)  # every environment starts from the initial state
+        self._extras: Any = ()
+        self._adders = list(adders) if adders is not None else [None] * len(random_keys)
         self._episode_open = [False] * len(random_keys)
 
     @property
@@ -176,36 +95,38 @@ class VectorActor:
         return int(self._steps.sum())
 
     def save(self) -> dict:
-        """Each environment's step count and random key."""
+        """Each environment's step count and random key (a recurrent state is not kept: episodes restart)."""
         return {"num_steps": self._steps.copy(), "key": np.asarray(jax.device_get(self._keys))}
 
     def restore(self, state: dict) -> None:
         """Continues from ``save()``'s state (of an actor with as many environments)."""
-        steps = np.asarray(state["num_steps"], np.int32)
+        steps, keys = np.asarray(state["num_steps"], np.int32), state.get("key")
+        if steps.ndim == 0 and self.num_envs == 1:  # saved by the one-environment actor of earlier versions
+            steps, keys = steps[None], None if keys is None else np.asarray(keys)[None]
         if steps.shape != self._steps.shape:
             raise ValueError(
                 f"The saved actor drove {steps.size} environments; this one drives {self.num_envs} "
                 "(resume with the same num_envs_per_actor)."
             )
         self._steps = steps.copy()
-        if "key" in state:
-            self._keys = self._select.place(np.asarray(state["key"]))
+        if keys is not None:
+            self._keys = self._place_keys(np.asarray(keys))
 
-    def select_actions(self, observations: types.NestedArray) -> np.ndarray:
-        """Actions for a batch of K observations (leaves ``[K, ...]``), one per environment."""
-        params = self._variable_client.params if self._variable_client is not None else None
-        actions, self._keys = self._select(params, self._keys, observations, self._steps)
-        # A new array, not += : on CPU jax may read a numpy argument in place after the call has returned.
+    def _place_keys(self, keys: np.ndarray) -> Any:
+        """The keys where ``select_actions`` uses them."""
+        return keys.copy()
+
+    def _stepped(self) -> None:
+        """After a batched action: no environment starts afresh any more, each took a step. (New arrays, not
+        in-place updates: on CPU jax may read a numpy argument in place after the call has returned.)"""
+        self._resets = np.zeros(self.num_envs, bool)
         self._steps = self._steps + 1
-        if self._policy_extras:
-            actions, extras = actions
-            self._extras = jax.tree.map(np.asarray, extras)
-        return np.asarray(actions)
 
     def observe_first(self, index: int, timestep: dm_env.TimeStep) -> None:
+        self._resets[index] = True  # a new episode starts from the initial state
         adder = self._adders[index]
         if adder is not None:
-            if self._episode_open[index]:  # the previous episode was cut short
+            if self._episode_open[index]:  # the previous episode was cut short (e.g. a step budget)
                 adder.reset()
             adder.add_first(timestep)
             self._episode_open[index] = True
@@ -213,74 +134,61 @@ class VectorActor:
     def observe(self, index: int, action: types.NestedArray, next_timestep: dm_env.TimeStep) -> None:
         adder = self._adders[index]
         if adder is not None:
-            extras = jax.tree.map(lambda x: x[index], self._extras) if self._policy_extras else ()
-            adder.add(action, next_timestep, extras)
+            adder.add(action, next_timestep, jax.tree.map(lambda x: x[index], self._extras))
             self._episode_open[index] = not next_timestep.last()
 
-    def update(self, wait: bool = False) -> None:
-        if self._variable_client is not None:
-            self._variable_client.update(wait)
 
+class VectorActor(ActingState):
+    """Acts with ``policy`` under the parameters that ``variable_client`` holds, in K environments at once.
 
-class RecurrentPolicy(NamedTuple):
-    """A policy with a recurrent state carried across an episode's steps.
-
-    ``policy(params, key, observation, core_state, actor_step) -> (action, extras, new_core_state)`` for one
-    unbatched observation; ``initial_state(params)`` is the state at an episode's start. ``extras`` (a dict,
-    maybe empty) goes to the adder.
-    """
-
-    policy: Callable
-    initial_state: Callable
-
-
-class RecurrentActor(GenericActor):
-    """Acts with a ``RecurrentPolicy``, carrying its state across steps and resetting it at episode starts.
-
-    The adder receives, with every action, the policy's extras and
-    ``extras["core_state"]``: the recurrent state the action was chosen from
-    (so a learner can start unrolling a stored sequence from its first step's
-    state). Policy and key split run in one jitted call per step. Saved
-    state is ``GenericActor``'s (a recurrent state is not kept across a
-    restart: the episode restarts).
+    The policy and the random-key split run in one jitted, vmapped call per step for all K. Environment ``i``
+    has its own random key, step count (passed to the policy, for exploration schedules) and adder, so K
+    environments driven by one actor produce what K one-environment actors with the same keys would. An
+    ``ExtrasPolicy``'s extras go to the adders with the actions.
     """
 
     def __init__(
         self,
-        policy: RecurrentPolicy,
-        random_key: types.PRNGKey,
+        policy: ActorPolicy | ExtrasPolicy,
+        random_keys: Sequence[types.PRNGKey],
         variable_client: VariableClient | None,
-        adder: Adder | None = None,
+        adders: Sequence[Adder | None] | None = None,
         backend: str | None = "cpu",
     ):
-        def select(params, key, observation, core_state, step):
+        super().__init__(random_keys, adders)
+        self._variable_client = variable_client
+        self._select = _Placed(jax.jit(self._batched_select(policy)), backend)
+        self._keys = self._place_keys(self._keys)
+
+    def _batched_select(self, policy: ActorPolicy | ExtrasPolicy) -> Callable:
+        """``select(params, keys, observations, steps) -> (actions, extras, next_keys)`` for all K environments."""
+        with_extras = isinstance(policy, ExtrasPolicy)
+        act = policy.policy if with_extras else policy
+
+        def select(params, key, observation, step):
             key, policy_key = jax.random.split(key)
-            action, extras, core_state = policy.policy(params, policy_key, observation, core_state, step)
-            return action, extras, core_state, key
+            action = act(params, policy_key, observation, step)
+            action, extras = action if with_extras else (action, ())
+            return action, extras, key
 
-        super().__init__(policy.policy, random_key, variable_client, adder, backend)
-        self._select = _Placed(jax.jit(select), backend)
-        self._key = self._select.place(random_key)
-        self._initial_state = jax.jit(policy.initial_state)
-        self._core_state = None
+        return jax.vmap(select, in_axes=(None, 0, 0, 0))
 
-    def _params(self):
+    def _place_keys(self, keys: np.ndarray) -> Any:
+        return self._select.place(jnp.asarray(keys))
+
+    def _params(self) -> Any:
         return self._variable_client.params if self._variable_client is not None else None
 
-    def select_action(self, observation: types.NestedArray) -> np.ndarray:
-        if self._core_state is None:
-            self._core_state = self._initial_state(self._params())
-        action, extras, new_state, self._key = self._select(
-            self._params(), self._key, observation, self._core_state, self._num_steps
-        )
-        self._extras = {**jax.tree.map(np.asarray, extras), "core_state": jax.tree.map(np.asarray, self._core_state)}
-        self._core_state = new_state
-        self._num_steps += 1
-        return np.asarray(action)
+    def select_actions(self, observations: types.NestedArray) -> np.ndarray:
+        """Actions for a batch of K observations (leaves ``[K, ...]``), one per environment."""
+        actions, extras, self._keys = self._select(self._params(), self._keys, observations, self._steps)
+        self._stepped()
+        self._extras = jax.tree.map(np.asarray, extras)
+        return np.asarray(actions)
 
-    def observe_first(self, timestep: dm_env.TimeStep) -> None:
-        self._core_state = None  # a new episode starts from the initial state
-        super().observe_first(timestep)
+    def update(self, wait: bool = False) -> None:
+        if self._variable_client is not None:
+            self._variable_client.update(wait)
 
 
 def recurrent_select_with_reset(policy: RecurrentPolicy) -> Callable:
@@ -302,8 +210,9 @@ class RecurrentVectorActor(VectorActor):
     """Acts with a ``RecurrentPolicy`` in K environments at once: one jitted, vmapped call for all K, each
     environment with its own recurrent state (reset when its episode starts), key, step count and adder.
 
-    As with ``RecurrentActor``, the adder of environment ``i`` receives ``extras["core_state"]``: the state its
-    action was chosen from. K environments produce what K ``RecurrentActor``\\ s with the same keys would.
+    The adder of environment ``i`` receives, with every action, the policy's extras and ``extras["core_state"]``:
+    the state the action was chosen from (so a learner can start unrolling a stored sequence from its first
+    step's state). A recurrent state is not kept across a restart: the episode restarts.
     """
 
     def __init__(
@@ -314,35 +223,24 @@ class RecurrentVectorActor(VectorActor):
         adders: Sequence[Adder | None] | None = None,
         backend: str | None = "cpu",
     ):
-        super().__init__(policy.policy, random_keys, variable_client, adders, backend)
-        select = jax.vmap(recurrent_select_with_reset(policy), in_axes=(None, 0, 0, 0, 0, 0))
-        self._select = _Placed(jax.jit(select), backend)
-        self._keys = self._select.place(self._keys)
+        super().__init__(policy, random_keys, variable_client, adders, backend)
         self._initial_state = jax.jit(policy.initial_state)
         self._core_state = None
-        self._reset = np.ones(self.num_envs, bool)
+
+    def _batched_select(self, policy: RecurrentPolicy) -> Callable:
+        """``select(params, keys, observations, core_states, resets, steps) -> (actions, extras, new_states,
+        next_keys)`` for all K environments."""
+        return jax.vmap(recurrent_select_with_reset(policy), in_axes=(None, 0, 0, 0, 0, 0))
 
     def select_actions(self, observations: types.NestedArray) -> np.ndarray:
-        params = self._variable_client.params if self._variable_client is not None else None
+        params = self._params()
         if self._core_state is None:  # each environment's slot is reset before its first step
             self._core_state = jax.tree.map(
                 lambda x: jnp.zeros((self.num_envs, *x.shape), x.dtype), self._initial_state(params)
             )
         actions, extras, self._core_state, self._keys = self._select(
-            params, self._keys, observations, self._core_state, self._reset, self._steps
+            params, self._keys, observations, self._core_state, self._resets, self._steps
         )
-        # New arrays, not in-place updates: on CPU jax may read numpy arguments in place after the call returned.
-        self._reset = np.zeros(self.num_envs, bool)
-        self._steps = self._steps + 1
+        self._stepped()
         self._extras = jax.tree.map(np.asarray, extras)
         return np.asarray(actions)
-
-    def observe_first(self, index: int, timestep: dm_env.TimeStep) -> None:
-        self._reset[index] = True  # a new episode starts from the initial state
-        super().observe_first(index, timestep)
-
-    def observe(self, index: int, action: types.NestedArray, next_timestep: dm_env.TimeStep) -> None:
-        adder = self._adders[index]
-        if adder is not None:
-            adder.add(action, next_timestep, jax.tree.map(lambda x: x[index], self._extras))
-            self._episode_open[index] = not next_timestep.last()

@@ -49,7 +49,7 @@ class R2D2Builder(NStepTransitionBuilder):
 
     def check_vector_acting(self, num_envs: int) -> None:
         """One environment per actor: R2D2's sequence adder is untested with K environments per actor. (Without
-        adders, the evaluator's episodes side by side, ``make_vector_actor`` gives a ``RecurrentVectorActor``.)"""
+        adders, the evaluator's episodes side by side, ``make_actor`` gives a ``RecurrentVectorActor``.)"""
         if num_envs > 1:
             raise NotImplementedError(
                 "R2D2 acts with one environment per actor: use num_envs_per_actor=1, and more actors in a "

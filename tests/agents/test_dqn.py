@@ -190,7 +190,8 @@ def _reverb_replay(table_specs):
     "make_replay", [_local_replay, pytest.param(_reverb_replay, marks=pytest.mark.reverb)], ids=["local", "reverb"]
 )
 def test_actor_recovers_from_an_episode_cut_short(make_replay):
-    """A loop stopped mid-episode by a step budget can run again with the same actor and adder."""
+    """An episode cut short (a loop stopped mid-episode) and a new loop with the same actor: the adder drops the
+    cut episode's unfinished items and writes the new episodes' as usual."""
     from acme.environment_loop import EnvironmentLoop
 
     config = dqn.DQNConfig(hidden_sizes=(8,), min_replay_size=1, samples_per_insert=1.0)
@@ -201,18 +202,20 @@ def test_actor_recovers_from_an_episode_cut_short(make_replay):
     try:
         learner_like = _StaticSource(networks.init(jax.random.PRNGKey(0)))
         actor = builder.make_actor(
-            jax.random.PRNGKey(1),
+            [jax.random.PRNGKey(1)],
             builder.make_policy(networks, spec),
             spec,
             variable_source=learner_like,
-            adder=builder.make_adder(client, spec),
+            adders=[builder.make_adder(client, spec)],
         )
-        loop = EnvironmentLoop(
-            fakes.FakeEnvironment(spec, episode_length=10), actor, logger=loggers.NoOpLogger(), should_update=False
-        )
-        assert loop.run(num_steps=5) == 5  # cut mid-episode
-        assert loop.run(num_episodes=1) == 10
-        actor._adder.flush()
+
+        def loop():
+            environment = fakes.FakeEnvironment(spec, episode_length=10)
+            return EnvironmentLoop(environment, actor, logger=loggers.NoOpLogger(), should_update=False)
+
+        assert loop().run(5) == []  # cut mid-episode
+        assert [row["episode_length"] for row in loop().run_episodes(1)] == [10]
+        actor._adders[0].flush()
         # 10 transitions from the whole episode, plus the first 5 - 3 + 1 = 3 complete ones of the cut episode.
         assert client.server_info()[config.replay_table_name].current_size == 13
     finally:

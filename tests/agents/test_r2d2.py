@@ -79,10 +79,10 @@ def _stored_sequences(steps: int = 24):
     replay = LocalReplay(builder.make_replay_tables(SPEC), wait_on_insert=False)
     learner = builder.make_learner(jax.random.PRNGKey(0), networks, iter(()), _no_logs, SPEC, replay)
     actor = builder.make_actor(
-        jax.random.PRNGKey(1), builder.make_policy(networks, SPEC), SPEC, learner, builder.make_adder(replay, SPEC)
+        [jax.random.PRNGKey(1)], builder.make_policy(networks, SPEC), SPEC, learner, [builder.make_adder(replay, SPEC)]
     )
     environment = fakes.FakeEnvironment(SPEC, episode_length=8)
-    EnvironmentLoop(environment, actor, logger=loggers.NoOpLogger(), should_update=False).run(num_steps=steps)
+    EnvironmentLoop(environment, actor, logger=loggers.NoOpLogger(), should_update=False).run(steps)
     table = replay.table(config.replay_table_name)
     return table.sample(len(table)).data, networks, learner.get_variables(["policy"])[0]
 
@@ -152,9 +152,9 @@ def test_one_learner_step_changes_the_parameters_and_writes_priorities_back():
     dataset = LocalBatches(table, config.batch_size)
     learner = builder.make_learner(jax.random.PRNGKey(0), networks, dataset, _no_logs, SPEC, replay)
     actor = builder.make_actor(
-        jax.random.PRNGKey(1), builder.make_policy(networks, SPEC), SPEC, learner, builder.make_adder(replay, SPEC)
+        [jax.random.PRNGKey(1)], builder.make_policy(networks, SPEC), SPEC, learner, [builder.make_adder(replay, SPEC)]
     )
-    EnvironmentLoop(fakes.FakeEnvironment(SPEC, episode_length=8), actor, logger=loggers.NoOpLogger()).run(num_steps=24)
+    EnvironmentLoop(fakes.FakeEnvironment(SPEC, episode_length=8), actor, logger=loggers.NoOpLogger()).run(24)
     before = jax.tree.leaves(jax.device_get(learner.state.params))
     learner.step()
     learner.check_finite()

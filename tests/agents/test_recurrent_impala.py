@@ -11,14 +11,13 @@ import pytest
 from acme import specs
 from acme.environment_loop import EnvironmentLoop
 from acme.experiments import ExperimentConfig, run_experiment
-from acme.jax.actors import RecurrentActor, RecurrentPolicy, RecurrentVectorActor
+from acme.jax.actors import RecurrentPolicy, RecurrentVectorActor
 from acme.jax.on_policy import policy_value_over_time
 from acme.jax.policy_value import make_recurrent_policy_value_networks
 from acme.replay.local import ReplaySample, SampleInfo
 from acme.replay.local_client import LocalReplay
 from acme.testing import fakes
 from acme.utils import loggers
-from acme.vector_environment_loop import VectorEnvironmentLoop
 from baselines import registry
 from baselines.policy_export import evaluate_snapshot, export_policy
 
@@ -62,10 +61,10 @@ def _stored_rollouts(steps: int = 30):
     replay = LocalReplay(builder.make_replay_tables(SPEC), wait_on_insert=False)
     learner = builder.make_learner(jax.random.PRNGKey(0), networks, iter(()), _no_logs, SPEC)
     policy = builder.make_policy(networks, SPEC)
-    actor = builder.make_actor(jax.random.PRNGKey(1), policy, SPEC, learner, builder.make_adder(replay, SPEC))
-    assert isinstance(policy, RecurrentPolicy) and isinstance(actor, RecurrentActor)
+    actor = builder.make_actor([jax.random.PRNGKey(1)], policy, SPEC, learner, [builder.make_adder(replay, SPEC)])
+    assert isinstance(policy, RecurrentPolicy) and isinstance(actor, RecurrentVectorActor)
     environment = fakes.FakeEnvironment(SPEC, episode_length=5, truncate=True)
-    EnvironmentLoop(environment, actor, logger=loggers.NoOpLogger(), should_update=False).run(num_steps=steps)
+    EnvironmentLoop(environment, actor, logger=loggers.NoOpLogger(), should_update=False).run(steps)
     table = replay.table(config.replay_table_name)
     return table.sample(len(table)).data, networks, learner
 
@@ -114,16 +113,16 @@ def test_k_recurrent_environments_act_as_k_recurrent_actors_with_the_same_keys()
     singles = []
     for key, length in zip(keys, lengths):
         replay = LocalReplay(builder.make_replay_tables(SPEC), wait_on_insert=False)
-        actor = builder.make_actor(key, policy, SPEC, learner, builder.make_adder(replay, SPEC))
+        actor = builder.make_actor([key], policy, SPEC, learner, [builder.make_adder(replay, SPEC)])
         environment = fakes.FakeEnvironment(SPEC, episode_length=length)
-        EnvironmentLoop(environment, actor, logger=loggers.NoOpLogger(), should_update=False).run(num_steps=40)
+        EnvironmentLoop(environment, actor, logger=loggers.NoOpLogger(), should_update=False).run(40)
         singles.append(replay)
 
     replays = [LocalReplay(builder.make_replay_tables(SPEC), wait_on_insert=False) for _ in keys]
-    actor = builder.make_vector_actor(keys, policy, SPEC, learner, [builder.make_adder(r, SPEC) for r in replays])
+    actor = builder.make_actor(keys, policy, SPEC, learner, [builder.make_adder(r, SPEC) for r in replays])
     assert isinstance(actor, RecurrentVectorActor)
     environments = [fakes.FakeEnvironment(SPEC, episode_length=length) for length in lengths]
-    VectorEnvironmentLoop(environments, actor, logger=loggers.NoOpLogger(), should_update=False).run(num_steps=120)
+    EnvironmentLoop(environments, actor, logger=loggers.NoOpLogger(), should_update=False).run(120)
 
     name = config.replay_table_name
     for single, vector in zip(singles, replays):

@@ -84,9 +84,9 @@ def _stored_rollouts(agent: str, kind: str, steps: int = 30):
     replay = LocalReplay(builder.make_replay_tables(spec), wait_on_insert=False)
     learner = builder.make_learner(jax.random.PRNGKey(0), networks, iter(()), _no_logs, spec)
     policy = builder.make_policy(networks, spec)
-    actor = builder.make_actor(jax.random.PRNGKey(1), policy, spec, learner, builder.make_adder(replay, spec))
+    actor = builder.make_actor([jax.random.PRNGKey(1)], policy, spec, learner, [builder.make_adder(replay, spec)])
     environment = fakes.FakeEnvironment(spec, episode_length=5, truncate=True)
-    EnvironmentLoop(environment, actor, logger=loggers.NoOpLogger(), should_update=False).run(num_steps=steps)
+    EnvironmentLoop(environment, actor, logger=loggers.NoOpLogger(), should_update=False).run(steps)
     table = replay.table(config.replay_table_name)
     return table.sample(len(table)).data, networks, learner
 
@@ -233,9 +233,9 @@ def test_a_queue_too_small_for_the_actors_environments_is_refused(agent):
     keys = list(jax.random.split(jax.random.PRNGKey(0), 4))
     policy = builder.make_policy(networks, spec)
     with pytest.raises(ValueError, match=r"queue_size \(4\) must be at least batch_size \+ num_envs_per_actor - 1"):
-        builder.make_vector_actor(keys, policy, spec, variable_source=object(), adders=[None] * 4)
+        builder.make_actor(keys, policy, spec, variable_source=object(), adders=[None] * 4)
     # Without adders (the evaluator's actor) nothing is queued: any number of environments.
-    assert builder.make_vector_actor(keys, policy, spec, variable_source=object()).num_envs == 4
+    assert builder.make_actor(keys, policy, spec, variable_source=object()).num_envs == 4
 
 
 @pytest.mark.parametrize("agent", AGENTS)

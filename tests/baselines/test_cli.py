@@ -148,7 +148,7 @@ def test_ctrl_c_during_run_exits_130_and_says_how_to_resume(monkeypatch, capsys,
         ),
         (["run", "dqn", "--log-every", "-1"], "argument --log-every: must be a number >= 0 (0: every row), got -1."),
         (["run", "dqn", "--log-every", "inf"], "argument --log-every: must be a number >= 0 (0: every row), got inf."),
-        (["run", "dqn", "--num-actors", "0"], "argument --num-actors: must be an integer >= 1, got 0."),
+        (["run", "dqn", "--num-actors", "0"], "--num-actors must be an integer >= 1, got 0."),
         (
             ["run", "dqn", "--checkpoint-every-minutes", "0"],
             "argument --checkpoint-every-minutes: must be a number > 0, got 0.",
@@ -241,7 +241,7 @@ def test_a_run_refused_after_its_config_is_built_leaves_no_run_folder(tmp_path, 
 def test_a_refused_run_keeps_a_run_folder_the_user_made(tmp_path, capsys, monkeypatch):
     import baselines.cli as cli
 
-    def refused(args, config, run_dir):
+    def refused(args, config, run_dir, options):
         raise ValueError("refused")
 
     monkeypatch.setattr(cli, "_train", refused)

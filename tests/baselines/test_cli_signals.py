@@ -92,7 +92,7 @@ def test_a_signal_to_a_checkpointed_run_saves_a_checkpoint_then_exits_with_the_s
     flags = ["--max-steps", "100000", "--checkpoint-dir", str(checkpoints), "--checkpoint-every-steps", "1000000000"]
     output, returncode = _run_and_signal(tmp_path, signum, *flags)
     assert returncode == status, output
-    assert f"{name}: saving a checkpoint when this episode ends" in output, output
+    assert f"{name}: saving a checkpoint at the next check" in output, output
     assert f"Stopped by {name} at actor step" in output and "after a checkpoint" in output, output
     checkpointer = Checkpointer(str(checkpoints))
     assert len(checkpointer.list_checkpoints()) == 1, output  # the signal's, no periodic one

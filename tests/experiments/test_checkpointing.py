@@ -15,7 +15,7 @@ import pytest
 from acme import specs
 from acme.experiments import CheckpointingConfig, ExperimentCheckpointer, ExperimentConfig, run_experiment
 from acme.experiments.checkpointing import REPLAY, experiment_identity, reverb_checkpointer
-from acme.experiments.interrupt import StopAtEpisodeEnd
+from acme.experiments.interrupt import StopAtNextCheck
 from acme.utils.checkpoint_files import CheckpointError, CheckpointMismatchError, CorruptCheckpointWarning
 from tests.experiments.resumable_run import make_config
 
@@ -159,11 +159,11 @@ def test_sigkill_mid_run_then_resume_continues_from_the_checkpoint(tmp_path, cap
 
 def test_stop_at_episode_end_handlers_are_installed_only_when_enabled_and_restored_after():
     before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
-    with StopAtEpisodeEnd(enabled=False) as disabled:
+    with StopAtNextCheck(enabled=False) as disabled:
         assert signal.getsignal(signal.SIGINT) is before[signal.SIGINT]
     assert not disabled.requested
     messages = []
-    with StopAtEpisodeEnd(announce=messages.append) as interrupt:
+    with StopAtNextCheck(announce=messages.append) as interrupt:
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(0.1)
         assert interrupt.requested and messages[0].startswith("Ctrl-C: saving a checkpoint")
@@ -175,11 +175,11 @@ def test_stop_at_episode_end_handlers_are_installed_only_when_enabled_and_restor
 
 def test_sigterm_saves_like_ctrl_c_then_exits_with_status_143(capsys):
     messages = []
-    with StopAtEpisodeEnd(announce=messages.append) as interrupt:
+    with StopAtNextCheck(announce=messages.append) as interrupt:
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(0.1)
         assert interrupt.requested and messages == [
-            "SIGTERM: saving a checkpoint when this episode ends, then stopping (SIGTERM again stops now, "
+            "SIGTERM: saving a checkpoint at the next check, then stopping (SIGTERM again stops now, "
             "losing the steps since the last checkpoint)."
         ]
         with pytest.raises(SystemExit) as stopped:
@@ -192,7 +192,7 @@ _SWALLOWS_SYSTEM_EXIT = """
 import time
 from acme.experiments import interrupt
 interrupt._UNWIND_SECONDS = 1.0
-with interrupt.StopAtEpisodeEnd(enabled=False):
+with interrupt.StopAtNextCheck(enabled=False):
     print("ready", flush=True)
     while True:  # code that swallows the SystemExit the handler raises (a callback that C++ code made, say)
         try:

@@ -3,19 +3,15 @@ environment per episode, stepped alone, would."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import jax
 import numpy as np
 import pytest
 
 from acme import specs
-from acme.agents.builders import AgentBuilder
 from acme.environment_loop import EnvironmentLoop
 from acme.experiments import ExperimentConfig
 from acme.experiments.evaluation import Evaluator, side_by_side_episode_returns
 from acme.experiments.seeding import ExperimentSeeds
-from acme.jax.actors import GenericActor
 from acme.testing import fakes
 from acme.utils import loggers
 from agents import dqn
@@ -39,7 +35,7 @@ def test_episodes_of_different_lengths_each_run_once_and_the_finished_wait():
     policy = builder.make_policy(networks, SPEC, evaluation=True)
     lengths = [3, 7, 5]
     environments = [fakes.FakeEnvironment(SPEC, episode_length=n) for n in lengths]
-    actor = builder.make_vector_actor(list(jax.random.split(jax.random.PRNGKey(1), 3)), policy, SPEC, learner)
+    actor = builder.make_actor(list(jax.random.split(jax.random.PRNGKey(1), 3)), policy, SPEC, learner)
     returns = side_by_side_episode_returns(environments, actor)
     assert returns == [float(sum(range(1, n + 1))) for n in lengths]  # rewards 1..n
     assert [e.num_steps for e in environments] == lengths  # no step after an episode's end
@@ -76,40 +72,12 @@ def test_side_by_side_returns_equal_each_episode_stepped_alone_in_its_own_enviro
     policy = builder.make_policy(networks, spec, evaluation=True)
     alone = []
     for key, seed in zip(seeds.evaluator_keys(4), seeds.evaluator_environment_seeds(4)):
-        actor = builder.make_actor(key, policy, spec, variable_source=learner)
+        actor = builder.make_actor([key], policy, spec, variable_source=learner)
         loop = EnvironmentLoop(experiment.environment_factory(seed), actor, logger=loggers.NoOpLogger())
         alone += loop.episode_returns(1)
     assert together.mean_return == pytest.approx(np.mean(alone))
     assert together.std_return == pytest.approx(np.std(alone))
     assert len(set(alone)) > 1  # four different episodes, not one repeated
-
-
-class _OneEnvironmentDQNBuilder(dqn.DQNBuilder):
-    """DQN's builder as a builder without vector actors would be (the base class refuses them)."""
-
-    make_vector_actor = AgentBuilder.make_vector_actor
-
-
-def test_a_builder_without_vector_actors_evaluates_its_episodes_one_after_another():
-    experiment = _cartpole_experiment(num_eval_episodes=3)
-    environment = experiment.environment_factory(0)
-    spec = specs.make_environment_spec(environment)
-    networks = experiment.network_factory(spec)
-    learner = experiment.builder.make_learner(
-        jax.random.PRNGKey(0), networks, iter(()), experiment.get_logger_factory(), spec
-    )
-    one_at_a_time = dataclasses.replace(experiment, builder=_OneEnvironmentDQNBuilder(experiment.builder.config))
-    evaluator = Evaluator(one_at_a_time, spec, networks, learner)
-    assert isinstance(evaluator._actor, GenericActor)
-    result = evaluator.evaluate(100, dict, lambda: 0.0)
-
-    seeds = ExperimentSeeds(experiment.seed)
-    policy = experiment.builder.make_policy(networks, spec, evaluation=True)
-    actor = experiment.builder.make_actor(seeds.evaluator_key(), policy, spec, variable_source=learner)
-    loop = EnvironmentLoop(
-        experiment.environment_factory(seeds.evaluator_environment_seed()), actor, logger=loggers.NoOpLogger()
-    )
-    assert result.mean_return == pytest.approx(np.mean(loop.episode_returns(3)))
 
 
 def test_the_evaluators_first_environment_and_key_are_those_of_one_environment():

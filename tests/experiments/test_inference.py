@@ -18,8 +18,9 @@ import pytest
 
 import launch
 from acme import specs
+from acme.environment_loop import EnvironmentLoop
 from acme.experiments import make_distributed_experiment
-from acme.experiments.inference import InferenceServer, ServedActor, ServedVectorActor, connect
+from acme.experiments.inference import InferenceServer, ServedActor, connect
 from acme.experiments.inference_transport import InferenceClient, InferenceServerGoneError
 from acme.jax.actors import RecurrentVectorActor
 from acme.jax.variable_client import VariableClient
@@ -77,15 +78,7 @@ def _setup(agent: str, environment: str):
 
 def _act(actor, environment, adder: RecordingAdder) -> RecordingAdder:
     """``STEPS`` steps of ``actor`` in ``environment``, episodes restarting; the adder records them."""
-    timestep = environment.reset()
-    actor.observe_first(timestep)
-    for _ in range(STEPS):
-        action = actor.select_action(timestep.observation)
-        timestep = environment.step(action)
-        actor.observe(action, timestep)
-        if timestep.last():
-            timestep = environment.reset()
-            actor.observe_first(timestep)
+    EnvironmentLoop(environment, actor, logger=loggers.NoOpLogger(), should_update=False).run(STEPS)
     return adder
 
 
@@ -94,16 +87,16 @@ def _own(config, spec, networks, params, key, actor_id, num_actors) -> Recording
     builder = config.builder.for_actor(actor_id, num_actors)
     policy = builder.make_policy(networks, spec, evaluation=False)
     adder = RecordingAdder()
-    actor = builder.make_actor(key, policy, spec, variable_source=FixedParams(params), adder=adder)
+    actor = builder.make_actor([key], policy, spec, variable_source=FixedParams(params), adders=[adder])
     actor.update(wait=True)
-    actor.restore({"num_steps": LATE_STEP})
+    actor.restore({"num_steps": np.full(1, LATE_STEP, np.int32)})
     return _act(actor, config.environment_factory(actor_id), adder)
 
 
 def _served(server, config, key, actor_id, results) -> None:
     adder = RecordingAdder()
-    actor = ServedActor(server, key, adder, actor_id)
-    actor.restore({"num_steps": LATE_STEP})
+    actor = ServedActor(server, [key], [adder], actor_id)
+    actor.restore({"num_steps": np.full(1, LATE_STEP, np.int32)})
     results[actor_id] = _act(actor, config.environment_factory(actor_id), adder)
     actor.close()
 
@@ -159,20 +152,20 @@ def test_a_recurrent_policy_starts_each_episode_from_its_initial_state_on_the_se
         observation = config.environment_factory(0).reset().observation
         first = dm_env.restart(observation)
         adder = RecordingAdder()
-        actor = ServedActor(server, jax.random.PRNGKey(3), adder)
-        actor.observe_first(first)
+        actor = ServedActor(server, [jax.random.PRNGKey(3)], [adder])
+        actor.observe_first(0, first)
         for _ in range(3):
-            actor.observe(actor.select_action(observation), dm_env.transition(1.0, observation))
-        actor.observe_first(first)  # a new episode: its first state is the initial one again
-        action = actor.select_action(observation)
-        actor.observe(action, dm_env.transition(1.0, observation))
+            actor.observe(0, actor.select_actions(observation[None])[0], dm_env.transition(1.0, observation))
+        actor.observe_first(0, first)  # a new episode: its first state is the initial one again
+        action = actor.select_actions(observation[None])[0]
+        actor.observe(0, action, dm_env.transition(1.0, observation))
         hidden = [extras["core_state"]["hidden"] for _, extras in adder.steps]
         assert np.allclose(hidden[0], 0.0) and not np.allclose(hidden[1], 0.0) and np.allclose(hidden[3], 0.0)
         # Another actor's state is its own: a fresh actor starts from the initial state too.
         other = RecordingAdder()
-        second = ServedActor(server, jax.random.PRNGKey(4), other)
-        second.observe_first(first)
-        second.observe(second.select_action(observation), dm_env.transition(1.0, observation))
+        second = ServedActor(server, [jax.random.PRNGKey(4)], [other])
+        second.observe_first(0, first)
+        second.observe(0, second.select_actions(observation[None])[0], dm_env.transition(1.0, observation))
         assert np.allclose(other.steps[0][1]["core_state"]["hidden"], 0.0)
         actor.close()
         second.close()
@@ -193,7 +186,7 @@ def test_an_actor_of_several_environments_has_a_recurrent_state_per_environment_
                 actor = RecurrentVectorActor(policy, keys, VariableClient(FixedParams(params), "policy"), adders)
                 actor.update(wait=True)
             else:
-                actor = ServedVectorActor(server, keys, adders)
+                actor = ServedActor(server, keys, adders)
             actor.restore({"num_steps": np.full(2, LATE_STEP, np.int32)})
             environments = [config.environment_factory(index) for index in range(2)]
             timesteps = [environment.reset() for environment in environments]
@@ -223,7 +216,7 @@ def test_requests_that_arrive_together_are_evaluated_in_one_batch():
     try:
         observation = config.environment_factory(0).reset().observation
         batch = np.stack([observation, observation])
-        actors = [ServedVectorActor(server, [jax.random.PRNGKey(i), jax.random.PRNGKey(100 + i)]) for i in range(3)]
+        actors = [ServedActor(server, [jax.random.PRNGKey(i), jax.random.PRNGKey(100 + i)]) for i in range(3)]
         threads = [threading.Thread(target=actor.select_actions, args=(batch,)) for actor in actors]
         for thread in threads:
             thread.start()
@@ -234,7 +227,7 @@ def test_requests_that_arrive_together_are_evaluated_in_one_batch():
         assert [actor.num_steps for actor in actors] == [2, 2, 2]
         # A batch never holds more than max_batch_size observations: 5 actors of 2 make batches of at most 8.
         server.batch_sizes.clear()
-        actors = [ServedVectorActor(server, [jax.random.PRNGKey(i), jax.random.PRNGKey(50 + i)]) for i in range(5)]
+        actors = [ServedActor(server, [jax.random.PRNGKey(i), jax.random.PRNGKey(50 + i)]) for i in range(5)]
         threads = [threading.Thread(target=actor.select_actions, args=(batch,)) for actor in actors]
         for thread in threads:
             thread.start()
@@ -260,7 +253,7 @@ def test_an_actor_waiting_on_a_server_whose_batching_thread_died_gets_the_reason
     server = _BreaksOnFirstBatch(config, spec, FixedParams(params), max_batch_size=8, max_wait_seconds=0.0)
     try:
         observation = np.stack([config.environment_factory(0).reset().observation])
-        actor = ServedVectorActor(server, [jax.random.PRNGKey(0)])
+        actor = ServedActor(server, [jax.random.PRNGKey(0)])
         with pytest.raises(RuntimeError, match=r"batching thread died: MemoryError\('out of host memory'\)"):
             actor.select_actions(observation)
         with pytest.raises(RuntimeError, match="batching thread died"):  # and every later request at once
@@ -275,7 +268,7 @@ def test_actors_with_their_own_policies_share_a_batch_with_one_call_per_policy()
     try:
         observation = config.environment_factory(0).reset().observation
         batch = np.stack([observation, observation])
-        actors = [ServedVectorActor(server, [jax.random.PRNGKey(i)] * 2, actor_id=i % 2) for i in range(3)]
+        actors = [ServedActor(server, [jax.random.PRNGKey(i)] * 2, actor_id=i % 2) for i in range(3)]
         threads = [threading.Thread(target=actor.select_actions, args=(batch,)) for actor in actors]
         for thread in threads:
             thread.start()
@@ -283,7 +276,7 @@ def test_actors_with_their_own_policies_share_a_batch_with_one_call_per_policy()
             thread.join(timeout=30)
         assert list(server.batch_sizes) == [6] and server.policy_calls == 2 and server.distinct_policies == 2
         with pytest.raises(ValueError, match=r"actor_id must be in \[0, 2\)"):
-            ServedVectorActor(server, [jax.random.PRNGKey(0)], actor_id=2).select_actions(batch[:1])
+            ServedActor(server, [jax.random.PRNGKey(0)], actor_id=2).select_actions(batch[:1])
     finally:
         server.stop()
 
@@ -298,7 +291,7 @@ def test_a_policy_lag_bound_is_refused_before_the_run():
 
 @pytest.mark.parametrize("inference", ["actor", "server"])
 def test_more_environments_per_actor_than_the_agent_allows_are_refused_before_the_run(inference):
-    """R2D2 refuses num_envs_per_actor > 1; a served actor never calls make_vector_actor, so the refusal must not
+    """R2D2 refuses num_envs_per_actor > 1; a served actor never calls make_actor, so the refusal must not
     depend on it, and neither path may reach an actor's process with it."""
     config = registry.make_experiment_config("r2d2", "gymnasium:CartPole-v1", seed=0, max_steps=1_000)
     config = dataclasses.replace(config, num_envs_per_actor=2)
@@ -348,8 +341,8 @@ def test_a_direct_connection_acts_as_the_server_itself_and_refuses_a_wrong_key()
         client, disconnect = connect(_Remote(server))  # as from another process: through the socket
         direct, connected = RecordingAdder(), RecordingAdder()
         for adder, endpoint in ((direct, server), (connected, client)):
-            actor = ServedActor(endpoint, jax.random.PRNGKey(5), adder)
-            actor.restore({"num_steps": LATE_STEP})
+            actor = ServedActor(endpoint, [jax.random.PRNGKey(5)], [adder])
+            actor.restore({"num_steps": np.full(1, LATE_STEP, np.int32)})
             _act(actor, config.environment_factory(0), adder)
             actor.close()
         assert [int(a) for a, _ in connected.steps] == [int(a) for a, _ in direct.steps]
@@ -357,7 +350,7 @@ def test_a_direct_connection_acts_as_the_server_itself_and_refuses_a_wrong_key()
             jax.tree.map(np.testing.assert_array_equal, ours, theirs)
         # The server's own errors reach the actor as errors.
         with pytest.raises(RuntimeError, match=r"could not select: ValueError: actor_id must be in \[0, 1\)"):
-            ServedVectorActor(client, [jax.random.PRNGKey(0)], actor_id=3).select_actions(
+            ServedActor(client, [jax.random.PRNGKey(0)], actor_id=3).select_actions(
                 np.stack([config.environment_factory(0).reset().observation])
             )
         disconnect()
@@ -398,7 +391,7 @@ def test_an_inference_server_whose_process_dies_fails_its_actors_with_an_error_n
     try:
         host, port, key = server.stdout.readline().split()
         client = InferenceClient(host, int(port), bytes.fromhex(key))
-        actor = ServedVectorActor(client, [jax.random.PRNGKey(0), jax.random.PRNGKey(1)])
+        actor = ServedActor(client, [jax.random.PRNGKey(0), jax.random.PRNGKey(1)])
         observations = np.zeros((2, 4), np.float32)
         np.testing.assert_array_equal(actor.select_actions(observations), [0, 0])
     finally:

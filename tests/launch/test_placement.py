@@ -69,7 +69,7 @@ def test_a_bad_placement_is_refused_before_anything_starts(placement, error, mes
 
 
 def test_the_threads_launcher_refuses_a_placement():
-    with pytest.raises(ValueError, match="runs every node as a thread"):
+    with pytest.raises(ValueError, match="whose nodes are threads of this process"):
         launch.launch(_program(), "threads", placement={"learner": launch.Resources(num_cpus=1)})
 
 

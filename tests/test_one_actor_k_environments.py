@@ -1,4 +1,4 @@
-"""K environments driven by one VectorActor produce the transitions of K single actors with the same seeds."""
+"""K environments driven by one actor produce the transitions of K one-environment actors with the same seeds."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import tree
 from acme import adders, specs
 from acme.environment_loop import EnvironmentLoop
 from acme.environments import make_environment
-from acme.jax.actors import GenericActor, VectorActor
+from acme.jax.actors import VectorActor
 from acme.jax.variable_client import VariableClient
 from acme.replay import tables
 from acme.replay.local_client import LocalReplay
@@ -62,7 +62,7 @@ def _items(replay: LocalReplay) -> list:
         ("sac", "gymnasium:Pendulum-v1", False),  # batched matmuls may round differently: equal to 1e-5
     ],
 )
-def test_k_environments_give_the_transitions_of_k_single_actors(agent, env_id, exact):
+def test_k_environments_give_the_transitions_of_k_one_environment_actors(agent, env_id, exact):
     policy, spec, params = _agent(agent, env_id)
     keys = list(jax.random.split(jax.random.PRNGKey(7), K))
     seeds = [11, 12, 13]
@@ -71,23 +71,21 @@ def test_k_environments_give_the_transitions_of_k_single_actors(agent, env_id, e
     singles = []
     for key, seed in zip(keys, seeds):
         replay, adder = _replay(spec)
-        actor = GenericActor(policy, key, VariableClient(_Static(params), "policy"), adder)
+        actor = VectorActor(policy, [key], VariableClient(_Static(params), "policy"), [adder])
         loop = EnvironmentLoop(
             registry.make_agent_environment(agent, env_id, seed=seed),
             actor,
             logger=loggers.NoOpLogger(),
             should_update=False,
         )
-        loop.run(num_steps=steps)
+        loop.run(steps)
         singles.append(replay)
 
     replays, vector_adders = zip(*[_replay(spec) for _ in range(K)])
     actor = VectorActor(policy, keys, VariableClient(_Static(params), "policy"), list(vector_adders))
     counter = counting.Counter()
     finished = []
-    from acme.vector_environment_loop import VectorEnvironmentLoop
-
-    loop = VectorEnvironmentLoop(
+    loop = EnvironmentLoop(
         [registry.make_agent_environment(agent, env_id, seed=s) for s in seeds],
         actor,
         counter=counter,
@@ -112,14 +110,12 @@ def test_k_environments_give_the_transitions_of_k_single_actors(agent, env_id, e
 
 def test_episodes_end_and_reset_per_environment_and_are_logged():
     policy, spec, params = _agent("dqn", "gymnasium:CartPole-v1")
-    from acme.vector_environment_loop import VectorEnvironmentLoop
-
     rows = []
     environments = [make_environment("gymnasium:CartPole-v1", seed=s, step_limit=10 + 5 * s) for s in range(K)]
     actor = VectorActor(
         policy, list(jax.random.split(jax.random.PRNGKey(0), K)), VariableClient(_Static(params), "policy")
     )
-    loop = VectorEnvironmentLoop(
+    loop = EnvironmentLoop(
         environments, actor, logger=loggers.NoOpLogger(), should_update=False, on_episode=rows.append
     )
     loop.run(num_steps=300)
@@ -127,4 +123,4 @@ def test_episodes_end_and_reset_per_environment_and_are_logged():
     for i, lengths in by_env.items():
         assert lengths and all(length <= 10 + 5 * i for length in lengths)  # truncated at their own limits
     with pytest.raises(ValueError, match="drives 3 environments but 2 were given"):
-        VectorEnvironmentLoop(environments[:2], actor)
+        EnvironmentLoop(environments[:2], actor)

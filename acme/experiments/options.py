@@ -1,0 +1,239 @@
+"""``RunOptions``: where and how an experiment runs (launcher, actors, replay, inference, Ray), described and
+checked once. The command line makes its flags from these fields, ``make_distributed_experiment`` builds its
+program from them and ``launch`` takes their ``launch_options()``; adding an option is adding a field here."""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from typing import Any, Mapping
+
+import launch
+from acme.utils import extras
+from launch.options import say, spelled_as, spelling
+
+RUN_LAUNCHERS = ("local", "threads", "ray", "anakin")
+DISTRIBUTED = ("threads", "ray")
+INFERENCE_MODES = ("actor", "server")
+LEARNER_FEEDS = ("reverb", "direct")  # how items reach a learner that holds the replay
+# The replay backends each launcher can use: local tables are shared by one process's threads only, and the
+# learner's or a node's tables are fed over connections between a distributed run's nodes.
+REPLAYS = {
+    "local": ("local", "reverb"),
+    "threads": ("reverb", "local", "learner", "server"),
+    "ray": ("reverb", "learner", "server"),
+}
+REPLAY_BACKENDS = REPLAYS["threads"]
+TRANSFER_QUEUE_SIZE = 1_000  # items an actor may write ahead of a learner that holds the replay
+
+# What each launcher does, for errors that refuse an option it has no use for.
+_DOES = {
+    "local": "runs the actor and learner interleaved in this one process",
+    "threads": "runs every node as a thread of this process",
+    "ray": "runs every node as a Ray actor",
+    "anakin": "keeps the environments, replay and learner on the device in one call",
+}
+
+
+def default_learner_feed() -> str:
+    """How actors send items to a learner that holds the replay: reverb transfer queues where reverb is installed,
+    else the direct connection (``acme.replay.direct``)."""
+    return "reverb" if extras.available("reverb") else "direct"
+
+
+def default_replay() -> str:
+    """The replay of a distributed program when none is asked for: reverb where it is installed, else the
+    learner's own tables fed over direct connections (both run on every launcher)."""
+    return "reverb" if extras.available("reverb") else "learner"
+
+
+def _option(default: Any, help: str, launchers: tuple[str, ...] = DISTRIBUTED, **cli: Any) -> Any:
+    """A field with its one-line description, the launchers it applies to, and how a command line reads it."""
+    return dataclasses.field(default=default, metadata={"help": help, "launchers": launchers, **cli})
+
+
+@dataclasses.dataclass(frozen=True)
+class RunOptions:
+    """Where and how an experiment runs. Checked on construction, before anything is built or written.
+
+    An option that the launcher has no use for is refused (the error names the launchers it applies to);
+    ``launcher=None`` leaves the launcher open (a program from ``make_distributed_experiment`` runs on either
+    distributed launcher, and ``launch`` checks the rest). ``None`` elsewhere means the documented default.
+    """
+
+    launcher: str | None = _option(
+        None,
+        "local: one process, actor and learner interleaved (default); threads: the distributed program with every "
+        "node a thread; ray: every node a Ray actor; anakin: the whole loop (environment, acting, storage, "
+        "learning) in one jitted call on the device, for jax: environments",
+        RUN_LAUNCHERS,
+        choices=RUN_LAUNCHERS,
+    )
+    num_actors: int | None = _option(None, "actors of a distributed run (default: 2)", type=int)
+    replay: str | None = _option(
+        None,
+        "replay backend: local tables in this process (the default with the local launcher; with threads, tables "
+        "its threads share), a reverb server (the 'reverb' extra; the default of distributed runs where it is "
+        "installed), tables held by the learner and fed with each item once (learner: the default of distributed "
+        "runs without reverb), or a replay node of local tables that the actors feed and the learner samples "
+        "over direct connections (server; no reverb needed)",
+        ("local", "threads", "ray"),
+        choices=REPLAY_BACKENDS,
+    )
+    learner_feed: str | None = _option(
+        None,
+        "how items reach a learner that holds the replay: reverb queues that a thread of the learner empties "
+        "(reverb, the default where it is installed) or each actor's authenticated direct connection (direct)",
+        choices=LEARNER_FEEDS,
+    )
+    inference: str | None = _option(
+        None,
+        "who evaluates the policy in a distributed run: each actor with its own copy of the parameters (actor, "
+        "the default), or one inference node that batches every actor's observations (server; every agent, "
+        "recurrent ones with their state held per actor on the server; not with max_policy_lag)",
+        choices=INFERENCE_MODES,
+    )
+    inference_batch_size: int = _option(64, "most observations the inference node evaluates in one call", type=int)
+    inference_wait_seconds: float = _option(
+        0.002, "longest the inference node waits for a batch to fill after its first request", type=float
+    )
+    transfer_queue_size: int = _option(
+        TRANSFER_QUEUE_SIZE, "items each reverb queue holds on their way to a learner that holds the replay", type=int
+    )
+    actor_restarts: int = _option(3, "times an actor whose process dies is restarted", type=int)
+    learner_restarts: int = _option(
+        3, "times a learner whose process dies is restarted from its last checkpoint (with checkpointing)", type=int
+    )
+    variable_poll_seconds: float = _option(0.2, "seconds between an actor's polls for new parameters", type=float)
+    ray_address: str | None = _option(
+        None,
+        "join the running Ray cluster whose head node is at host:port (default: start a local Ray instance that "
+        "listens on loopback only); the cluster's machines then reach this run's nodes and replay server",
+        ("ray",),
+    )
+    bind_address: str | None = _option(
+        None,
+        "open the local Ray instance to other machines, with HOST (an IP address of this machine) as its node "
+        "address; Ray's gRPC servers and the replay server then listen on every interface (default: loopback only)",
+        ("ray",),
+        metavar="HOST",
+    )
+    placement: Mapping[str, launch.Resources] | str | None = _option(
+        None,
+        "the resources each node or group reserves, so that Ray places it on a machine that has them, e.g. "
+        '\'{"learner": {"num_gpus": 1}, "actor": {"custom": {"actor_host": 1}}}\' (nodes: replay, counter, learner, '
+        "evaluator; group: actor; default: no reservations); JSON text or a mapping to launch.Resources",
+        ("ray",),
+        metavar="JSON",
+    )
+    dashboard: bool = _option(False, "also start Ray's dashboard, on 127.0.0.1 (or on the bind address)", ("ray",))
+
+    def __post_init__(self) -> None:
+        if self.launcher is not None and self.launcher not in RUN_LAUNCHERS:
+            raise ValueError(f"{say('launcher')} must be one of {', '.join(RUN_LAUNCHERS)}, got {self.launcher!r}.")
+        self._check_values()
+        if isinstance(self.placement, str):
+            try:
+                object.__setattr__(self, "placement", launch.placement_from_json(self.placement))
+            except (TypeError, ValueError) as error:
+                raise ValueError(f"{say('placement')}: {error}") from None
+        if self.launcher is not None:
+            self._check_launcher()
+        if self.launcher in DISTRIBUTED:
+            self.launch_options()  # the launcher's own checks (addresses, dashboard), before anything starts
+        if self.launcher != "anakin":
+            replay, feed = self.replay_backend, self.feed
+            if replay == "reverb" or (replay == "learner" and feed == "reverb"):
+                extras.require("reverb", say("replay", replay) if replay == "reverb" else say("learner_feed", feed))
+
+    def _check_values(self) -> None:
+        choices_of = {"replay": REPLAY_BACKENDS, "learner_feed": LEARNER_FEEDS, "inference": INFERENCE_MODES}
+        for name, choices in choices_of.items():
+            value = getattr(self, name)
+            if value is not None and value not in choices:
+                raise ValueError(f"{say(name)} must be one of {', '.join(choices)} (or left out), got {value!r}.")
+        counts = {"num_actors": 1, "inference_batch_size": 1, "transfer_queue_size": 1}
+        counts.update(actor_restarts=0, learner_restarts=0)
+        for name, least in counts.items():
+            value = getattr(self, name)
+            if value is None and name == "num_actors":
+                continue
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+                raise ValueError(f"{say(name)} must be an integer >= {least}, got {value!r}.")
+        for name in ("inference_wait_seconds", "variable_poll_seconds"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value < float("inf"):
+                raise ValueError(f"{say(name)} must be a number of seconds >= 0, got {value!r}.")
+
+    def _check_launcher(self) -> None:
+        for field in dataclasses.fields(self):
+            applies = field.metadata["launchers"]
+            if self.launcher in applies or getattr(self, field.name) == field.default:
+                continue
+            names = " or ".join(applies)
+            raise ValueError(
+                f"{say(field.name)} is for the {names} launcher{'s' if len(applies) > 1 else ''}; the "
+                f"{self.launcher} launcher {_DOES[self.launcher]}. Use {say('launcher', names)}, or leave "
+                f"{say(field.name)} out."
+            )
+        if self.replay is not None and self.replay not in REPLAYS[self.launcher]:
+            if self.launcher == "ray":  # local
+                raise ValueError(
+                    f"{say('replay', 'local')} keeps the tables inside one process; Ray runs the learner and actors "
+                    f"in processes of their own. Leave {say('replay')} out, use {say('replay', 'learner')} (the "
+                    f"learner's tables, fed over direct connections) or reverb, or the threads or local launcher."
+                )
+            raise ValueError(  # learner or server, in one process
+                f"{say('replay', self.replay)} is for distributed runs: the {self.replay} node keeps the tables "
+                "and the actors' processes send it their items. The local launcher already samples local tables "
+                f"in this one process; use {say('launcher', 'threads or ray')}, or leave {say('replay')} out."
+            )
+
+    @property
+    def actors(self) -> int:
+        """The number of actors of a distributed run."""
+        return 2 if self.num_actors is None else self.num_actors
+
+    @property
+    def replay_backend(self) -> str:
+        """The replay this run uses: the one asked for, else local tables in one process and
+        ``default_replay()`` in a distributed run (or one whose launcher is left open)."""
+        if self.replay is not None:
+            return self.replay
+        return "local" if self.launcher == "local" else default_replay()
+
+    @property
+    def feed(self) -> str:
+        """How items reach a learner that holds the replay: the one asked for, else ``default_learner_feed()``."""
+        return default_learner_feed() if self.learner_feed is None else self.learner_feed
+
+    @property
+    def inference_mode(self) -> str:
+        return "actor" if self.inference is None else self.inference
+
+    def launch_options(self) -> launch.LaunchOptions:
+        """What ``launch.launch`` takes for this run (the threads or ray launcher)."""
+        if self.launcher not in DISTRIBUTED:
+            raise ValueError(f"launch_options() is for the threads and ray launchers, not {self.launcher!r}.")
+        outer = spelling()
+        rename = {"address": "ray_address"}
+        with spelled_as(lambda name, *value: outer(rename.get(name, name), *value)):
+            return launch.LaunchOptions(
+                self.launcher,
+                address=self.ray_address,
+                bind_address=self.bind_address,
+                dashboard=self.dashboard,
+                placement=self.placement,
+            )
+
+
+def flag_spelling(name: str, *value: object) -> str:
+    """Options named as the command line's flags: ``--bind-address``, ``--launcher ray``."""
+    flag = "--" + name.replace("_", "-")
+    return f"{flag} {value[0]}" if value else flag
+
+
+def from_flags(**fields: Any) -> RunOptions:
+    """``RunOptions`` from a command line's values, its errors naming the flags."""
+    with spelled_as(flag_spelling):
+        return RunOptions(**fields)
