@@ -108,51 +108,60 @@ class EnvironmentLoop(core.Worker):
         """
         if isinstance(num_steps, bool) or not isinstance(num_steps, int) or num_steps < 0:
             raise ValueError(f"num_steps must be a non-negative integer, got {num_steps!r}.")
-        return self._run(lambda steps, finished: steps < num_steps, num_steps)
+        return self._run(num_steps, None)
 
     def run_episodes(self, num_episodes: int) -> list[dict]:
         """Steps until ``num_episodes`` episodes (over all K) have ended; returns their rows."""
         if isinstance(num_episodes, bool) or not isinstance(num_episodes, int) or num_episodes < 0:
             raise ValueError(f"num_episodes must be a non-negative integer, got {num_episodes!r}.")
-        return self._run(lambda steps, finished: len(finished) < num_episodes, None)[:num_episodes]
+        return self._run(None, num_episodes)[:num_episodes]
 
     def episode_returns(self, num_episodes: int) -> list[float]:
         """Runs until ``num_episodes`` episodes have ended and returns their summed returns."""
         return [float(np.sum(row["episode_return"])) for row in self.run_episodes(num_episodes)]
 
-    def _run(self, go_on: Callable[[int, list], bool], num_steps: int | None) -> list[dict]:
+    def _run(self, num_steps: int | None, num_episodes: int | None) -> list[dict]:
+        """Steps until ``num_steps`` steps were taken or ``num_episodes`` episodes ended (one of them given).
+        Locals stand in for attributes: this loop runs once per environment step."""
         if self._timesteps is None:
             self._timesteps = [self._start_episode(i) for i in range(self.num_envs)]
+        actor, environments, timesteps = self._actor, self._environments, self._timesteps
+        returns, lengths, observers, num_envs = self._returns, self._lengths, self._observers, self.num_envs
+        # Nested observations and rewards keep their structure from step to step: asked once, not every step.
+        nested_observations = tree.is_nested(timesteps[0].observation)
+        nested_rewards = tree.is_nested(environments[0].reward_spec())
+        nested_actions = None
         finished: list[dict] = []
         steps = counted = 0  # steps are counted at episodes' ends and at the end of the call (one count each)
-        while go_on(steps, finished):
-            observations = [t.observation for t in self._timesteps]
-            if tree.is_nested(observations[0]):
-                observations = tree.map_structure(lambda *xs: np.stack(xs), *observations)
-            else:  # the common case, one array per environment: skip the tree walks
-                observations = np.stack(observations)
-            actions = self._actor.select_actions(observations)
-            nested_actions = tree.is_nested(actions)
-            active = self.num_envs if num_steps is None else min(self.num_envs, num_steps - steps)
+        while steps < num_steps if num_steps is not None else len(finished) < num_episodes:
+            if nested_observations:
+                observations = tree.map_structure(lambda *xs: np.stack(xs), *[t.observation for t in timesteps])
+            elif num_envs == 1:  # the common cases, one array per environment: skip the tree walks
+                observations = np.asarray(timesteps[0].observation)[None]
+            else:
+                observations = np.stack([t.observation for t in timesteps])
+            actions = actor.select_actions(observations)
+            if nested_actions is None:
+                nested_actions = tree.is_nested(actions)
+            active = num_envs if num_steps is None or num_steps - steps >= num_envs else num_steps - steps
             for i in range(active):
                 action = tree.map_structure(lambda a: a[i], actions) if nested_actions else actions[i]
-                timestep = self._environments[i].step(action)
-                self._actor.observe(i, action, timestep)
-                for observer in self._observers:
-                    observer.observe(self._environments[i], timestep, action)
-                if tree.is_nested(timestep.reward):
-                    self._returns[i] = tree.map_structure(np.add, self._returns[i], timestep.reward)
-                else:
-                    self._returns[i] = self._returns[i] + timestep.reward
-                self._lengths[i] += 1
+                timestep = environments[i].step(action)
+                actor.observe(i, action, timestep)
+                if observers:
+                    for observer in observers:
+                        observer.observe(environments[i], timestep, action)
+                reward = timestep.reward
+                returns[i] = tree.map_structure(np.add, returns[i], reward) if nested_rewards else returns[i] + reward
+                lengths[i] += 1
                 if timestep.last():
                     finished.append(self._end_episode(i, steps + i + 1 - counted))
                     counted = steps + i + 1
                     timestep = self._start_episode(i)
-                self._timesteps[i] = timestep
+                timesteps[i] = timestep
             steps += active
             if self._should_update:
-                self._actor.update()
+                actor.update()
         if steps > counted:
             self._counter.increment(steps=steps - counted)
         return finished

@@ -80,8 +80,11 @@ class ActingState(core.Actor):
             raise ValueError(f"Give one adder per environment: {len(random_keys)} keys but {len(adders)} adders.")
         self._keys: Any = np.stack([np.asarray(jax.device_get(key)) for key in random_keys])
         self._steps = np.zeros(len(random_keys), np.int32)
+        self._no_resets = np.zeros(len(random_keys), bool)  # never written: safe to hand to every call
         self._resets = np.ones(len(random_keys), bool)  # every environment starts from the initial state
+        self._resets_pending = True
         self._extras: Any = ()
+        self._has_extras = True  # whether select_actions leaves extras for the adders (subclasses may say no)
         self._adders = list(adders) if adders is not None else [None] * len(random_keys)
         self._episode_open = [False] * len(random_keys)
 
@@ -96,7 +99,7 @@ class ActingState(core.Actor):
 
     def save(self) -> dict:
         """Each environment's step count and random key (a recurrent state is not kept: episodes restart)."""
-        return {"num_steps": self._steps.copy(), "key": np.asarray(jax.device_get(self._keys))}
+        return {"num_steps": self._steps.copy(), "key": np.array(jax.device_get(self._keys))}
 
     def restore(self, state: dict) -> None:
         """Continues from ``save()``'s state (of an actor with as many environments)."""
@@ -117,12 +120,16 @@ class ActingState(core.Actor):
         return keys.copy()
 
     def _stepped(self) -> None:
-        """After a batched action: no environment starts afresh any more, each took a step. (New arrays, not
-        in-place updates: on CPU jax may read a numpy argument in place after the call has returned.)"""
-        self._resets = np.zeros(self.num_envs, bool)
-        self._steps = self._steps + 1
+        """After a batched action whose results are on the host: no environment starts afresh any more, each took
+        a step. (On CPU jax may read a numpy argument in place until its call is done, so the arrays a call read
+        are changed only once its results are here, and the resets set by ``observe_first`` go in a new array.)"""
+        if self._resets_pending:
+            self._resets, self._resets_pending = self._no_resets, False
+        self._steps += 1
 
     def observe_first(self, index: int, timestep: dm_env.TimeStep) -> None:
+        if not self._resets_pending:  # a new array: the one the last call read is left as it was
+            self._resets, self._resets_pending = np.zeros(self.num_envs, bool), True
         self._resets[index] = True  # a new episode starts from the initial state
         adder = self._adders[index]
         if adder is not None:
@@ -134,7 +141,8 @@ class ActingState(core.Actor):
     def observe(self, index: int, action: types.NestedArray, next_timestep: dm_env.TimeStep) -> None:
         adder = self._adders[index]
         if adder is not None:
-            adder.add(action, next_timestep, jax.tree.map(lambda x: x[index], self._extras))
+            extras = jax.tree.map(lambda x: x[index], self._extras) if self._has_extras else ()
+            adder.add(action, next_timestep, extras)
             self._episode_open[index] = not next_timestep.last()
 
 
@@ -159,9 +167,11 @@ class VectorActor(ActingState):
         self._variable_client = variable_client
         self._select = _Placed(jax.jit(self._batched_select(policy)), backend)
         self._keys = self._place_keys(self._keys)
+        self._has_extras = isinstance(policy, (ExtrasPolicy, RecurrentPolicy))
 
     def _batched_select(self, policy: ActorPolicy | ExtrasPolicy) -> Callable:
-        """``select(params, keys, observations, steps) -> (actions, extras, next_keys)`` for all K environments."""
+        """``select(params, keys, observations, steps) -> (actions, extras, next_keys)`` for all K environments.
+        (Each output is a new device buffer per call, so the step counts are counted here, on the host.)"""
         with_extras = isinstance(policy, ExtrasPolicy)
         act = policy.policy if with_extras else policy
 
@@ -182,9 +192,11 @@ class VectorActor(ActingState):
     def select_actions(self, observations: types.NestedArray) -> np.ndarray:
         """Actions for a batch of K observations (leaves ``[K, ...]``), one per environment."""
         actions, extras, self._keys = self._select(self._params(), self._keys, observations, self._steps)
+        actions = np.asarray(actions)  # waits for the call to be done
         self._stepped()
-        self._extras = jax.tree.map(np.asarray, extras)
-        return np.asarray(actions)
+        if self._has_extras:
+            self._extras = jax.tree.map(np.asarray, extras)
+        return actions
 
     def update(self, wait: bool = False) -> None:
         if self._variable_client is not None:
@@ -241,6 +253,7 @@ class RecurrentVectorActor(VectorActor):
         actions, extras, self._core_state, self._keys = self._select(
             params, self._keys, observations, self._core_state, self._resets, self._steps
         )
+        actions = np.asarray(actions)  # waits for the call to be done
         self._stepped()
         self._extras = jax.tree.map(np.asarray, extras)
-        return np.asarray(actions)
+        return actions
