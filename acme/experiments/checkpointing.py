@@ -304,6 +304,99 @@ class ExperimentCheckpointer:
         return path
 
 
+class Resume:
+    """Resuming a built experiment from its newest checkpoint, in one place for every runner.
+
+    ``open_resume`` finds the checkpoint before the experiment is built (what the replay and counter must be
+    built with: ``replay_state``, ``reverb_paths``, ``counts``); once it is built, ``restore`` puts the
+    checkpoint's learner state, counts, replay tables and actor state into whichever of them this process holds,
+    checking each. Without a checkpoint (a new directory) every step does nothing.
+    """
+
+    def __init__(self, checkpointer: ExperimentCheckpointer | None, restored: Restored | None = None):
+        self.checkpointer = checkpointer  # None: the experiment is not checkpointed
+        self.restored = restored
+
+    @property
+    def counts(self) -> dict:
+        """The counts to start from: the checkpoint's, with its exact learner step (the learner adds its steps
+        to the counter once a second); empty without a checkpoint."""
+        if self.restored is None:
+            return {}
+        return {**self.restored.counts, "learner_steps": self.restored.learner_steps}
+
+    @property
+    def loop(self) -> dict:
+        """The in-process loop's progress when it was saved (empty without a checkpoint)."""
+        return dict(self.restored.loop) if self.restored is not None else {}
+
+    @property
+    def replay_state(self) -> Any:
+        """The local tables' items to build a replay with, when they were checkpointed; else None."""
+        if self.restored is None or not self.checkpointer.config.replay:
+            return None
+        return self.restored.replay_state
+
+    @property
+    def resumes(self) -> int:
+        """How many times this run was resumed before: 0 for a run that starts afresh."""
+        return int(self.loop.get("resumes", -1)) + 1 if self.restored is not None else 0
+
+    def reverb_paths(self) -> tuple[str, str | None] | None:
+        """``(staging root, checkpoint to load or None)`` for a reverb server whose tables are checkpointed
+        (``ExperimentCheckpointer.prepare_replay``); None when replay is not checkpointed."""
+        if self.checkpointer is None or not self.checkpointer.config.replay:
+            return None
+        return self.checkpointer.prepare_replay(self.restored)
+
+    def restore(
+        self,
+        learner: Any = None,
+        counter: Any = None,
+        replay: Any = None,
+        actor: Any = None,
+        *,
+        load_replay: bool = True,
+        check_replay: bool = True,
+    ) -> bool:
+        """Puts the checkpoint into the built pieces given; returns whether there was one.
+
+        The learner's state is checked against its shapes first. ``replay`` is the client of the tables: local
+        tables get the checkpoint's items unless ``load_replay`` is false (a replay node loaded them when it
+        was built, or holds items added since); with ``check_replay`` their sizes are checked against the
+        checkpoint's (a reverb server loaded its own). The actor continues from its saved step counts and keys.
+        """
+        restored = self.restored
+        if restored is None:
+            return False
+        if learner is not None:
+            self.checkpointer.check_learner_state(restored, learner.save())
+            learner.restore(restored.learner_state)
+        if counter is not None:
+            counter.restore(self.counts)
+        if replay is not None:
+            if load_replay and self.replay_state is not None:
+                replay.restore(self.replay_state)
+            if check_replay:
+                self.checkpointer.check_replay(restored, replay)
+        if actor is not None and restored.actor_state is not None:
+            actor.restore(restored.actor_state)
+        return True
+
+
+def open_resume(config: Any, replay_backend: str | None = None) -> Resume:
+    """The newest checkpoint of ``config``'s experiment (an ``ExperimentConfig`` with ``checkpointing``), checked
+    against the replay backend this run uses when it is given (``"local"`` for any tables of ``LocalReplay``, or
+    ``"reverb"``); a ``Resume`` of nothing without checkpointing."""
+    if config.checkpointing is None:
+        return Resume(None)
+    checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
+    restored = checkpointer.restore()
+    if restored is not None and replay_backend is not None:
+        checkpointer.check_replay_backend(restored, replay_backend)
+    return Resume(checkpointer, restored)
+
+
 def _table_sizes(replay_client: Any) -> dict:
     return {name: int(info.current_size) for name, info in replay_client.server_info().items()}
 

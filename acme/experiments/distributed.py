@@ -13,7 +13,10 @@ import numpy as np
 import launch
 from acme import specs
 from acme.environment_loop import EnvironmentLoop
-from acme.experiments.checkpointing import ExperimentCheckpointer, experiment_identity, learner_steps_of
+from acme.experiments.checkpointing import (
+    learner_steps_of,
+    open_resume,
+)
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.evaluation import Evaluator
 from acme.experiments.inference import (
@@ -115,7 +118,6 @@ class LearnerNode:
         builder = config.builder
         networks = config.network_factory(environment_spec)
         self._feed = None
-        self._holds_replay = bool(holds_replay)
         if holds_replay:
             policy = builder.make_policy(networks, environment_spec, evaluation=False)
             self._client = LocalReplay(
@@ -141,10 +143,17 @@ class LearnerNode:
         self._save_lock = threading.Lock()
         self._step_lock = threading.Lock()  # held while run() steps; finish() takes it to stop stepping
         self._finished = threading.Event()
-        self._checkpointer = None
-        if config.checkpointing is not None:
-            self._checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
-            self._restore(first_start)
+        resume = open_resume(config)
+        self._checkpointer = resume.checkpointer
+        # Tables held here are lost with the process, so every start loads them; a replay node's were loaded when
+        # it was built, and are checked at the first start only (later, actors have added to them).
+        if resume.restore(
+            self._learner, replay=self._client, load_replay=holds_replay, check_replay=holds_replay or first_start
+        ):
+            counter.increment(learner_restores=1)
+            print(
+                f"learner: restored {resume.restored.path} (learner step {resume.restored.learner_steps}).", flush=True
+            )
         if holds_replay and feed == "direct":  # after the restore, which replaces the tables' items
             from acme.replay.direct import ReplayListener
 
@@ -154,23 +163,6 @@ class LearnerNode:
 
             tables = sorted(self._client.server_info())
             self._feed = QueueFeed(replay_client(replay), self._client, tables).start()
-
-    def _restore(self, first_start: bool) -> None:
-        restored = self._checkpointer.restore()
-        if restored is None:
-            return
-        self._checkpointer.check_learner_state(restored, self._learner.save())
-        self._learner.restore(restored.learner_state)
-        if self._holds_replay_state(restored):  # held here, the tables are lost with the process: every start restores
-            self._client.restore(restored.replay_state)
-            self._checkpointer.check_replay(restored, self._client)
-        elif first_start:  # later, actors have added to the replay since the checkpoint
-            self._checkpointer.check_replay(restored, self._client)
-        self._counter.increment(learner_restores=1)
-        print(f"learner: restored {restored.path} (learner step {restored.learner_steps}).", flush=True)
-
-    def _holds_replay_state(self, restored: Any) -> bool:
-        return self._holds_replay and self._checkpointer.config.replay and restored.replay_state is not None
 
     def pid(self) -> int:
         return os.getpid()
@@ -497,21 +489,15 @@ def make_distributed_experiment(
         raise ValueError(f"A distributed program runs on the threads or ray launcher, not {options.launcher!r}.")
     num_actors, replay, learner_feed = options.actors, options.replay_backend, options.feed
     config.builder.check_vector_acting(config.num_envs_per_actor)  # refused here, not in an actor's process later
-    staging, fallback, counts, replay_state = None, None, {}, None
-    if config.checkpointing is not None:
-        checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
-        restored = checkpointer.restore()
-        if restored is not None:  # the learner's tables are saved as the local backend's
-            checkpointer.check_replay_backend(restored, "local" if replay in ("learner", "server") else replay)
-        if config.checkpointing.replay and replay == "reverb":
-            staging, fallback = checkpointer.prepare_replay(restored)
-        elif config.checkpointing.replay and restored is not None and replay in ("local", "server"):
-            replay_state = restored.replay_state  # a learner that holds the replay restores it itself
-        if restored is not None:
-            counts = _persistent_counts({**restored.counts, "learner_steps": restored.learner_steps})
-            print(restored.describe(), flush=True)
-        else:
-            print(f"Checkpoints go to {checkpointer.directory}.", flush=True)
+    # The learner's and a replay node's tables are saved as the local backend's.
+    resume = open_resume(config, "local" if replay in ("learner", "server") else replay)
+    staging, fallback = (resume.reverb_paths() or (None, None)) if replay == "reverb" else (None, None)
+    replay_state = resume.replay_state if replay in ("local", "server") else None  # the learner's: it loads them
+    counts = _persistent_counts(resume.counts)
+    if resume.restored is not None:
+        print(resume.restored.describe(), flush=True)
+    elif resume.checkpointer is not None:
+        print(f"Checkpoints go to {resume.checkpointer.directory}.", flush=True)
     spec = _spec_of(config)
     builder = config.builder
     program = launch.Program(name="experiment")

@@ -9,13 +9,13 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from acme import core, specs
+from acme import specs
 from acme.environment_loop import EnvironmentLoop
 from acme.experiments.checkpointing import (
     ExperimentCheckpointer,
-    Restored,
-    experiment_identity,
+    Resume,
     learner_steps_of,
+    open_resume,
     reverb_checkpointer,
 )
 from acme.experiments.config import ExperimentConfig
@@ -85,12 +85,10 @@ class _InProcessRun:
 
     def __init__(self, config: ExperimentConfig, replay: str):
         self.config = config
-        self.checkpointer, restored = None, None
-        if config.checkpointing is not None:
-            self.checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
-            restored = self.checkpointer.restore()
-        loop_state = dict(restored.loop) if restored is not None else {}
-        self.resumes = int(loop_state.get("resumes", -1)) + 1 if restored is not None else 0
+        resume = open_resume(config, replay)
+        self.checkpointer = resume.checkpointer
+        self.resumes = resume.resumes
+        loop_state = resume.loop
         self.start = time.perf_counter() - float(loop_state.get("wall_seconds", 0.0))
         self.evaluations = [EvaluationResult(*e) for e in loop_state.get("evaluations", [])]
         self.actor_steps = int(loop_state.get("actor_steps", 0))
@@ -103,14 +101,12 @@ class _InProcessRun:
         networks = config.network_factory(spec)
         builder = config.builder
         policy = builder.make_policy(networks, spec, evaluation=False)
-        if restored is not None:
-            self.checkpointer.check_replay_backend(restored, replay)
         tables = builder.make_replay_tables(spec, policy)
         self.stop_replay, pressure = None, None
         if replay == "local":
             self.replay_client = LocalReplay(tables, seed=config.seed, wait_on_insert=False)
         else:
-            self.replay_client, self.stop_replay, pressure = _start_reverb(tables, self.checkpointer, restored)
+            self.replay_client, self.stop_replay, pressure = _start_reverb(tables, resume)
         self.counter = counting.Counter()
         self.iterator = builder.make_dataset_iterator(self.replay_client)
         logger_factory = config.get_logger_factory()
@@ -123,32 +119,27 @@ class _InProcessRun:
             self.replay_client,
             counting.Counter(self.counter, prefix="learner"),
         )
-        if restored is not None:
-            try:
-                _restore(self.checkpointer, restored, self.learner, self.counter, self.replay_client)
-            except BaseException:
-                if self.stop_replay is not None:
-                    self.stop_replay()
-                raise
-            print(restored.describe(), flush=True)
-        elif self.checkpointer is not None:
-            print(f"Checkpoints go to {self.checkpointer.directory} ({_interval(self.checkpointer)}).", flush=True)
-
         self.actor_logger = logger_factory("actor", "actor_steps")
         keys = seeds.actor_keys(0, num_envs, self.resumes)  # a resumed run does not replay its first random streams
-        actor_counter = counting.Counter(self.counter, prefix="actor")
         adders = [builder.make_adder(self.replay_client, spec, policy) for _ in range(num_envs)]
         self.actor = builder.make_actor(keys, policy, spec, variable_source=self.learner, adders=adders)
         self.train_loop = EnvironmentLoop(
             environments,
             LearningActor(self.actor, LearnerStepper(self.learner, self.iterator, pressure)),
-            counter=actor_counter,
+            counter=counting.Counter(self.counter, prefix="actor"),
             logger=self.actor_logger,
             label="actor",
         )
-        if restored is not None and restored.actor_state is not None:
-            self.actor.restore(restored.actor_state)  # exploration schedules go on from the saved step
         self.evaluator = Evaluator(config, spec, networks, self.learner) if config.eval_every else None
+        try:  # exploration schedules go on from the actor's saved steps
+            resumed = resume.restore(self.learner, self.counter, self.replay_client, self.actor)
+        except BaseException:
+            self.close()
+            raise
+        if resumed:
+            print(resume.restored.describe(), flush=True)
+        elif self.checkpointer is not None:
+            print(f"Checkpoints go to {self.checkpointer.directory} ({_interval(self.checkpointer)}).", flush=True)
 
     def train(self, progress: bool, stop_at_return: float | None) -> None:
         """Acts (and learns) until the step budget is spent, evaluating and checkpointing on the way."""
@@ -270,10 +261,8 @@ def _interval(checkpointer: ExperimentCheckpointer) -> str:
     return f"every {' or '.join(every)}, checked every {_CHUNK} actor steps; the newest {config.keep} kept"
 
 
-def _start_reverb(
-    tables: list, checkpointer: ExperimentCheckpointer | None, restored: Restored | None
-) -> tuple[Any, Callable[[], None], InsertPressure]:
-    """An in-process reverb server of ``tables`` (loading ``restored``'s replay): ``(client, stop, pressure)``."""
+def _start_reverb(tables: list, resume: Resume) -> tuple[Any, Callable[[], None], InsertPressure]:
+    """An in-process reverb server of ``tables`` (loading ``resume``'s replay): ``(client, stop, pressure)``."""
     extras.require("reverb", "replay='reverb' (--replay reverb)")
     import reverb
 
@@ -281,29 +270,12 @@ def _start_reverb(
     from launch import network
     from launch.reverb_server import start_reverb_server
 
-    replay_checkpointer = None
-    if checkpointer is not None and checkpointer.config.replay:
-        replay_checkpointer = reverb_checkpointer(*checkpointer.prepare_replay(restored))
+    paths = resume.reverb_paths()
+    replay_checkpointer = reverb_checkpointer(*paths) if paths is not None else None
     tables = to_reverb_tables(tables)
     server = start_reverb_server(tables, port=None, checkpointer=replay_checkpointer)
     network.confine_server(server)  # reverb listens on every interface; only this process uses it
     client = reverb.Client(f"localhost:{server.port}")
-    pressure = InsertPressure(table_infos(tables, client, restored is not None and replay_checkpointer is not None))
+    loaded = resume.restored is not None and replay_checkpointer is not None
+    pressure = InsertPressure(table_infos(tables, client, loaded))
     return client, server.stop, pressure
-
-
-def _restore(
-    checkpointer: ExperimentCheckpointer,
-    restored: Restored,
-    learner: core.Learner,
-    counter: counting.Counter,
-    replay_client: Any,
-) -> None:
-    """Puts a checkpoint's learner state, counts and replay (reverb's is already loaded) in place, checking each."""
-    checkpointer.check_learner_state(restored, learner.save())
-    learner.restore(restored.learner_state)
-    # The learner adds its steps to the counter once a second; the checkpoint's step is the exact count.
-    counter.restore({**restored.counts, "learner_steps": restored.learner_steps})
-    if restored.replay_state is not None and checkpointer.config.replay:
-        replay_client.restore(restored.replay_state)
-    checkpointer.check_replay(restored, replay_client)

@@ -157,7 +157,7 @@ def test_sigkill_mid_run_then_resume_continues_from_the_checkpoint(tmp_path, cap
     assert after.replay_items["priority_table"] > saved_items
 
 
-def test_stop_at_episode_end_handlers_are_installed_only_when_enabled_and_restored_after():
+def test_stop_at_next_check_handlers_are_installed_only_when_enabled_and_restored_after():
     before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
     with StopAtNextCheck(enabled=False) as disabled:
         assert signal.getsignal(signal.SIGINT) is before[signal.SIGINT]
@@ -278,3 +278,54 @@ def test_a_directory_that_is_not_a_checkpoint_directory_is_refused(tmp_path):
     blocker.write_text("")
     with pytest.raises(CheckpointError, match="Cannot use .* as the experiment checkpoint directory"):
         run_experiment(make_config(str(blocker / "ckpt"), 500), progress=False)
+
+
+def test_resume_puts_a_checkpoint_into_the_built_pieces_it_is_given(tmp_path):
+    """One step after building, for every runner: learner state, counts, replay tables and actor state."""
+    import jax
+    import numpy as np
+
+    from acme.experiments.checkpointing import open_resume
+    from acme.replay.local_client import LocalReplay
+    from acme.utils import counting, loggers
+
+    config = make_config(str(tmp_path / "ckpt"), 600)
+    run_experiment(config, progress=False)
+    spec = _spec(config)
+    builder = config.builder
+
+    def built():
+        networks = config.network_factory(spec)
+        policy = builder.make_policy(networks, spec)
+        replay = LocalReplay(builder.make_replay_tables(spec, policy), seed=0)
+        quiet = lambda *a, **k: loggers.NoOpLogger()  # noqa: E731
+        learner = builder.make_learner(jax.random.PRNGKey(0), networks, iter(()), quiet, spec, replay)
+        actor = builder.make_actor([jax.random.PRNGKey(1)], policy, spec, learner, [builder.make_adder(replay, spec)])
+        return learner, counting.Counter(), replay, actor
+
+    resume = open_resume(config, "local")
+    restored = resume.restored
+    learner, counter, replay, actor = built()
+    assert resume.restore(learner, counter, replay, actor)
+    assert int(learner.save().steps) == restored.learner_steps
+    assert counter.get_counts() == {**restored.counts, "learner_steps": restored.learner_steps}
+    assert {name: info.current_size for name, info in replay.server_info().items()} == restored.replay_items
+    np.testing.assert_array_equal(actor.save()["num_steps"], restored.actor_state["num_steps"])
+    assert resume.resumes == 1 and resume.loop["actor_steps"] == 600
+
+    # A replay node loaded its tables when it was built: without load_replay they are left as they are.
+    learner, counter, replay, actor = built()
+    resume.restore(learner, replay=replay, load_replay=False, check_replay=False)
+    assert all(info.current_size == 0 for info in replay.server_info().values())
+    with pytest.raises(CheckpointError, match="The replay restored"):
+        resume.restore(replay=replay, load_replay=False)
+
+    nothing = open_resume(dataclasses.replace(config, checkpointing=None))
+    assert not nothing.restore(learner, counter, replay, actor)
+    assert (nothing.counts, nothing.loop, nothing.replay_state, nothing.reverb_paths(), nothing.resumes) == (
+        {},
+        {},
+        None,
+        None,
+        0,
+    )
