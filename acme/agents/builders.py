@@ -48,8 +48,10 @@ class AgentBuilder(abc.ABC):
         environment_spec: specs.EnvironmentSpec,
         replay_client: Any | None = None,
         counter: counting.Counter | None = None,
+        sharding: Any = None,
     ) -> core.Learner:
-        """The learner updating ``networks`` from ``dataset``."""
+        """The learner updating ``networks`` from ``dataset``, on the devices and in the layout ``sharding`` (an
+        ``acme.jax.sharding.LearnerSharding``) gives; None: jax's default device."""
 
     @abc.abstractmethod
     def make_policy(self, networks: Any, environment_spec: specs.EnvironmentSpec, evaluation: bool = False) -> Any:

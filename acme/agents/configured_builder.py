@@ -56,6 +56,7 @@ class ConfiguredBuilder(builders.AgentBuilder):
         environment_spec: specs.EnvironmentSpec,
         replay_client: Any = None,
         counter: Any = None,
+        sharding: Any = None,
     ) -> core.Learner:
         """The agent's ``SGDLearner``; new priorities its update returns go to ``replay_client``'s table."""
         if self.learner is None:
@@ -69,6 +70,7 @@ class ConfiguredBuilder(builders.AgentBuilder):
             counter,
             logger_factory("learner", "learner_steps"),
             on_priorities=priority_writer(replay_client, self.config.replay_table_name),
+            sharding=sharding,
         )
 
     def make_actor(

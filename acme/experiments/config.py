@@ -10,6 +10,7 @@ import dm_env
 from acme import specs
 from acme.agents import builders
 from acme.experiments.checkpointing import CheckpointingConfig
+from acme.jax.sharding import LearnerSharding
 from acme.utils import loggers
 
 EnvironmentFactory = Callable[[int], dm_env.Environment]  # seed -> environment
@@ -33,6 +34,8 @@ class ExperimentConfig:
       checkpointing: where and how often to checkpoint; a directory with checkpoints is resumed from.
       num_envs_per_actor: K, the environments each actor drives with one batched policy call per step
         (each with its own seed, episode and adder; exploration schedules count each one's steps).
+      learner_sharding: the learner's devices and the layout of its state and batches over them
+        (``acme.jax.sharding.LearnerSharding``: replicated, data, fsdp or rules); None: one device.
     """
 
     builder: builders.AgentBuilder
@@ -46,6 +49,7 @@ class ExperimentConfig:
     environment_id: str = ""
     checkpointing: CheckpointingConfig | None = None
     num_envs_per_actor: int = 1
+    learner_sharding: LearnerSharding | None = None
 
     def __post_init__(self):
         if not isinstance(self.builder, builders.AgentBuilder):
@@ -66,6 +70,10 @@ class ExperimentConfig:
             or (self.num_envs_per_actor < 1)
         ):
             raise ValueError(f"num_envs_per_actor must be an integer >= 1, got {self.num_envs_per_actor!r}.")
+        if self.learner_sharding is not None and not isinstance(self.learner_sharding, LearnerSharding):
+            raise TypeError(
+                f"learner_sharding must be an acme.jax.sharding.LearnerSharding or None, got {self.learner_sharding!r}."
+            )
         if self.checkpointing is not None and not isinstance(self.checkpointing, CheckpointingConfig):
             raise TypeError(
                 "checkpointing must be an acme.experiments.CheckpointingConfig or None, "

@@ -138,6 +138,7 @@ class LearnerNode:
             environment_spec,
             self._client,
             counting.Counter(counter, prefix="learner"),
+            sharding=config.learner_sharding,
         )
         first_start = counter.increment(learner_node_starts=1).get("learner_node_starts") == 1
         self._save_lock = threading.Lock()

@@ -118,6 +118,7 @@ class _InProcessRun:
             spec,
             self.replay_client,
             counting.Counter(self.counter, prefix="learner"),
+            sharding=config.learner_sharding,
         )
         self.actor_logger = logger_factory("actor", "actor_steps")
         keys = seeds.actor_keys(0, num_envs, self.resumes)  # a resumed run does not replay its first random streams

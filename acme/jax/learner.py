@@ -25,6 +25,7 @@ import numpy as np
 
 from acme import core
 from acme.jax import utils as jax_utils
+from acme.jax.sharding import Layout, LearnerSharding
 from acme.utils import counting, loggers
 
 UpdateFn = Callable[[Any, Any], tuple[Any, Mapping[str, Any]]]
@@ -90,6 +91,8 @@ class SGDLearner(core.Learner):
       batch_fn: ``ReplaySample -> batch`` given to ``update`` (default: its ``data``).
       on_priorities: ``(sample, priorities)`` called after each step when the
         update returns a ``PRIORITIES`` metric (e.g. to write them to the replay).
+      sharding: the devices the learner runs on and the layout of its state and batches
+        (``acme.jax.sharding.LearnerSharding``); None: jax's default device, as one array each.
     """
 
     def __init__(
@@ -107,6 +110,7 @@ class SGDLearner(core.Learner):
         num_updates_per_step: int = 1,
         batch_fn: Callable[[Any], Any] | None = None,
         on_priorities: Callable[[Any, np.ndarray], None] | None = None,
+        sharding: LearnerSharding | None = None,
     ):
         if (
             isinstance(num_updates_per_step, bool)
@@ -117,10 +121,18 @@ class SGDLearner(core.Learner):
         self._name = name
         self._num_updates = num_updates_per_step
         self._finite_metrics = tuple(finite_metrics)
-        # No donation: actors may hold the previous parameters.
-        self._step_fn = jax.jit(fuse_updates(update, num_updates_per_step, self._finite_metrics))
+        fused = fuse_updates(update, num_updates_per_step, self._finite_metrics)
         self._first_bad = {m: (jnp.int32(-1), jnp.float32(0.0)) for m in self._finite_metrics}
-        self._state = initial_state
+        self._layout = None if sharding is None else Layout(sharding, initial_state)
+        self._batch_shardings = None  # the layout's, for the first batch's structure
+        if self._layout is None:  # No donation: actors may hold the previous parameters.
+            self._step_fn = jax.jit(fused)
+            self._state = initial_state
+        else:  # the state and batches are put in their layout; metrics and priorities come back whole
+            layout = self._layout
+            self._step_fn = jax.jit(fused, out_shardings=(layout.state, layout.replicated, layout.replicated))
+            self._state = jax.device_put(initial_state, layout.state)
+            self._first_bad = jax.device_put(self._first_bad, layout.replicated)
         self._iterator = iterator
         self._variables = variables
         self._batch_fn = batch_fn or (lambda sample: sample.data)
@@ -146,9 +158,19 @@ class SGDLearner(core.Learner):
     def state(self) -> Any:
         return self._state
 
+    @property
+    def layout(self) -> Layout | None:
+        """The learner's mesh and the shardings of its state and batches (None without a sharding)."""
+        return self._layout
+
     def step(self) -> None:
         sample = next(self._iterator)
-        self._state, self._first_bad, metrics = self._step_fn(self._state, self._first_bad, self._batch_fn(sample))
+        batch = self._batch_fn(sample)
+        if self._layout is not None:
+            if self._batch_shardings is None:
+                self._batch_shardings = self._layout.batch(batch, stacked=self._num_updates > 1)
+            batch = jax.device_put(batch, self._batch_shardings)
+        self._state, self._first_bad, metrics = self._step_fn(self._state, self._first_bad, batch)
         self._num_steps += self._num_updates
         priorities = metrics.pop(PRIORITIES, None)
         if priorities is not None and self._on_priorities is not None:
@@ -197,7 +219,7 @@ class SGDLearner(core.Learner):
                 f"Cannot restore this {self._name} learner from a state of another structure or shape "
                 "(a checkpoint from another agent, network size or environment?)."
             )
-        self._state = jax.device_put(state)
+        self._state = jax.device_put(state, None if self._layout is None else self._layout.state)
         self._num_steps = self._num_counted_steps = int(state.steps)
 
 

@@ -1,0 +1,183 @@
+"""Every agent's learner under each sharding on fake CPU devices, against one device: run in a subprocess.
+
+``python -m tests.jax.sharded_learners [updates|layouts]`` sets 8 fake CPU devices before jax starts (a process that
+has started jax keeps its devices).
+
+- ``updates`` prints one JSON line per (agent, strategy, devices): the largest difference of a float state leaf
+  (parameters, optimiser state, targets) from the one-device learner's after the same updates on the same
+  batches, relative to the leaf's size, and whether the integer leaves (steps, keys) are equal.
+- ``layouts`` prints one JSON line per check of ``rules``, of restoring across layouts and of the refusals, with
+  what it found.
+"""
+
+from __future__ import annotations
+
+import jax
+
+jax.config.update("jax_num_cpu_devices", 8)
+
+import json  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from acme.environment_loop import EnvironmentLoop  # noqa: E402
+from acme.jax.sharding import LearnerSharding, leaf_path  # noqa: E402
+from acme.replay.local_client import LocalReplay  # noqa: E402
+from acme.testing import fakes  # noqa: E402
+from acme.utils import loggers  # noqa: E402
+from baselines import registry  # noqa: E402
+
+NUM_UPDATES = 3
+DEVICE_COUNTS = (2, 4, 8)
+TRANSITIONS = dict(batch_size=16, min_replay_size=32, samples_per_insert=8.0, num_sgd_steps_per_step=1)
+SMALL = {
+    "dqn": dict(hidden_sizes=(16,), **TRANSITIONS),
+    "sac": dict(policy_hidden_sizes=(16,), critic_hidden_sizes=(16,), **TRANSITIONS),
+    "td3": dict(policy_hidden_sizes=(16,), critic_hidden_sizes=(16,), **TRANSITIONS),
+    "d4pg": dict(
+        policy_hidden_sizes=(16,), critic_hidden_sizes=(16,), num_atoms=11, vmin=-10.0, vmax=10.0, **TRANSITIONS
+    ),
+    "mpo": dict(policy_hidden_sizes=(16,), critic_hidden_sizes=(16,), num_samples=4, **TRANSITIONS),
+    "ppo": dict(hidden_sizes=(16,), unroll_length=4, batch_size=8, num_epochs=2, num_minibatches=2),
+    "impala": dict(hidden_sizes=(16,), unroll_length=4, batch_size=8),
+    "r2d2": dict(
+        torso_sizes=(8,),
+        lstm_size=8,
+        burn_in_length=2,
+        trace_length=4,
+        sequence_period=3,
+        n_step=2,
+        batch_size=8,
+        min_replay_size=8,
+        samples_per_insert=4.0,
+    ),
+}
+_quiet = lambda label, steps_key=None: loggers.NoOpLogger()  # noqa: E731
+
+
+def parts(agent: str):
+    entry = registry.get_agent(agent)
+    config = entry.make_config(**SMALL[agent])
+    spec = (
+        fakes.continuous_spec((3,), 2)
+        if entry.action_space == "continuous"
+        else fakes.discrete_spec(obs_shape=(3,), num_actions=3)
+    )
+    builder = entry.make_builder(config)
+    return spec, builder, entry.make_networks(spec, config)
+
+
+def batches(agent: str, count: int) -> list:
+    """``count`` samples of the agent's own replay, filled by its actor in a fake environment."""
+    spec, builder, networks = parts(agent)
+    policy = builder.make_policy(networks, spec)
+    replay = LocalReplay(builder.make_replay_tables(spec, policy), seed=0, wait_on_insert=False)
+    learner = builder.make_learner(jax.random.PRNGKey(0), networks, iter(()), _quiet, spec, replay)
+    actor = builder.make_actor(
+        [jax.random.PRNGKey(1)], policy, spec, learner, [builder.make_adder(replay, spec, policy)]
+    )
+    loop = EnvironmentLoop(fakes.FakeEnvironment(spec, episode_length=10), actor, logger=loggers.NoOpLogger())
+    iterator = builder.make_dataset_iterator(replay)
+    samples = []
+    while len(samples) < count:
+        loop.run(40)
+        while iterator.ready() and len(samples) < count:
+            samples.append(jax.device_get(next(iterator)))
+    return samples
+
+
+def learner(agent: str, samples: list, sharding: LearnerSharding | None):
+    spec, builder, networks = parts(agent)
+    return builder.make_learner(jax.random.PRNGKey(3), networks, iter(samples), _quiet, spec, sharding=sharding)
+
+
+def after_updates(agent: str, samples: list, sharding: LearnerSharding | None) -> list[np.ndarray]:
+    trained = learner(agent, samples, sharding)
+    for _ in range(NUM_UPDATES):
+        trained.step()
+    return [np.asarray(leaf) for leaf in jax.tree.leaves(jax.device_get(trained.state))]
+
+
+def compare(one: list[np.ndarray], other: list[np.ndarray]) -> dict:
+    """The largest difference of a float leaf relative to its own size (at least 1), and whether every integer
+    leaf (step counts, random keys) is equal."""
+    relative, integers_equal = 0.0, True
+    for a, b in zip(one, other, strict=True):
+        if np.issubdtype(a.dtype, np.floating):
+            a, b = a.astype(np.float64), b.astype(np.float64)
+            relative = max(relative, float(np.max(np.abs(a - b), initial=0.0)) / max(1.0, float(np.max(np.abs(a)))))
+        else:
+            integers_equal = integers_equal and bool(np.array_equal(a, b))
+    return {"relative_difference": relative, "integers_equal": integers_equal, "leaves": len(one)}
+
+
+def updates() -> None:
+    for agent in sorted(SMALL):
+        samples = batches(agent, NUM_UPDATES)
+        one = after_updates(agent, samples, None)
+        for strategy in ("data", "fsdp"):
+            for count in DEVICE_COUNTS:
+                sharded = after_updates(agent, samples, LearnerSharding(strategy, devices=count))
+                record = {"agent": agent, "strategy": strategy, "devices": count}
+                print(json.dumps({**record, **compare(one, sharded)}), flush=True)
+
+
+def _refusal(make, *args) -> str:
+    try:
+        learner = make(*args)
+        learner.step()
+    except ValueError as error:
+        return str(error)
+    return "accepted"
+
+
+def layouts() -> None:
+    samples = batches("dqn", 2)
+    rules = LearnerSharding("rules", devices=8, model_axis=2, rules=((r"linear_0/w$", (None, "model")),))
+    ruled = learner("dqn", samples, rules)
+    ruled.step()
+    specs = {}
+    for path, leaf in jax.tree_util.tree_flatten_with_path(ruled.state)[0]:
+        specs[leaf_path(path)] = list(leaf.sharding.spec)
+    print(json.dumps({"check": "rules", "specs": specs, "mesh": dict(ruled.layout.mesh.shape)}), flush=True)
+
+    fsdp = learner("dqn", samples, LearnerSharding("fsdp", devices=4))
+    fsdp.step()
+    saved = fsdp.save()
+    restored = {}
+    for name, sharding in (("data-8", LearnerSharding("data", devices=8)), ("one-device", None)):
+        other = learner("dqn", samples, sharding)
+        other.restore(saved)
+        difference = max(
+            float(np.max(np.abs(np.asarray(a) - np.asarray(b)), initial=0.0))
+            for a, b in zip(jax.tree.leaves(saved), jax.tree.leaves(jax.device_get(other.state)))
+        )
+        restored[name] = difference
+    sharded_leaves = sum(
+        len(leaf.sharding.device_set) == 4 and not leaf.sharding.is_fully_replicated
+        for leaf in jax.tree.leaves(fsdp.state)
+    )
+    print(json.dumps({"check": "restore", "differences": restored, "fsdp_sharded_leaves": sharded_leaves}), flush=True)
+
+    odd = [jax.tree.map(lambda x: x[:12], sample) for sample in samples]
+    refusals = {
+        "batch": _refusal(learner, "dqn", odd, LearnerSharding("data", devices=8)),
+        "unmatched_rule": _refusal(
+            learner, "dqn", samples, LearnerSharding("rules", devices=8, rules=((r"no_such_layer", ("data",)),))
+        ),
+        "devices": _refusal(learner, "dqn", samples, LearnerSharding("data", devices=16)),
+        "indivisible": _refusal(
+            learner,
+            "dqn",
+            samples,
+            LearnerSharding("rules", devices=8, model_axis=2, rules=((r"linear_1/w$", (None, "model")),)),
+        ),
+    }
+    print(json.dumps({"check": "refusals", **refusals}), flush=True)
+
+
+if __name__ == "__main__":
+    import sys
+
+    assert len(jax.devices()) == 8, jax.devices()
+    {"updates": updates, "layouts": layouts}[sys.argv[1]]()

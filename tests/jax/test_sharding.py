@@ -1,0 +1,96 @@
+"""The learner on several devices by configuration (``acme.jax.sharding``), on 8 fake CPU devices.
+
+jax keeps the devices it started with, so the learners run in subprocesses (``tests/jax/sharded_learners.py``)
+that ask for 8 CPU devices first; the fake devices share this machine's cores, so these runs check results,
+not speed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from acme.jax.sharding import LearnerSharding
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+AGENTS = ("d4pg", "dqn", "impala", "mpo", "ppo", "r2d2", "sac", "td3")
+
+
+def _run(mode: str) -> list[dict]:
+    result = subprocess.run(
+        [sys.executable, "-m", "tests.jax.sharded_learners", mode],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+
+
+@pytest.fixture(scope="module")
+def updates() -> list[dict]:
+    return _run("updates")
+
+
+@pytest.fixture(scope="module")
+def layouts() -> dict:
+    return {row["check"]: row for row in _run("layouts")}
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_every_agent_trains_under_data_and_fsdp_as_on_one_device(updates, agent):
+    """Three updates on 2, 4 and 8 devices give the one-device learner's state, to float32 rounding of the
+    reductions XLA splits over the devices."""
+    rows = [row for row in updates if row["agent"] == agent]
+    assert {(row["strategy"], row["devices"]) for row in rows} == {
+        (strategy, devices) for strategy in ("data", "fsdp") for devices in (2, 4, 8)
+    }
+    for row in rows:
+        assert row["leaves"] > 0 and row["integers_equal"] and row["relative_difference"] <= 1e-5, row
+
+
+def test_rules_shard_exactly_the_leaves_they_name(layouts):
+    specs = layouts["rules"]["specs"]
+    assert layouts["rules"]["mesh"] == {"data": 4, "model": 2}
+    named = {path: spec for path, spec in specs.items() if path.endswith("linear_0/w")}
+    assert len(named) >= 2  # the parameter and its optimiser moments
+    assert all(spec == [None, "model"] for spec in named.values()), named
+    assert all(spec == [] for path, spec in specs.items() if path not in named), specs
+
+
+def test_a_checkpoint_written_under_one_layout_restores_under_another(layouts):
+    restore = layouts["restore"]
+    assert restore["fsdp_sharded_leaves"] > 0  # the state was split, not only replicated
+    assert restore["differences"] == {"data-8": 0.0, "one-device": 0.0}
+
+
+def test_layouts_that_cannot_work_are_refused_with_the_reason(layouts):
+    refusals = layouts["refusals"]
+    assert "a batch of 12 does not split over 8 devices" in refusals["batch"]
+    assert "rules ['no_such_layer'] match no leaf of the learner state" in refusals["unmatched_rule"]
+    assert "devices=16 is more than the 8 this process has" in refusals["devices"]
+    assert "over 'model' of size 2, which does not divide 3" in refusals["indivisible"]
+
+
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"strategy": "pipeline"}, "sharding strategy must be one of replicated, data, fsdp, rules"),
+        ({"devices": 0}, "devices must be a count >= 1"),
+        ({"devices": (1, 1)}, "devices must be distinct device ids"),
+        ({"strategy": "data", "rules": (("w$", ("data",)),)}, "rules are for strategy 'rules'"),
+        ({"strategy": "rules"}, "strategy 'rules' needs rules"),
+        ({"strategy": "rules", "rules": (("w$", ("batch",)),)}, "each axis must be one of ('data', 'model')"),
+        ({"strategy": "rules", "rules": (("(", ("data",)),)}, "is not a regular expression"),
+        ({"strategy": "data", "model_axis": 2}, "model_axis is for strategy 'rules'"),
+    ],
+)
+def test_a_sharding_description_is_checked_on_construction(fields, message):
+    with pytest.raises(ValueError, match="") as error:
+        LearnerSharding(**fields)
+    assert message in str(error.value)
