@@ -144,6 +144,8 @@ def run_options(args: argparse.Namespace):
 
 
 def make_parser() -> argparse.ArgumentParser:
+    from baselines import plan as planning
+
     parser = argparse.ArgumentParser(
         prog="python -m baselines",
         description="Run reference experiments of the library's agents.",
@@ -232,6 +234,7 @@ def make_parser() -> argparse.ArgumentParser:
         help="learner steps between checkpoints (default: by time only)",
     )
     run.add_argument("--keep-checkpoints", type=arguments.positive_integer, default=3, help="checkpoints to keep")
+    planning.add_sharding_flags(run)
     _add_hyperparameter_flags(run)
     config = commands.add_parser(
         "config",
@@ -241,6 +244,22 @@ def make_parser() -> argparse.ArgumentParser:
     config.add_argument("agent", choices=registry.agent_names(), help="the agent")
     config.add_argument("--env", default="gymnasium:CartPole-v1", help="environment id, '<prefix>:<name>'")
     _add_hyperparameter_flags(config)
+    plan = commands.add_parser(
+        "plan",
+        help="what a learner layout costs each device (bytes, collectives, XLA's compiled figures), before launch",
+        formatter_class=_HelpFormatter,
+    )
+    plan.add_argument("agent", choices=registry.agent_names(), help="the agent")
+    plan.add_argument("--env", default="gymnasium:CartPole-v1", help="environment id, '<prefix>:<name>'")
+    plan.add_argument(
+        "--memory-per-device",
+        type=arguments.positive_integer,
+        default=None,
+        metavar="BYTES",
+        help="refuse a layout whose compiled update needs more than this per device",
+    )
+    planning.add_sharding_flags(plan, with_auto=True)
+    _add_hyperparameter_flags(plan)
     commands.add_parser("list", help="list agents, environments and baselines")
     evaluate = commands.add_parser(
         "evaluate", help="run greedy episodes of an exported policy snapshot", formatter_class=_HelpFormatter
@@ -455,8 +474,16 @@ def check_launcher_flags(args: argparse.Namespace):
 def run_command(args: argparse.Namespace) -> int:
     from acme.experiments import CheckpointingConfig
     from acme.utils import loggers
+    from baselines import plan as planning
 
     options = check_launcher_flags(args)
+    sharding = planning.sharding_from_flags(args)
+    if sharding is not None and options.launcher == "anakin":
+        raise ValueError(
+            "--sharding places the learner of the local, threads and ray launchers; the anakin launcher runs its "
+            "loop on one device. Leave --sharding out."
+        )
+    planning.ask_for_cpu_devices(args.devices)
     run_dir = args.run_dir or _default_run_dir(args.agent, args.env, args.seed)
     checkpointing = None
     if args.checkpoint_dir:
@@ -491,6 +518,9 @@ def run_command(args: argparse.Namespace) -> int:
             return anakin_run.train(args, config, anakin, run_dir)
     if args.num_envs is not None:
         config = dataclasses.replace(config, num_envs_per_actor=args.num_envs)
+    if sharding is not None:
+        sharding.device_list()  # refused here when the devices are not there
+        config = dataclasses.replace(config, learner_sharding=sharding)
     with _new_run_directory(run_dir):  # only once the arguments made a valid experiment
         _write_config(args, config, run_dir)
         return _train(args, config, run_dir, options)
@@ -629,6 +659,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "config":
         try:
             return config_command(args)
+        except (ValueError, TypeError) as error:
+            parser.exit(2, f"error: {error}\n")
+    if args.command == "plan":
+        from baselines import plan as planning
+
+        try:
+            return planning.plan_command(args, _checked_overrides(args))
         except (ValueError, TypeError) as error:
             parser.exit(2, f"error: {error}\n")
     if args.command == "report":

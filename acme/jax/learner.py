@@ -163,13 +163,23 @@ class SGDLearner(core.Learner):
         """The learner's mesh and the shardings of its state and batches (None without a sharding)."""
         return self._layout
 
-    def step(self) -> None:
-        sample = next(self._iterator)
+    def placed_batch(self, sample: Any) -> Any:
+        """The batch ``update`` receives for ``sample``, in the layout's shardings (as it is without one)."""
         batch = self._batch_fn(sample)
         if self._layout is not None:
             if self._batch_shardings is None:
                 self._batch_shardings = self._layout.batch(batch, stacked=self._num_updates > 1)
             batch = jax.device_put(batch, self._batch_shardings)
+        return batch
+
+    def compile_step(self, sample: Any) -> Any:
+        """The compiled call one ``step()`` makes on a sample like ``sample`` (nothing is run or changed): its
+        ``memory_analysis()``, ``cost_analysis()`` and ``as_text()`` are XLA's figures for one device."""
+        return self._step_fn.lower(self._state, self._first_bad, self.placed_batch(sample)).compile()
+
+    def step(self) -> None:
+        sample = next(self._iterator)
+        batch = self.placed_batch(sample)
         self._state, self._first_bad, metrics = self._step_fn(self._state, self._first_bad, batch)
         self._num_steps += self._num_updates
         priorities = metrics.pop(PRIORITIES, None)

@@ -1,0 +1,61 @@
+"""``python -m baselines plan`` and ``run --sharding``: the learner's layout from the command line, on fake CPU
+devices (each command in a process of its own, which asks for them before jax starts)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+from baselines import cli
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _baselines(*argv: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "baselines", *argv], cwd=REPO, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def test_a_plan_gives_each_devices_bytes_and_matches_xlas_compiled_arguments():
+    result = _baselines("plan", "dqn", "--env", "gymnasium:CartPole-v1", "--sharding", "fsdp", "--devices", "4")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "fsdp on 4 device(s), per device:" in out and "XLA inserted: all-gather" in out
+    off = float(re.search(r"arguments [\d.]+ \w+ \(([-+][\d.]+)% from the plan's\)", out)[1])
+    assert abs(off) <= 10.0, out  # the plan's bytes against XLA's memory analysis
+
+
+def test_auto_picks_a_layout_that_fits_and_says_why_and_a_plan_that_does_not_fit_is_refused():
+    auto = _baselines("plan", "sac", "--env", "gymnasium:Pendulum-v1", "--sharding", "auto", "--devices", "2")
+    assert auto.returncode == 0, auto.stderr
+    assert re.search(r"auto: (replicated|data|fsdp) on \d device\(s\), estimated [\d.]+ us per update", auto.stdout)
+    assert "assumed" in auto.stdout
+    small = _baselines("plan", "dqn", "--sharding", "data", "--devices", "2", "--memory-per-device", "1000")
+    assert small.returncode == 2 and "more than --memory-per-device" in small.stdout, small.stdout + small.stderr
+
+
+def test_a_run_with_a_data_parallel_learner_trains_on_its_devices(tmp_path):
+    run_dir = tmp_path / "run"
+    flags = ["--max-steps", "1500", "--eval-every", "0", "--no-progress", "--run-dir", str(run_dir)]
+    result = _baselines("run", "dqn", "--sharding", "data", "--devices", "2", *flags, "--set", "batch_size=32")
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads((run_dir / "result.json").read_text())
+    assert summary["actor_steps"] == 1500 and summary["learner_steps"] > 0
+
+
+def test_sharding_flags_are_refused_where_they_do_not_apply(tmp_path, capsys):
+    for argv, message in (
+        (["--devices", "2"], "--devices describes the learner's layout: add --sharding"),
+        (["--sharding", "data", "--launcher", "anakin", "--env", "jax:CartPole-v1"], "the anakin launcher runs"),
+        (["--sharding", "rules", "--sharding-rule", "w$"], "--sharding-rule must be PATTERN=AXES"),
+    ):
+        try:
+            cli.main(["run", "dqn", "--no-progress", "--run-dir", str(tmp_path / "run"), *argv])
+        except SystemExit as done:
+            assert done.code == 2
+        assert message in capsys.readouterr().err, argv
+        assert not (tmp_path / "run").exists()
