@@ -93,6 +93,7 @@ bench: install install-reverb
 	$(VENV_REVERB)/bin/python benchmarks/components.py
 	$(BIN)/python benchmarks/stacks.py
 	$(BIN)/python benchmarks/anakin.py
+	$(BIN)/python benchmarks/sharding.py
 	$(BIN)/python benchmarks/peer_protocol.py $(if $(wildcard $(STAMP_PEERS)),--peer-python $(VENV_PEERS)/bin/python)
 
 # make bench with SBX timed in the same run (installs .venv-peers first).

@@ -235,6 +235,14 @@ def make_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--keep-checkpoints", type=arguments.positive_integer, default=3, help="checkpoints to keep")
     planning.add_sharding_flags(run)
+    run.add_argument(
+        "--actor-device",
+        type=arguments.integer(0),
+        default=None,
+        metavar="ID",
+        help="the device the actors' policy runs on (Sebulba: the learner on others, --sharding --devices); "
+        "default: the CPU",
+    )
     _add_hyperparameter_flags(run)
     config = commands.add_parser(
         "config",
@@ -478,12 +486,13 @@ def run_command(args: argparse.Namespace) -> int:
 
     options = check_launcher_flags(args)
     sharding = planning.sharding_from_flags(args)
-    if sharding is not None and options.launcher == "anakin":
+    placing = "--sharding" if sharding is not None else "--actor-device" if args.actor_device is not None else None
+    if placing is not None and options.launcher == "anakin":
         raise ValueError(
-            "--sharding places the learner of the local, threads and ray launchers; the anakin launcher runs its "
-            "loop on one device. Leave --sharding out."
+            f"{placing} places the learner or actors of the local, threads and ray launchers; the anakin launcher "
+            f"runs its loop on one device. Leave {placing} out."
         )
-    planning.ask_for_cpu_devices(args.devices)
+    planning.ask_for_cpu_devices(max(args.devices or 1, (args.actor_device or 0) + 1))
     run_dir = args.run_dir or _default_run_dir(args.agent, args.env, args.seed)
     checkpointing = None
     if args.checkpoint_dir:
@@ -521,6 +530,11 @@ def run_command(args: argparse.Namespace) -> int:
     if sharding is not None:
         sharding.device_list()  # refused here when the devices are not there
         config = dataclasses.replace(config, learner_sharding=sharding)
+    if args.actor_device is not None:
+        from acme.jax.sharding import device_of
+
+        device_of(args.actor_device)  # refused here when it is not there
+        config = dataclasses.replace(config, actor_device=args.actor_device)
     with _new_run_directory(run_dir):  # only once the arguments made a valid experiment
         _write_config(args, config, run_dir)
         return _train(args, config, run_dir, options)

@@ -34,9 +34,11 @@ class AgentBuilder(abc.ABC):
         environment_spec: specs.EnvironmentSpec,
         variable_source: core.VariableSource | None = None,
         adders: Sequence[Any] | None = None,
+        device: Any = None,
     ) -> core.Actor:
         """An actor of ``len(random_keys)`` environments (one key each; one adder each, or none for evaluation)
-        acting with ``policy`` and parameters from ``variable_source``."""
+        acting with ``policy`` and parameters from ``variable_source``, its policy on ``device`` (a jax device;
+        None: the CPU)."""
 
     @abc.abstractmethod
     def make_learner(

@@ -80,11 +80,12 @@ class ConfiguredBuilder(builders.AgentBuilder):
         environment_spec: specs.EnvironmentSpec,
         variable_source: core.VariableSource | None = None,
         adders: Sequence[Any] | None = None,
+        device: Any = None,
     ) -> VectorActor:
         if adders is not None:
             self.check_vector_acting(len(random_keys))
         actor = RecurrentVectorActor if isinstance(policy, RecurrentPolicy) else VectorActor
-        return actor(policy, random_keys, self._policy_client(variable_source), adders)
+        return actor(policy, random_keys, self._policy_client(variable_source), adders, device=device)
 
     def check_vector_acting(self, num_envs: int) -> None:
         """Any number of environments per actor (agents whose adders need more override this)."""

@@ -36,6 +36,8 @@ class ExperimentConfig:
         (each with its own seed, episode and adder; exploration schedules count each one's steps).
       learner_sharding: the learner's devices and the layout of its state and batches over them
         (``acme.jax.sharding.LearnerSharding``: replicated, data, fsdp or rules); None: one device.
+      actor_device: the id of the device the actors' policy runs on (Sebulba: the learner on others, its
+        parameters moved from its layout to this device when the actors fetch them); None: the CPU.
     """
 
     builder: builders.AgentBuilder
@@ -50,6 +52,7 @@ class ExperimentConfig:
     checkpointing: CheckpointingConfig | None = None
     num_envs_per_actor: int = 1
     learner_sharding: LearnerSharding | None = None
+    actor_device: int | None = None
 
     def __post_init__(self):
         if not isinstance(self.builder, builders.AgentBuilder):
@@ -70,6 +73,10 @@ class ExperimentConfig:
             or (self.num_envs_per_actor < 1)
         ):
             raise ValueError(f"num_envs_per_actor must be an integer >= 1, got {self.num_envs_per_actor!r}.")
+        if self.actor_device is not None and (
+            isinstance(self.actor_device, bool) or not isinstance(self.actor_device, int) or self.actor_device < 0
+        ):
+            raise ValueError(f"actor_device must be a device id >= 0 or None, got {self.actor_device!r}.")
         if self.learner_sharding is not None and not isinstance(self.learner_sharding, LearnerSharding):
             raise TypeError(
                 f"learner_sharding must be an acme.jax.sharding.LearnerSharding or None, got {self.learner_sharding!r}."

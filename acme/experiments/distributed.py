@@ -28,6 +28,7 @@ from acme.experiments.inference import (
 from acme.experiments.options import DISTRIBUTED, RunOptions
 from acme.experiments.seeding import ExperimentSeeds
 from acme.jax.polling_source import PollingVariableSource, to_host
+from acme.jax.sharding import device_of
 from acme.replay.local_client import LocalReplay, LocalTablesClient
 from acme.utils import counting, extras
 
@@ -360,7 +361,9 @@ class ActorNode:
         if self._inference is not None:
             actor = ServedActor(server, keys, self._adders, self._actor_id)
         else:
-            actor = builder.make_actor(keys, policy, spec, variable_source=source, adders=self._adders)
+            actor = builder.make_actor(
+                keys, policy, spec, variable_source=source, adders=self._adders, device=device_of(config.actor_device)
+            )
         actor.restore({"num_steps": np.full(num_envs, share, np.int32)})
         loop = EnvironmentLoop(environments, actor, counter=counter, logger=logger, label="actor")
 

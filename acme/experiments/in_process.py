@@ -29,6 +29,7 @@ from acme.experiments.learning_actor import (
 )
 from acme.experiments.options import REPLAYS
 from acme.experiments.seeding import ExperimentSeeds
+from acme.jax.sharding import device_of
 from acme.replay.local_client import LocalReplay
 from acme.utils import counting, extras
 
@@ -123,7 +124,9 @@ class _InProcessRun:
         self.actor_logger = logger_factory("actor", "actor_steps")
         keys = seeds.actor_keys(0, num_envs, self.resumes)  # a resumed run does not replay its first random streams
         adders = [builder.make_adder(self.replay_client, spec, policy) for _ in range(num_envs)]
-        self.actor = builder.make_actor(keys, policy, spec, variable_source=self.learner, adders=adders)
+        self.actor = builder.make_actor(
+            keys, policy, spec, variable_source=self.learner, adders=adders, device=device_of(config.actor_device)
+        )
         self.train_loop = EnvironmentLoop(
             environments,
             LearningActor(self.actor, LearnerStepper(self.learner, self.iterator, pressure)),

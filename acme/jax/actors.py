@@ -40,21 +40,30 @@ class RecurrentPolicy(NamedTuple):
 
 
 class _Placed:
-    """A jitted ``select(params, key, *inputs)`` run on ``backend``'s first device (None: jax's default).
+    """A jitted ``select(params, key, *inputs)`` run on ``device``, else on ``backend``'s first device (None:
+    jax's default).
 
     The parameters are put on that device when the variable client hands over a
-    new set, the keys once (``place``; ``select`` returns them there), and jax
-    runs a call where its committed inputs are. (``jax.jit``'s ``backend``
-    argument, which did this before, is deprecated.)
+    new set (from the learner's devices and layout, Sebulba's resharding), the
+    keys once (``place``; ``select`` returns them there), and jax runs a call
+    where its committed inputs are. (``jax.jit``'s ``backend`` argument, which
+    did this before, is deprecated.)
     """
 
-    def __init__(self, jitted, backend: str | None):
+    def __init__(self, jitted, backend: str | None, device: Any = None):
         self._jitted = jitted
-        device = jax.local_devices(backend=backend)[0] if backend is not None else None
-        # On jax's default device (the CPU of a machine without accelerators) nothing needs moving: a
-        # device_put of every new set of parameters would cost a Python-side dispatch per leaf for nothing.
-        self._device = None if device == jax.devices()[0] else device
+        if device is None:
+            device = jax.local_devices(backend=backend)[0] if backend is not None else None
+            # On jax's default device (the CPU of a machine without accelerators) nothing needs moving: a
+            # device_put of every new set of parameters would cost a Python-side dispatch per leaf for nothing.
+            device = None if device == jax.devices()[0] else device
+        self._device = device
         self._params, self._placed_params = None, None
+
+    @property
+    def device(self) -> Any:
+        """The device the policy runs on (None: where its inputs are, jax's default)."""
+        return self._device
 
     def place(self, tree):
         """``tree`` on this device (as it is without a backend)."""
@@ -162,10 +171,11 @@ class VectorActor(ActingState):
         variable_client: VariableClient | None,
         adders: Sequence[Adder | None] | None = None,
         backend: str | None = "cpu",
+        device: Any = None,
     ):
         super().__init__(random_keys, adders)
         self._variable_client = variable_client
-        self._select = _Placed(jax.jit(self._batched_select(policy)), backend)
+        self._select = _Placed(jax.jit(self._batched_select(policy)), backend, device)
         self._keys = self._place_keys(self._keys)
         self._has_extras = isinstance(policy, (ExtrasPolicy, RecurrentPolicy))
 
@@ -234,8 +244,9 @@ class RecurrentVectorActor(VectorActor):
         variable_client: VariableClient | None,
         adders: Sequence[Adder | None] | None = None,
         backend: str | None = "cpu",
+        device: Any = None,
     ):
-        super().__init__(policy, random_keys, variable_client, adders, backend)
+        super().__init__(policy, random_keys, variable_client, adders, backend, device)
         self._initial_state = jax.jit(policy.initial_state)
         self._core_state = None
 
@@ -248,7 +259,7 @@ class RecurrentVectorActor(VectorActor):
         params = self._params()
         if self._core_state is None:  # each environment's slot is reset before its first step
             self._core_state = jax.tree.map(
-                lambda x: jnp.zeros((self.num_envs, *x.shape), x.dtype), self._initial_state(params)
+                lambda x: jnp.zeros((self.num_envs, *x.shape), x.dtype), self._initial_state(self._select.place(params))
             )
         actions, extras, self._core_state, self._keys = self._select(
             params, self._keys, observations, self._core_state, self._resets, self._steps

@@ -112,11 +112,7 @@ class LearnerSharding:
         if self.devices is None:
             return available[:1] if self.strategy == "replicated" else list(available)
         if isinstance(self.devices, tuple):
-            by_id = {device.id: device for device in available}
-            missing = [i for i in self.devices if i not in by_id]
-            if missing:
-                raise ValueError(f"devices {missing} do not exist here; this process has ids {sorted(by_id)}.")
-            return [by_id[i] for i in self.devices]
+            return [device_of(i) for i in self.devices]
         if self.devices > len(available):
             raise ValueError(
                 f"devices={self.devices} is more than the {len(available)} this process has "
@@ -208,3 +204,13 @@ class Layout:
             return NamedSharding(self.mesh, PartitionSpec(*([None] * axis + ["data"])))
 
         return jax.tree.map(spec, batch)
+
+
+def device_of(device_id: int | None) -> Any:
+    """The jax device whose id is ``device_id`` (None for None); refuses an id this process does not have."""
+    if device_id is None:
+        return None
+    by_id = {device.id: device for device in jax.devices()}
+    if device_id not in by_id:
+        raise ValueError(f"device {device_id} does not exist here; this process has ids {sorted(by_id)}.")
+    return by_id[device_id]

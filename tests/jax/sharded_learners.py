@@ -1,13 +1,15 @@
 """Every agent's learner under each sharding on fake CPU devices, against one device: run in a subprocess.
 
-``python -m tests.jax.sharded_learners [updates|layouts]`` sets 8 fake CPU devices before jax starts (a process that
-has started jax keeps its devices).
+``python -m tests.jax.sharded_learners [updates|layouts|sebulba]`` sets 8 fake CPU devices before jax starts (a
+process that has started jax keeps its devices).
 
 - ``updates`` prints one JSON line per (agent, strategy, devices): the largest difference of a float state leaf
   (parameters, optimiser state, targets) from the one-device learner's after the same updates on the same
   batches, relative to the leaf's size, and whether the integer leaves (steps, keys) are equal.
 - ``layouts`` prints one JSON line per check of ``rules``, of restoring across layouts and of the refusals, with
   what it found.
+- ``sebulba`` trains DQN in one process with its actor on device 0 and its learner on devices 1 and 2, and prints
+  where each one's arrays were and what moving the policy from the learner's layout to the actor's device costs.
 """
 
 from __future__ import annotations
@@ -176,8 +178,44 @@ def layouts() -> None:
     print(json.dumps({"check": "refusals", **refusals}), flush=True)
 
 
+def sebulba() -> None:
+    """Sebulba in one process: the actor's policy on device 0, the learner data-parallel on devices 1 and 2."""
+    import dataclasses
+    import time
+
+    from acme.experiments.in_process import _InProcessRun
+
+    config = registry.make_experiment_config(
+        "dqn",
+        "gymnasium:CartPole-v1",
+        seed=0,
+        max_steps=1_500,
+        eval_every=0,
+        logger_factory=_quiet,
+        config_overrides={"hidden_sizes": (16,), "batch_size": 16, "min_replay_size": 100, "num_sgd_steps_per_step": 1},
+    )
+    config = dataclasses.replace(config, learner_sharding=LearnerSharding("data", devices=(1, 2)), actor_device=0)
+    run = _InProcessRun(config, "local")
+    try:
+        run.train(progress=False, stop_at_return=None)
+    finally:
+        run.close()
+    placed = run.actor._select._placed_params
+    actor_devices = sorted({device.id for leaf in jax.tree.leaves(placed) for device in leaf.devices()})
+    learner_devices = sorted({device.id for leaf in jax.tree.leaves(run.learner.state) for device in leaf.devices()})
+    params = run.learner.get_variables(["policy"])[0]
+    target = jax.devices()[0]
+    jax.block_until_ready(jax.device_put(params, target))
+    start = time.perf_counter()
+    for _ in range(50):
+        jax.block_until_ready(jax.device_put(params, target))
+    record = {"check": "sebulba", "actor_devices": actor_devices, "learner_devices": learner_devices}
+    record.update(learner_steps=run.learner.num_steps, actor_steps=run.actor_steps)
+    print(json.dumps({**record, "fetch_seconds": (time.perf_counter() - start) / 50}), flush=True)
+
+
 if __name__ == "__main__":
     import sys
 
     assert len(jax.devices()) == 8, jax.devices()
-    {"updates": updates, "layouts": layouts}[sys.argv[1]]()
+    {"updates": updates, "layouts": layouts, "sebulba": sebulba}[sys.argv[1]]()

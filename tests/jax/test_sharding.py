@@ -77,6 +77,13 @@ def test_layouts_that_cannot_work_are_refused_with_the_reason(layouts):
     assert "over 'model' of size 2, which does not divide 3" in refusals["indivisible"]
 
 
+def test_sebulba_acts_on_one_device_and_learns_on_others():
+    (row,) = _run("sebulba")
+    assert row["actor_devices"] == [0] and row["learner_devices"] == [1, 2], row
+    assert row["actor_steps"] == 1_500 and row["learner_steps"] > 0
+    assert row["fetch_seconds"] > 0  # moving the policy from the learner's layout to the actor's device
+
+
 @pytest.mark.parametrize(
     "fields, message",
     [
