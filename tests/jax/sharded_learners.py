@@ -1,7 +1,7 @@
 """Every agent's learner under each sharding on fake CPU devices, against one device: run in a subprocess.
 
-``python -m tests.jax.sharded_learners [updates|layouts|sebulba]`` sets 8 fake CPU devices before jax starts (a
-process that has started jax keeps its devices).
+``python -m tests.jax.sharded_learners MODE`` (updates, layouts, sebulba, distributed) sets 8 fake CPU devices
+before jax starts (a process that has started jax keeps its devices).
 
 - ``updates`` prints one JSON line per (agent, strategy, devices): the largest difference of a float state leaf
   (parameters, optimiser state, targets) from the one-device learner's after the same updates on the same
@@ -10,6 +10,8 @@ process that has started jax keeps its devices).
   what it found.
 - ``sebulba`` trains DQN in one process with its actor on device 0 and its learner on devices 1 and 2, and prints
   where each one's arrays were and what moving the policy from the learner's layout to the actor's device costs.
+- ``distributed`` runs the same split as a distributed program on the threads launcher and prints its last
+  evaluation.
 """
 
 from __future__ import annotations
@@ -214,8 +216,48 @@ def sebulba() -> None:
     print(json.dumps({**record, "fetch_seconds": (time.perf_counter() - start) / 50}), flush=True)
 
 
+def distributed() -> None:
+    """Sebulba as a distributed program (threads launcher): the actors on device 0, the learner node data-parallel
+    on devices 1 and 2, the evaluator's policy fetched from the learner's layout."""
+    import dataclasses
+    import tempfile
+
+    import launch
+    from acme.experiments import make_distributed_experiment
+
+    with tempfile.TemporaryDirectory() as run_dir:
+        config = registry.make_experiment_config(
+            "dqn",
+            "gymnasium:CartPole-v1",
+            seed=0,
+            max_steps=2_000,
+            eval_every=2_000,
+            num_eval_episodes=2,
+            logger_factory=loggers.make_logger_factory(run_dir, time_delta=0.0, terminal=False),
+            config_overrides={"hidden_sizes": (16,), "batch_size": 16, "min_replay_size": 100},
+        )
+        config = dataclasses.replace(config, learner_sharding=LearnerSharding("data", devices=(1, 2)), actor_device=0)
+        program = make_distributed_experiment(config, num_actors=2, replay="learner", learner_feed="direct")
+        launch.launch(program, launcher="threads", timeout=300)
+        with open(f"{run_dir}/evaluator.csv") as f:
+            evaluator = f.read().splitlines()
+    header, last = evaluator[0].split(","), evaluator[-1].split(",")
+    row = dict(zip(header, last))
+    print(
+        json.dumps(
+            {
+                "check": "distributed",
+                "actor_steps": float(row["actor_steps"]),
+                "evaluation_return": float(row["evaluation_return"]),
+                "learner_steps": float(row["learner_steps"]),
+            }
+        ),
+        flush=True,
+    )
+
+
 if __name__ == "__main__":
     import sys
 
     assert len(jax.devices()) == 8, jax.devices()
-    {"updates": updates, "layouts": layouts, "sebulba": sebulba}[sys.argv[1]]()
+    {"updates": updates, "layouts": layouts, "sebulba": sebulba, "distributed": distributed}[sys.argv[1]]()

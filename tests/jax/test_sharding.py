@@ -84,6 +84,11 @@ def test_sebulba_acts_on_one_device_and_learns_on_others():
     assert row["fetch_seconds"] > 0  # moving the policy from the learner's layout to the actor's device
 
 
+def test_a_distributed_program_acts_on_one_device_and_learns_on_others():
+    (row,) = _run("distributed")
+    assert row["actor_steps"] >= 2_000 and row["learner_steps"] > 0 and row["evaluation_return"] > 0, row
+
+
 @pytest.mark.parametrize(
     "fields, message",
     [
