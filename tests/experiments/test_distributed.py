@@ -69,10 +69,16 @@ def last_row(path) -> dict:
 
 
 def check_progress(run_dir, max_steps: int, num_actors: int) -> dict:
+    """Every actor finished (its last row says so) and the actors finished episodes between them. (An actor stops
+    within 100 steps of the budget being spent, mid-episode: with episodes as long as its share of the budget,
+    one actor may end before finishing one.)"""
+    episodes = []
     for actor_id in range(num_actors):
         with open(run_dir / f"actor_{actor_id}.csv") as f:
-            episodes = [r for r in csv.DictReader(f) if r.get("episode_length")]
-        assert episodes and all(float(r["episode_length"]) > 0 for r in episodes)
+            rows = list(csv.DictReader(f))
+        assert rows and float(rows[-1].get("actor_finished") or 0) == 1, rows[-1:]
+        episodes += [r for r in rows if r.get("episode_length")]
+    assert episodes and all(float(r["episode_length"]) > 0 for r in episodes)
     learner = last_row(run_dir / "learner.csv")
     assert learner["learner_steps"] > 0
     final = last_row(run_dir / "evaluator.csv")
