@@ -143,6 +143,12 @@ def run_options(args: argparse.Namespace):
     )
 
 
+def _add_agent_and_environment(parser: argparse.ArgumentParser, agent_help: str) -> None:
+    """The agent (positional) and ``--env``, as ``run``, ``config`` and ``plan`` take them."""
+    parser.add_argument("agent", choices=registry.agent_names(), help=agent_help)
+    parser.add_argument("--env", default="gymnasium:CartPole-v1", help="environment id, '<prefix>:<name>'")
+
+
 def make_parser() -> argparse.ArgumentParser:
     from baselines import plan as planning
 
@@ -161,8 +167,7 @@ def make_parser() -> argparse.ArgumentParser:
         epilog=_describe(),
         formatter_class=_HelpFormatter,
     )
-    run.add_argument("agent", choices=registry.agent_names(), help="the agent to train")
-    run.add_argument("--env", default="gymnasium:CartPole-v1", help="environment id, '<prefix>:<name>'")
+    _add_agent_and_environment(run, "the agent to train")
     run.add_argument("--seed", type=arguments.seed, default=0, help="random seed")
     run.add_argument(
         "--max-steps",
@@ -249,16 +254,14 @@ def make_parser() -> argparse.ArgumentParser:
         help="print an agent's effective config (the baseline's, --config, --set) as the YAML a run writes",
         formatter_class=_HelpFormatter,
     )
-    config.add_argument("agent", choices=registry.agent_names(), help="the agent")
-    config.add_argument("--env", default="gymnasium:CartPole-v1", help="environment id, '<prefix>:<name>'")
+    _add_agent_and_environment(config, "the agent")
     _add_hyperparameter_flags(config)
     plan = commands.add_parser(
         "plan",
         help="what a learner layout costs each device (bytes, collectives, XLA's compiled figures), before launch",
         formatter_class=_HelpFormatter,
     )
-    plan.add_argument("agent", choices=registry.agent_names(), help="the agent")
-    plan.add_argument("--env", default="gymnasium:CartPole-v1", help="environment id, '<prefix>:<name>'")
+    _add_agent_and_environment(plan, "the agent")
     plan.add_argument(
         "--memory-per-device",
         type=arguments.positive_integer,

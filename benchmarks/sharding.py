@@ -32,12 +32,10 @@ DEVICES = (1, 2, 4, 8)
 AGENTS = {"dqn": "gymnasium:CartPole-v1", "sac": "gymnasium:Pendulum-v1"}
 
 
-def updates_per_second(agent: str, environment_id: str, sharding, count: int) -> float:
+def updates_per_second(agent: str, config, sample, spec, sharding, count: int) -> float:
     from acme.utils import loggers
-    from baselines import plan, registry
+    from baselines import registry
 
-    config = registry.make_agent_config(agent, environment_id, {"num_sgd_steps_per_step": 1})
-    sample, spec = plan.one_sample(agent, environment_id, config)
     entry = registry.get_agent(agent)
     learner = entry.make_builder(config).make_learner(
         jax.random.PRNGKey(0),
@@ -68,23 +66,26 @@ def main() -> None:
     report = {"benchmark": "sharding", "machine": machine(jax_backend=jax.default_backend()), "agents": {}}
     report["devices_are"] = "fake CPU devices sharing one core" if jax.default_backend() == "cpu" else "accelerators"
     for agent, environment_id in AGENTS.items():
+        # One config and one replay sample per agent (acting fills the replay once): the timed updates and the
+        # plan's figures are of the same learner.
+        config = registry.make_agent_config(agent, environment_id, {"num_sgd_steps_per_step": 1})
+        sample, spec = plan.one_sample(agent, environment_id, config)
+        layouts = [LearnerSharding("replicated", devices=1)]
+        layouts += [LearnerSharding(strategy, devices=n) for strategy in ("data", "fsdp") for n in DEVICES if n > 1]
         rows = {}
-        for strategy in ("data", "fsdp"):
-            for count in DEVICES:
-                sharding = LearnerSharding(strategy if count > 1 else "replicated", devices=count)
-                rate = updates_per_second(agent, environment_id, sharding, args.updates)
-                config = registry.make_agent_config(agent, environment_id)
-                sample, spec = plan.one_sample(agent, environment_id, config)
-                figures = plan.plan_layout(agent, config, spec, sample, sharding)
-                rows[f"{sharding.strategy}-{count}"] = {
-                    "updates_per_second": round(rate, 1),
-                    "plan_bytes_per_device": figures.predicted,
-                    "xla_argument_bytes": figures.xla_arguments,
-                    "plan_to_xla": round(figures.predicted / figures.xla_arguments, 4),
-                    "xla_total_bytes": figures.xla_total,
-                    "modelled_collective_bytes": figures.collective_bytes,
-                }
-                print(agent, sharding.strategy, count, rows[f"{sharding.strategy}-{count}"], flush=True)
+        for sharding in layouts:
+            count = len(sharding.device_list())
+            rate = updates_per_second(agent, config, sample, spec, sharding, args.updates)
+            figures = plan.plan_layout(agent, config, spec, sample, sharding)
+            rows[f"{sharding.strategy}-{count}"] = {
+                "updates_per_second": round(rate, 1),
+                "plan_bytes_per_device": figures.predicted,
+                "xla_argument_bytes": figures.xla_arguments,
+                "plan_to_xla": round(figures.predicted / figures.xla_arguments, 4),
+                "xla_total_bytes": figures.xla_total,
+                "modelled_collective_bytes": figures.collective_bytes,
+            }
+            print(agent, sharding.strategy, count, rows[f"{sharding.strategy}-{count}"], flush=True)
         report["agents"][agent] = {"environment": environment_id, "layouts": rows}
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "sharding.json")
     write_report(path, report)
