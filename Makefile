@@ -15,7 +15,7 @@ STAMP_REVERB := $(VENV_REVERB)/.installed
 VENV_PEERS ?= .venv-peers
 STAMP_PEERS := $(VENV_PEERS)/.installed
 
-.PHONY: install install-reverb install-peers run test test-reverb test-fast lint format docs bench bench-peers clean
+.PHONY: install install-reverb install-peers run test test-reverb test-fast lint format docs bench bench-revision bench-peers clean
 
 install: $(STAMP)
 
@@ -95,6 +95,12 @@ bench: install install-reverb
 	$(BIN)/python benchmarks/anakin.py
 	$(BIN)/python benchmarks/sharding.py
 	$(BIN)/python benchmarks/peer_protocol.py $(if $(wildcard $(STAMP_PEERS)),--peer-python $(VENV_PEERS)/bin/python)
+
+# DQN as a user runs it, the working tree against an earlier revision REV, alternating in one window (~8 min):
+# make bench-revision REV=HEAD~3
+bench-revision: install
+	@test -n "$(REV)" || (echo "Give the revision to compare against: make bench-revision REV=<git revision>"; exit 2)
+	$(BIN)/python benchmarks/revisions.py $(REV)
 
 # make bench with SBX timed in the same run (installs .venv-peers first).
 bench-peers: install-peers

@@ -28,15 +28,15 @@ from benchmarks.peer_protocol import SINGLE_THREAD_ENV  # noqa: E402
 STACKS = {"default": ".venv/bin/python", "reverb": ".venv-reverb/bin/python"}
 
 
-def run_once(python: str, steps: int, core: int) -> dict:
-    """One pinned run with ``python``; its steps, wall seconds and steps/s."""
+def run_once(python: str, steps: int, core: int, root: str = ROOT) -> dict:
+    """One pinned run with ``python`` of the code in ``root``; its steps, wall seconds and steps/s."""
     run_dir = tempfile.mkdtemp(prefix="bench-stack-")
     command = [python, "-m", "baselines", "run", "dqn", "--env", "gymnasium:CartPole-v1", "--seed", "0"]
     command += ["--max-steps", str(steps), "--eval-every", "0", "--no-progress", "--run-dir", run_dir]
     subprocess.run(
         command,
-        cwd=ROOT,
-        env={**os.environ, **SINGLE_THREAD_ENV},
+        cwd=root,
+        env={**os.environ, **SINGLE_THREAD_ENV, "PYTHONPATH": root},
         preexec_fn=lambda: os.sched_setaffinity(0, {core}),
         capture_output=True,
         check=True,
