@@ -43,8 +43,10 @@ def train(args: argparse.Namespace, config: Any, anakin: Any, run_dir: str) -> i
     from baselines.plotting import CurveGroup, plot_curve_groups
 
     agents = anakin.num_seeds * max(1, len(anakin.sweep_values))
+    sharding = config.learner_sharding
+    where = "the device" if sharding is None else f"{len(sharding.device_list())} device(s), {sharding.strategy}"
     print(
-        f"Running {args.agent} on {args.env} on the device (anakin launcher): {agents} agent(s) from seed {args.seed} "
+        f"Running {args.agent} on {args.env} on {where} (anakin launcher): {agents} agent(s) from seed {args.seed} "
         f"for {config.max_num_actor_steps} steps each; logs in {run_dir}",
         flush=True,
     )

@@ -489,11 +489,11 @@ def run_command(args: argparse.Namespace) -> int:
 
     options = check_launcher_flags(args)
     sharding = planning.sharding_from_flags(args)
-    placing = "--sharding" if sharding is not None else "--actor-device" if args.actor_device is not None else None
-    if placing is not None and options.launcher == "anakin":
+    if args.actor_device is not None and options.launcher == "anakin":
         raise ValueError(
-            f"{placing} places the learner or actors of the local, threads and ray launchers; the anakin launcher "
-            f"runs its loop on one device. Leave {placing} out."
+            "--actor-device places the actors of the local, threads and ray launchers apart from the learner; the "
+            "anakin launcher acts where it learns (--sharding splits its environments over the learner's devices). "
+            "Leave --actor-device out."
         )
     planning.ask_for_cpu_devices(max(args.devices or 1, (args.actor_device or 0) + 1))
     run_dir = args.run_dir or _default_run_dir(args.agent, args.env, args.seed)
@@ -521,6 +521,9 @@ def run_command(args: argparse.Namespace) -> int:
         checkpointing=checkpointing,
         config_overrides=_checked_overrides(args),
     )
+    if sharding is not None:
+        sharding.device_list()  # refused here when the devices are not there
+        config = dataclasses.replace(config, learner_sharding=sharding)
     if args.launcher == "anakin":
         from baselines import anakin_run
 
@@ -530,9 +533,6 @@ def run_command(args: argparse.Namespace) -> int:
             return anakin_run.train(args, config, anakin, run_dir)
     if args.num_envs is not None:
         config = dataclasses.replace(config, num_envs_per_actor=args.num_envs)
-    if sharding is not None:
-        sharding.device_list()  # refused here when the devices are not there
-        config = dataclasses.replace(config, learner_sharding=sharding)
     if args.actor_device is not None:
         from acme.jax.sharding import device_of
 

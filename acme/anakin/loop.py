@@ -96,11 +96,13 @@ class AnakinAgent:
     ``num_envs`` environments step in lockstep. See the module docstring for
     what one iteration does; ``steps_per_iteration`` is the environment steps
     it takes in all (counting the restarts after LAST timesteps, which
-    ``actor_steps`` does not).
+    ``actor_steps`` does not). ``layout`` (``acme.anakin.sharding.AnakinLayout``), when given, splits each
+    update's batch over its mesh's data axis.
     """
 
-    def __init__(self, builder: Any, networks: Any, environment: JaxEnvironment, num_envs: int):
+    def __init__(self, builder: Any, networks: Any, environment: JaxEnvironment, num_envs: int, layout: Any = None):
         self.builder = builder
+        self.layout = layout
         self.config = config = builder.config
         self.environment = environment
         self.num_envs = num_envs
@@ -197,6 +199,8 @@ class AnakinAgent:
         return self._iterate_rollouts(carry) if self.rollouts else self._iterate_transitions(carry)
 
     def _learn(self, carry: AgentCarry, batches: Any) -> tuple[AgentCarry, dict]:
+        if self.layout is not None:
+            batches = self.layout.split_batch(batches, stacked=self.num_updates > 1)
         learner, first_bad, metrics = self._fused(carry.learner, carry.first_bad, batches)
         return carry._replace(learner=learner, first_bad=first_bad), metrics
 

@@ -31,6 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from acme.anakin.loop import AgentCarry, AnakinAgent, canonical_spec, check_supported
+from acme.anakin.sharding import AnakinLayout
 from acme.environments.jax_native import JaxEnvironment, make_jax_environment
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.evaluation import EvaluationResult
@@ -175,7 +176,8 @@ class AnakinAgents:
         if num_envs is None:
             rollouts = hasattr(builder.config, "unroll_length")
             num_envs = builder.config.batch_size if rollouts else config.num_envs_per_actor
-        self.base = AnakinAgent(builder, networks, self.environment, num_envs)
+        self.layout = None if config.learner_sharding is None else AnakinLayout(config.learner_sharding, num_envs)
+        self.base = AnakinAgent(builder, networks, self.environment, num_envs, self.layout)
         self.seeds = [config.seed + s for v in values for s in range(anakin.num_seeds)]
         self.values = [v for v in values for _ in range(anakin.num_seeds)]
         self.field = field
@@ -186,7 +188,11 @@ class AnakinAgents:
             if field is None:
                 return self.base
             return AnakinAgent(
-                type(builder)(_with_value(builder.config, field, value)), networks, self.environment, num_envs
+                type(builder)(_with_value(builder.config, field, value)),
+                networks,
+                self.environment,
+                num_envs,
+                self.layout,
             )
 
         self._agent = agent
@@ -207,8 +213,13 @@ class AnakinAgents:
         def policy(learner):
             return self.base.definition.variables(learner)["policy"]
 
-        self.init = _jit(jax.vmap(init), QUICK_COMPILE)
-        self.chunk = _jit(jax.vmap(chunk, in_axes=(0, 0, None)), CHUNK_COMPILE, donate_argnums=0)
+        self.carry_shardings, placed = None, {}
+        if self.layout is not None:  # the carry stays in the layout's shardings from one call to the next
+            shapes = jax.eval_shape(jax.vmap(init), jnp.zeros((len(self), 2), jnp.uint32), self.swept)
+            self.carry_shardings = self.layout.carry(shapes)
+            placed = {"out_shardings": (self.carry_shardings, self.layout.replicated)}
+        self.init = _jit(jax.vmap(init), QUICK_COMPILE, **({"out_shardings": self.carry_shardings} if placed else {}))
+        self.chunk = _jit(jax.vmap(chunk, in_axes=(0, 0, None)), CHUNK_COMPILE, donate_argnums=0, **placed)
         self.evaluate = _jit(jax.vmap(evaluate), QUICK_COMPILE)
         self.policy = _jit(jax.vmap(policy), QUICK_COMPILE)
 
@@ -230,6 +241,10 @@ class AnakinAgents:
 
     def __len__(self) -> int:
         return len(self.seeds)
+
+    def place(self, carry: AgentCarry) -> AgentCarry:
+        """``carry`` (e.g. restored from a checkpoint) in the layout's shardings; as it is without a layout."""
+        return carry if self.carry_shardings is None else jax.device_put(carry, self.carry_shardings)
 
     def labels(self) -> list[dict]:
         """Per agent: its seed and, with a sweep, its value (the columns its log rows carry)."""
@@ -289,6 +304,7 @@ def run_anakin(config: ExperimentConfig, anakin: AnakinConfig | None = None, pro
         restored = checkpointer.restore_latest(expect_metadata=metadata)
         if restored is not None:
             carry, iteration, extra = _restore(carry, restored)
+            carry = agents.place(carry)
             evaluations = [[EvaluationResult(**e) for e in agent] for agent in extra["evaluations"]]
             resumed_from = iteration
             print(f"Resuming from checkpoint {checkpointer.path(iteration)} (iteration {iteration}).", flush=True)

@@ -50,7 +50,7 @@ def test_a_run_with_a_data_parallel_learner_trains_on_its_devices(tmp_path):
 def test_sharding_flags_are_refused_where_they_do_not_apply(tmp_path, capsys):
     for argv, message in (
         (["--devices", "2"], "--devices describes the learner's layout: add --sharding"),
-        (["--sharding", "data", "--launcher", "anakin", "--env", "jax:CartPole-v1"], "the anakin launcher runs"),
+        (["--actor-device", "0", "--launcher", "anakin", "--env", "jax:CartPole-v1"], "anakin launcher acts where"),
         (["--sharding", "rules", "--sharding-rule", "w$"], "--sharding-rule must be PATTERN=AXES"),
     ):
         try:
@@ -59,3 +59,24 @@ def test_sharding_flags_are_refused_where_they_do_not_apply(tmp_path, capsys):
             assert done.code == 2
         assert message in capsys.readouterr().err, argv
         assert not (tmp_path / "run").exists()
+
+
+def test_an_on_device_run_over_devices_resumes_from_its_checkpoint_under_another_layout(tmp_path):
+    """``--launcher anakin --sharding``: the run splits its environments over the devices, checkpoints, and a
+    second run with another layout and a larger budget resumes from that checkpoint."""
+    common = ["run", "ppo", "--env", "jax:CartPole-v1", "--launcher", "anakin", "--eval-every", "0", "--no-progress"]
+    common += ["--checkpoint-dir", str(tmp_path / "checkpoints"), "--checkpoint-every-steps", "1"]
+    first = _baselines(
+        *common, "--max-steps", "3000", "--sharding", "data", "--devices", "2", "--run-dir", str(tmp_path / "a")
+    )
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "on 2 device(s), data (anakin launcher)" in first.stdout
+    before = json.loads((tmp_path / "a" / "result.json").read_text())
+    second = _baselines(
+        *common, "--max-steps", "6000", "--sharding", "fsdp", "--devices", "4", "--run-dir", str(tmp_path / "b")
+    )
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "Resuming from checkpoint" in second.stdout
+    after = json.loads((tmp_path / "b" / "result.json").read_text())
+    assert before["actor_steps"] >= 3000 and after["actor_steps"] >= 6000
+    assert after["learner_steps"] > before["learner_steps"] > 0

@@ -12,6 +12,9 @@ before jax starts (a process that has started jax keeps its devices).
   where each one's arrays were and what moving the policy from the learner's layout to the actor's device costs.
 - ``distributed`` runs the same split as a distributed program on the threads launcher and prints its last
   evaluation.
+- ``anakin`` runs the on-device loop's iterations for a transition agent (DQN, and SAC with two updates per call)
+  and a rollout agent (PPO) under ``data`` and ``fsdp``, and prints how far their learner states are from the
+  one-device loop's and how the environments and the learner's leaves were split; then a refusal.
 """
 
 from __future__ import annotations
@@ -256,8 +259,79 @@ def distributed() -> None:
     )
 
 
+ANAKIN = {
+    "dqn": ("jax:CartPole-v1", dict(hidden_sizes=(16,), batch_size=16, min_replay_size=32, samples_per_insert=2.0)),
+    "sac": (
+        "jax:Pendulum-v1",
+        dict(
+            policy_hidden_sizes=(16,),
+            critic_hidden_sizes=(16,),
+            batch_size=16,
+            min_replay_size=32,
+            samples_per_insert=4.0,
+            num_sgd_steps_per_step=2,
+        ),
+    ),
+    "ppo": (
+        "jax:CartPole-v1",
+        dict(hidden_sizes=(16,), unroll_length=4, batch_size=8, num_epochs=2, num_minibatches=2),
+    ),
+}
+
+
+def anakin_agents(agent: str, sharding: LearnerSharding | None, num_envs: int = 8):
+    import dataclasses
+
+    from acme.anakin import AnakinConfig
+    from acme.anakin.runner import AnakinAgents
+
+    environment, overrides = ANAKIN[agent]
+    config = registry.make_experiment_config(agent, environment, seed=0, max_steps=1, config_overrides=overrides)
+    config = dataclasses.replace(config, learner_sharding=sharding)
+    return AnakinAgents(config, AnakinConfig(num_envs=num_envs, num_seeds=2))
+
+
+def anakin_iterations(agent: str, sharding: LearnerSharding | None, iterations: int = 12):
+    agents = anakin_agents(agent, sharding)
+    carry = agents.init(jax.numpy.stack([jax.random.PRNGKey(seed) for seed in agents.seeds]), agents.swept)
+    carry, _ = agents.chunk(carry, agents.swept, iterations)
+    return carry
+
+
+def anakin() -> None:
+    for agent in ANAKIN:
+        one = anakin_iterations(agent, None)
+        one_leaves = [np.asarray(leaf) for leaf in jax.tree.leaves(jax.device_get(one.learner))]
+        for strategy, count in (("data", 2), ("fsdp", 4)):
+            carry = anakin_iterations(agent, LearnerSharding(strategy, devices=count))
+            leaves = [np.asarray(leaf) for leaf in jax.tree.leaves(jax.device_get(carry.learner))]
+            split = [
+                leaf.sharding.spec for leaf in jax.tree.leaves(carry.learner) if not leaf.sharding.is_fully_replicated
+            ]
+            record = {
+                "check": "anakin",
+                "agent": agent,
+                "strategy": strategy,
+                "devices": count,
+                "learner_steps": np.asarray(carry.learner.steps).tolist(),
+                "environment_specs": sorted(
+                    {tuple(leaf.sharding.spec) for leaf in jax.tree.leaves(carry.environments)}
+                ),
+                "carry_devices": sorted({len(leaf.sharding.device_set) for leaf in jax.tree.leaves(carry)}),
+                "learner_leaves_split": len(split),
+            }
+            print(json.dumps({**record, **compare(one_leaves, leaves)}), flush=True)
+    try:
+        anakin_agents("dqn", LearnerSharding("data", devices=4), num_envs=2)
+        refusal = "accepted"
+    except ValueError as error:
+        refusal = str(error)
+    print(json.dumps({"check": "anakin_refusal", "message": refusal}), flush=True)
+
+
 if __name__ == "__main__":
     import sys
 
     assert len(jax.devices()) == 8, jax.devices()
-    {"updates": updates, "layouts": layouts, "sebulba": sebulba, "distributed": distributed}[sys.argv[1]]()
+    modes = {"updates": updates, "layouts": layouts, "sebulba": sebulba, "distributed": distributed, "anakin": anakin}
+    modes[sys.argv[1]]()

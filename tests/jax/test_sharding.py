@@ -89,6 +89,27 @@ def test_a_distributed_program_acts_on_one_device_and_learns_on_others():
     assert row["actor_steps"] >= 2_000 and row["learner_steps"] > 0 and row["evaluation_return"] > 0, row
 
 
+def test_the_on_device_loop_splits_its_environments_and_batches_and_learns_as_on_one_device():
+    """Anakin over a mesh: each agent's environments split over the data axis (every carry leaf on all the mesh's
+    devices), fsdp splits learner leaves, and the learner states after 12 iterations equal the one-device loop's to
+    float32 rounding, for a transition agent (SAC with two updates per call) and a rollout agent."""
+    rows = _run("anakin")
+    checks = {row["check"] for row in rows}
+    assert checks == {"anakin", "anakin_refusal"}
+    runs = [row for row in rows if row["check"] == "anakin"]
+    assert {(row["agent"], row["strategy"]) for row in runs} == {
+        (agent, strategy) for agent in ("dqn", "sac", "ppo") for strategy in ("data", "fsdp")
+    }
+    for row in runs:
+        assert row["environment_specs"] == [[None, "data"]], row
+        assert row["carry_devices"] == [row["devices"]], row
+        assert min(row["learner_steps"]) > 0, row
+        assert row["integers_equal"] and row["relative_difference"] <= 1e-5, row
+        assert (row["learner_leaves_split"] > 0) == (row["strategy"] == "fsdp"), row
+    (refusal,) = [row for row in rows if row["check"] == "anakin_refusal"]
+    assert "splits each agent's 2 environments over the 4 devices of the data axis" in refusal["message"]
+
+
 @pytest.mark.parametrize(
     "fields, message",
     [
