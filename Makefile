@@ -94,6 +94,7 @@ bench: install install-reverb
 	$(BIN)/python benchmarks/stacks.py
 	$(BIN)/python benchmarks/anakin.py
 	$(BIN)/python benchmarks/sharding.py
+	$(BIN)/python benchmarks/learner_scaling.py
 	$(BIN)/python benchmarks/peer_protocol.py $(if $(wildcard $(STAMP_PEERS)),--peer-python $(VENV_PEERS)/bin/python)
 
 # DQN as a user runs it, the working tree against an earlier revision REV, alternating in one window (~8 min):

@@ -495,7 +495,9 @@ def run_command(args: argparse.Namespace) -> int:
             "anakin launcher acts where it learns (--sharding splits its environments over the learner's devices). "
             "Leave --actor-device out."
         )
-    planning.ask_for_cpu_devices(max(args.devices or 1, (args.actor_device or 0) + 1))
+    planning.ask_for_cpu_devices(
+        max(planning.devices_needed(sharding=sharding) or 1, planning.devices_needed(args.actor_device) or 1)
+    )
     run_dir = args.run_dir or _default_run_dir(args.agent, args.env, args.seed)
     checkpointing = None
     if args.checkpoint_dir:
@@ -538,6 +540,7 @@ def run_command(args: argparse.Namespace) -> int:
 
         device_of(args.actor_device)  # refused here when it is not there
         config = dataclasses.replace(config, actor_device=args.actor_device)
+    options = planning.with_cpu_devices(options, sharding, args.actor_device)
     with _new_run_directory(run_dir):  # only once the arguments made a valid experiment
         _write_config(args, config, run_dir)
         return _train(args, config, run_dir, options)

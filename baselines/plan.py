@@ -233,6 +233,31 @@ def ask_for_cpu_devices(count: int | None) -> None:
             pass
 
 
+def devices_needed(device: int | None = None, sharding: LearnerSharding | None = None) -> int | None:
+    """How many devices a process needs for ``device`` (an id) or ``sharding`` (a count or ids; None: any)."""
+    if device is not None:
+        return device + 1
+    if sharding is None or sharding.devices is None:
+        return None
+    return sharding.devices if isinstance(sharding.devices, int) else max(sharding.devices) + 1
+
+
+def with_cpu_devices(options: Any, sharding: LearnerSharding | None, actor_device: int | None) -> Any:
+    """``options`` (``RunOptions``) where a Ray run on a machine without accelerators gives its learner node (and
+    its actors, with ``actor_device``) the CPU devices their layout names, as ``ask_for_cpu_devices`` gives this
+    process; a node the placement already gives ``cpu_devices`` keeps them."""
+    if options.launcher != "ray" or jax.default_backend() != "cpu":
+        return options
+    from launch import Resources
+
+    placement = dict(options.placement or {})
+    for label, count in (("learner", devices_needed(sharding=sharding)), ("actor", devices_needed(actor_device))):
+        entry = placement.get(label, Resources())
+        if count is not None and count > 1 and entry.cpu_devices is None:
+            placement[label] = dataclasses.replace(entry, cpu_devices=count)
+    return dataclasses.replace(options, placement=placement or options.placement)
+
+
 def plan_command(args: Any, config_overrides: dict) -> int:
     """Prints the plan of ``args.sharding`` (or picks one for ``auto``); refuses one that does not fit."""
     ask_for_cpu_devices(args.devices)

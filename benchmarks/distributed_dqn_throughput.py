@@ -225,8 +225,8 @@ def model_report(results: dict, cores: int) -> dict:
     return report
 
 
-NETWORK_BYTES_PER_SECOND = 10e9 / 8
-CLUSTER_HOST_CORES = 4
+NETWORK_BYTES_PER_SECOND = scaling_model.NETWORK_BYTES_PER_SECOND
+CLUSTER_HOST_CORES = scaling_model.CLUSTER_HOST_CORES
 
 
 def _prediction(prediction: scaling_model.Prediction, measured: float | None = None) -> dict:

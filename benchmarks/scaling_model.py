@@ -23,6 +23,14 @@ rate every limit allows:
 - the network carries ``bytes_per_step`` (inserts, samples, parameters and calls, measured on loopback) at
   most at ``network_bytes_per_second``.
 
+A ``LearnerLayout`` puts the learner's updates on devices (``acme.jax.sharding``'s ``data`` strategy): ``D``
+devices of a measured ``DeviceKind``, each with the configured batch, so the global batch grows with ``D`` and,
+at the run's samples-per-insert ratio, the updates per actor step fall as ``1 / D``; each update costs one
+device's update plus the gradients' reduction (``exchange`` per step of a tree over ``D`` devices). The learner's
+other work (sampling, and inserts into a replay it holds) stays on its hosts' cores: each host feeds its own
+devices from its share of the inserts. Which of these a run can use today is the caller's to say: the library
+runs a learner on the devices of one process (one host).
+
 The binding limit is the bottleneck the model names. The model has no term for what sharing cores costs
 beyond the CPU time itself (context switches, caches); where the measured rate is below its prediction, that
 difference is the cost it leaves out.
@@ -32,6 +40,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
+
+# The cluster the predictions assume: hosts of this many cores for the learner and for the replay, and a
+# 10 Gbit/s network.
+CLUSTER_HOST_CORES = 4
+NETWORK_BYTES_PER_SECOND = 10e9 / 8
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,6 +72,64 @@ class UnitCosts:
 
 
 @dataclasses.dataclass(frozen=True)
+class DeviceKind:
+    """What one learner update costs on one device of a kind, measured: ``fixed`` seconds whatever the batch
+    (dispatch, the batch-independent work), ``per_sample`` seconds per sample of the device's batch, and
+    ``exchange`` seconds per step of the reduction of the gradients between devices (a tree over ``D`` devices
+    takes ``ceil(log2 D)`` steps)."""
+
+    name: str
+    fixed: float
+    per_sample: float
+    exchange: float = 0.0
+
+    def __post_init__(self):
+        for name in ("fixed", "per_sample", "exchange"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+                raise ValueError(f"DeviceKind.{name} must be a finite number >= 0, got {value!r}.")
+        if self.fixed + self.per_sample <= 0:
+            raise ValueError("DeviceKind.fixed and .per_sample cannot both be 0: an update costs something.")
+
+
+@dataclasses.dataclass(frozen=True)
+class LearnerLayout:
+    """A data-parallel learner: ``devices`` devices of ``kind``, ``devices_per_host`` to a host, each updating on
+    ``batch_per_device`` samples (the global batch is ``devices`` times that) at ``samples_per_insert`` sampled
+    items per inserted one."""
+
+    kind: DeviceKind
+    devices: int
+    batch_per_device: int
+    samples_per_insert: float
+    devices_per_host: int = 8
+
+    def __post_init__(self):
+        for name in ("devices", "batch_per_device", "devices_per_host"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"LearnerLayout.{name} must be an integer >= 1, got {value!r}.")
+        spi = self.samples_per_insert
+        if not (isinstance(spi, (int, float)) and math.isfinite(spi) and spi > 0):
+            raise ValueError(f"LearnerLayout.samples_per_insert must be a finite number > 0, got {spi!r}.")
+
+    @property
+    def hosts(self) -> int:
+        return math.ceil(self.devices / self.devices_per_host)
+
+    @property
+    def update_seconds(self) -> float:
+        """One update of the global batch: a device's share, then the gradients' reduction."""
+        steps = math.ceil(math.log2(self.devices)) if self.devices > 1 else 0
+        return self.kind.fixed + self.kind.per_sample * self.batch_per_device + self.kind.exchange * steps
+
+    @property
+    def update_per_actor_step(self) -> float:
+        """Seconds of updates per actor step: ``samples_per_insert / global batch`` updates of ``update_seconds``."""
+        return self.samples_per_insert / (self.batch_per_device * self.devices) * self.update_seconds
+
+
+@dataclasses.dataclass(frozen=True)
 class Prediction:
     steps_per_second: float
     bottleneck: str
@@ -73,12 +144,15 @@ def predict(
     replay_cores: float | None = None,
     network_bytes_per_second: float = math.inf,
     actor_cores: float | None = None,
+    learner_layout: LearnerLayout | None = None,
 ) -> Prediction:
     """Actor steps per second of ``num_actors`` actors with ``cores`` cores in all, and the limit that binds.
 
     ``learner_cores`` and ``replay_cores`` are the cores of the learner's and the replay server's hosts (by
     default ``cores``: everything on one machine); ``actor_cores`` the cores the actors share (by default one
-    each; fewer when a placement pins them to fewer).
+    each; fewer when a placement pins them to fewer). With a ``learner_layout`` the updates run on its devices
+    (``costs.update`` is replaced by the layout's, and leaves the hosts' CPU), ``learner_cores`` are the cores of
+    each of its hosts, and ``cores`` counts the cores besides its devices.
     """
     if not isinstance(num_actors, int) or num_actors < 1:
         raise ValueError(f"num_actors must be an integer >= 1, got {num_actors!r}.")
@@ -95,11 +169,15 @@ def predict(
             raise ValueError(f"{name} must be > 0, got {value}.")
     if not network_bytes_per_second > 0:
         raise ValueError(f"network_bytes_per_second must be > 0, got {network_bytes_per_second}.")
-    per_step = costs.actor + costs.learner + costs.services + costs.inference
+    learner, update, learner_hosts = costs.learner, costs.update, 1
+    if learner_layout is not None:
+        learner = max(costs.learner - costs.update, 0.0)  # the host's part: sampling, inserts, the rest
+        update, learner_hosts = learner_layout.update_per_actor_step, learner_layout.hosts
+    per_step = costs.actor + learner + costs.services + costs.inference
     limits = {
         "actors": actor_cores / costs.actor,
-        "learner_updates": 1.0 / costs.update if costs.update else math.inf,
-        "learner": learner_cores / costs.learner,
+        "learner_updates": 1.0 / update if update else math.inf,
+        "learner": learner_hosts * learner_cores / learner if learner else math.inf,
         "replay": replay_cores / costs.services if costs.services else math.inf,
         "inference": 1.0 / costs.inference if costs.inference else math.inf,
         "cores": (cores - costs.background_cores) / per_step,

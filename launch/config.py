@@ -34,12 +34,16 @@ class Resources:
         of it) runs on, e.g. ``(0,)``; ``None`` (default) leaves it to the
         operating system. Nodes pinned to different cores do not take each
         other's time (Linux only).
+      cpu_devices: how many CPU devices the node's jax has (``jax_num_cpu_devices``): on a machine without
+        accelerators, the devices a learner laid out over several devices runs on (they share the node's
+        cores); ``None`` (default): jax's one.
     """
 
     num_cpus: float | None = None
     num_gpus: float = 0
     custom: Mapping[str, float] = dataclasses.field(default_factory=dict)
     cores: tuple[int, ...] | None = None
+    cpu_devices: int | None = None
 
     def __post_init__(self) -> None:
         _check_amount("Resources.num_cpus", self.num_cpus, allow_none=True)
@@ -66,12 +70,18 @@ class Resources:
                     f"(2, 3)), or None, got {self.cores!r}"
                 )
             object.__setattr__(self, "cores", tuple(int(c) for c in cores))
+        if self.cpu_devices is not None and (
+            isinstance(self.cpu_devices, bool)
+            or not isinstance(self.cpu_devices, numbers.Integral)
+            or self.cpu_devices < 1
+        ):
+            raise ValueError(f"Resources.cpu_devices must be an integer >= 1 or None, got {self.cpu_devices!r}")
 
     def _key(self) -> tuple:
-        return (self.num_cpus, self.num_gpus, dict(self.custom), self.cores)
+        return (self.num_cpus, self.num_gpus, dict(self.custom), self.cores, self.cpu_devices)
 
     def __hash__(self) -> int:
-        return hash((self.num_cpus, self.num_gpus, frozenset(self.custom.items()), self.cores))
+        return hash((self.num_cpus, self.num_gpus, frozenset(self.custom.items()), self.cores, self.cpu_devices))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Resources):

@@ -60,7 +60,7 @@ def resolve_placement(program: Program, placement: Placement | None) -> dict[str
     return resolved
 
 
-_RESOURCE_FIELDS = ("num_cpus", "num_gpus", "custom", "cores")
+_RESOURCE_FIELDS = ("num_cpus", "num_gpus", "custom", "cores", "cpu_devices")
 
 
 def placement_from_json(text: str) -> dict[str, Resources]:

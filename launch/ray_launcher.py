@@ -323,13 +323,17 @@ def actor_options(
     """Ray actor options for a node: resources (``resources``, else the node's own), restarts, concurrency,
     and a thread budget: a node that reserves CPUs (or is pinned to cores) holds XLA, TensorFlow and BLAS to that
     many threads (set in its process's environment), so nodes sharing a machine do not oversubscribe its cores.
-    A node with ``Resources.cores`` has its process pinned to them."""
+    A node with ``Resources.cores`` has its process pinned to them, and one with ``Resources.cpu_devices`` that
+    many CPU devices."""
     resources = resources or spec.resources
     if resources.thread_budget is not None:
         runtime_env = dict(runtime_env or {})  # Ray merges these variables into the job's own
         runtime_env["env_vars"] = {**runtime_env.get("env_vars", {}), **thread_environment(resources.thread_budget)}
     if resources.cores is not None:  # the worker pins its process before it builds the node
         runtime_env["env_vars"][CORES_VARIABLE] = ",".join(map(str, resources.cores))
+    if resources.cpu_devices is not None:  # read by jax when the node's process starts its backend
+        runtime_env = dict(runtime_env or {})
+        runtime_env["env_vars"] = {**runtime_env.get("env_vars", {}), "JAX_NUM_CPU_DEVICES": str(resources.cpu_devices)}
     restarts = spec.restart.max_restarts
     options: dict[str, Any] = {
         "num_cpus": resources.num_cpus or 0,

@@ -141,6 +141,14 @@ class LearnerNode:
             counting.Counter(counter, prefix="learner"),
             sharding=config.learner_sharding,
         )
+        layout = getattr(self._learner, "layout", None)
+        if layout is not None:  # where the learner runs: the devices of this node's process (its placement's)
+            devices = list(layout.mesh.devices.flat)
+            print(
+                f"learner: on {len(devices)} {devices[0].platform} device(s) (ids "
+                f"{', '.join(str(d.id) for d in devices)}), {layout.sharding.strategy}.",
+                flush=True,
+            )
         first_start = counter.increment(learner_node_starts=1).get("learner_node_starts") == 1
         self._save_lock = threading.Lock()
         self._step_lock = threading.Lock()  # held while run() steps; finish() takes it to stop stepping

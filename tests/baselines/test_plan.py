@@ -80,3 +80,21 @@ def test_an_on_device_run_over_devices_resumes_from_its_checkpoint_under_another
     after = json.loads((tmp_path / "b" / "result.json").read_text())
     assert before["actor_steps"] >= 3000 and after["actor_steps"] >= 6000
     assert after["learner_steps"] > before["learner_steps"] > 0
+
+
+def test_a_ray_run_without_accelerators_gives_its_learner_and_actors_the_cpu_devices_they_need():
+    import launch
+    from acme.experiments.options import RunOptions
+    from acme.jax.sharding import LearnerSharding
+    from baselines import plan
+
+    options = RunOptions(launcher="ray", placement={"learner": launch.Resources(num_cpus=2)})
+    given = plan.with_cpu_devices(options, LearnerSharding("data", devices=(1, 2)), actor_device=1).placement
+    assert given == {
+        "learner": launch.Resources(num_cpus=2, cpu_devices=3),  # ids 1 and 2: three devices; its CPUs kept
+        "actor": launch.Resources(cpu_devices=2),
+    }
+    mine = RunOptions(launcher="ray", placement={"learner": launch.Resources(cpu_devices=4)})
+    assert plan.with_cpu_devices(mine, LearnerSharding("data", devices=2), None).placement == mine.placement
+    threads = RunOptions(launcher="threads")
+    assert plan.with_cpu_devices(threads, LearnerSharding("data", devices=2), None) is threads

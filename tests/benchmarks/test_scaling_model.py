@@ -66,6 +66,51 @@ def test_network_and_replay_and_inference_limits():
     assert predict(costs, 512, cores=600).bottleneck == "inference"
 
 
+# A device kind whose update costs 100 us + 1 us per sample, and 20 us per step of the gradients' reduction.
+CORE = scaling_model.DeviceKind("core", fixed=100e-6, per_sample=1e-6, exchange=20e-6)
+
+
+def test_a_layout_costs_one_devices_update_plus_the_reduction_and_divides_the_updates_per_step():
+    one = scaling_model.LearnerLayout(CORE, devices=1, batch_per_device=64, samples_per_insert=32.0)
+    assert one.update_seconds == pytest.approx(164e-6) and one.hosts == 1
+    assert one.update_per_actor_step == pytest.approx(0.5 * 164e-6)  # 32 / 64 updates per actor step
+    eight = scaling_model.LearnerLayout(CORE, devices=8, batch_per_device=64, samples_per_insert=32.0)
+    assert eight.update_seconds == pytest.approx(164e-6 + 3 * 20e-6)  # a tree of 8: three steps
+    assert eight.update_per_actor_step == pytest.approx(32 / 512 * 224e-6)
+    assert scaling_model.LearnerLayout(CORE, 9, 64, 32.0, devices_per_host=8).hosts == 2
+
+
+def test_with_enough_learner_devices_the_rate_keeps_rising_with_the_actors():
+    """One device binds at its update rate whatever the actors; a layout that grows with them lets them scale.
+    The layout replaces the run's update cost, and the learner's other work divides over its hosts."""
+    costs = UnitCosts(actor=1e-3, learner=400e-6, services=10e-6, update=300e-6)
+
+    def rate(actors, devices):
+        layout = scaling_model.LearnerLayout(CORE, devices, 64, 32.0)
+        return predict(costs, actors, cores=actors + 8, learner_cores=4, learner_layout=layout)
+
+    assert rate(16, 1).bottleneck == "learner_updates"
+    assert rate(16, 1).steps_per_second == rate(64, 1).steps_per_second == pytest.approx(1 / (0.5 * 164e-6))
+    rates = [rate(n, n // 4).steps_per_second for n in (8, 16, 32, 64)]  # 16 devices: two hosts
+    assert rates == pytest.approx([8_000, 16_000, 32_000, 64_000])  # the actors bind: 1 ms each
+    assert rate(64, 8).limits["learner"] == pytest.approx(4 / 100e-6)  # 400 - 300 us on one host's 4 cores
+    assert rate(64, 16).limits["learner"] == pytest.approx(2 * 4 / 100e-6)  # two hosts
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: scaling_model.DeviceKind("x", fixed=-1.0, per_sample=0.0), "fixed must be a finite number >= 0"),
+        (lambda: scaling_model.DeviceKind("x", fixed=0.0, per_sample=0.0), "cannot both be 0"),
+        (lambda: scaling_model.LearnerLayout(CORE, 0, 64, 32.0), "devices must be an integer >= 1"),
+        (lambda: scaling_model.LearnerLayout(CORE, 2, 64, 0.0), "samples_per_insert must be a finite number > 0"),
+    ],
+)
+def test_device_kinds_and_layouts_refuse_impossible_values(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [

@@ -7,6 +7,7 @@ not speed.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -87,6 +88,27 @@ def test_sebulba_acts_on_one_device_and_learns_on_others():
 def test_a_distributed_program_acts_on_one_device_and_learns_on_others():
     (row,) = _run("distributed")
     assert row["actor_steps"] >= 2_000 and row["learner_steps"] > 0 and row["evaluation_return"] > 0, row
+
+
+def test_a_ray_run_gives_its_learner_node_the_devices_of_its_layout(tmp_path):
+    """Sebulba on Ray, as a user runs it on a machine without accelerators: the learner node's process gets the two
+    CPU devices its layout names (through its placement) and learns data-parallel over them; the actor acts on
+    device 0 of its own process."""
+    run_dir = tmp_path / "run"
+    flags = ["--launcher", "ray", "--num-actors", "1", "--sharding", "data", "--devices", "2", "--actor-device", "0"]
+    flags += ["--max-steps", "1500", "--eval-every", "0", "--no-progress", "--run-dir", str(run_dir)]
+    result = subprocess.run(
+        [sys.executable, "-m", "baselines", "run", "dqn", *flags, "--set", "batch_size=32"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "learner: on 2 cpu device(s) (ids 0, 1), data." in result.stdout + result.stderr
+    with open(run_dir / "learner.csv") as f:
+        last = list(csv.DictReader(f))[-1]
+    assert float(last["learner_steps"]) > 0, last
 
 
 def test_the_on_device_loop_splits_its_environments_and_batches_and_learns_as_on_one_device():

@@ -162,13 +162,25 @@ def test_pinning_holds_every_thread_even_those_started_while_it_runs_and_refuses
     assert "names cores this machine does not offer the node's process; it may run on" in result["error"]
 
 
+def test_a_node_given_cpu_devices_gets_them_in_its_environment():
+    """The Ray run of tests/jax/test_sharding.py shows jax reading it in the node's process."""
+    devices = launch.Resources(cpu_devices=3)
+    assert pickle.loads(pickle.dumps(devices)) == devices and devices != launch.Resources()
+    options = actor_options(_program().get("evaluator"), resources=devices)
+    assert options["runtime_env"]["env_vars"] == {"JAX_NUM_CPU_DEVICES": "3"}
+    for count in (0, -1, True, 2.0, "2"):
+        with pytest.raises(ValueError, match="Resources.cpu_devices must be an integer >= 1 or None"):
+            launch.Resources(cpu_devices=count)
+
+
 def test_a_placement_reads_from_json():
     placement = placement_from_json(
-        '{"actor": {"num_cpus": 1, "custom": {"right": 1}}, "learner": {"num_gpus": 0.5, "cores": [0]}}'
+        '{"actor": {"num_cpus": 1, "custom": {"right": 1}}, "learner": {"num_gpus": 0.5, "cores": [0], '
+        '"cpu_devices": 2}}'
     )
     assert placement == {
         "actor": launch.Resources(num_cpus=1, custom={"right": 1}),
-        "learner": launch.Resources(num_gpus=0.5, cores=(0,)),
+        "learner": launch.Resources(num_gpus=0.5, cores=(0,), cpu_devices=2),
     }
     for text, message in (("[1]", "JSON object"), ("{", "not valid JSON"), ('{"actor": {"cpus": 1}}', "fields")):
         with pytest.raises(ValueError, match=message):
