@@ -24,7 +24,7 @@ $(STAMP): setup.py constraints-current.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] >= (3, 11) else "Python 3.11 or newer is required; set PYTHON=/path/to/python3.12")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints-current.txt -e ".[test]"
+	$(BIN)/python -m pip install --quiet -c constraints-current.txt -e ".[test,atari]"
 	@touch $(STAMP)
 
 install-reverb: $(STAMP_REVERB)
@@ -34,7 +34,7 @@ $(STAMP_REVERB): setup.py constraints.txt
 	@$(PYTHON_REVERB) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Python 3.11 is required (dm-reverb has no build for newer Pythons); set PYTHON_REVERB=python3.11")'
 	$(PYTHON_REVERB) -m venv $(VENV_REVERB)
 	$(VENV_REVERB)/bin/python -m pip install --quiet --upgrade "pip<25"
-	$(VENV_REVERB)/bin/python -m pip install --quiet -c constraints.txt -e ".[test,reverb]"
+	$(VENV_REVERB)/bin/python -m pip install --quiet -c constraints.txt -e ".[test,reverb,atari]"
 	@touch $(STAMP_REVERB)
 
 # SBX (and the Stable-Baselines3 and PyTorch it depends on, ~6 GB with PyTorch's CUDA wheels) in its own venv,

@@ -45,6 +45,10 @@ REVERB = [
     "numpy<2",
 ]
 
+# Atari games by id (atari:Pong): ale-py bundles the ROMs since 0.12.1 (0.12.0 shipped without them); Pillow
+# resizes the frames. make install includes it.
+ATARI = ["ale-py>=0.12.1", "pillow>=10"]
+
 setup(
     name="acme-jax",
     version="0.1.0",
@@ -55,6 +59,7 @@ setup(
     install_requires=CORE,
     extras_require={
         "reverb": REVERB,
+        "atari": ATARI,
         "test": ["pytest", "pytest-timeout", "pytest-xdist", "ruff"],
         "cuda": ["jax[cuda12]>=0.4.34"],
     },

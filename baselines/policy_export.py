@@ -80,7 +80,9 @@ def _load(directory: str, seed: int | None) -> tuple[Any, dm_env.Environment, An
             f"The snapshot at {directory} holds an agent_config that {metadata['agent']}'s config refuses: {error}"
         ) from error
     try:
-        environment = registry.make_agent_environment(metadata["agent"], metadata["environment_id"], seed=seed)
+        environment = registry.make_agent_environment(
+            metadata["agent"], metadata["environment_id"], seed=seed, evaluation=True
+        )
     except UnknownEnvironmentError as error:
         raise CheckpointError(
             f"The snapshot at {directory} names the environment {metadata['environment_id']!r}, which the "

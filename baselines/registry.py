@@ -213,15 +213,16 @@ def get_agent(name: str) -> AgentEntry:
     return AGENT_LOADERS[name]()
 
 
-def make_agent_environment(agent: str, environment_id: str, seed: int = 0):
-    """``environment_id`` as ``agent`` trains on it: the baseline's step limit, and continuous actions in
-    [-1, 1] that the environment rescales to its own bounds."""
+def make_agent_environment(agent: str, environment_id: str, seed: int = 0, evaluation: bool = False):
+    """``environment_id`` as ``agent`` trains on it (or, with ``evaluation``, as its evaluator plays it): the
+    baseline's step limit, and continuous actions in [-1, 1] that the environment rescales to its own bounds."""
     baseline = BASELINES.get((agent, environment_id))
     return make_environment(
         environment_id,
         seed=seed,
         step_limit=baseline.step_limit if baseline else None,
         canonical_actions=get_agent(agent).action_space != "discrete",  # discrete action specs are left alone
+        evaluation=evaluation,
     )
 
 
@@ -271,11 +272,15 @@ def make_experiment_config(
     def environment_factory(env_seed: int):
         return make_agent_environment(agent, environment_id, env_seed)
 
+    def evaluation_environment_factory(env_seed: int):
+        return make_agent_environment(agent, environment_id, env_seed, evaluation=True)
+
     environment_factory(seed).close()  # fail fast on an unknown id, before anything is written
 
     return ExperimentConfig(
         builder=entry.make_builder(agent_config),
         environment_factory=environment_factory,
+        evaluation_environment_factory=evaluation_environment_factory,
         network_factory=lambda spec: entry.make_networks(spec, agent_config),
         seed=seed,
         max_num_actor_steps=_given_or(max_steps, baseline.max_steps if baseline else DEFAULT_MAX_STEPS),

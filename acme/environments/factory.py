@@ -128,18 +128,28 @@ def _unknown_dm_control_task(domain: str, task: str, known: Sequence[tuple[str, 
     return f"dm_control's {domain} domain has no task {task!r}.{hint} Its tasks: {', '.join(own)}."
 
 
-def _make_atari(name: str, seed: int | None) -> dm_env.Environment:
+def _make_atari(name: str, seed: int | None, evaluation: bool = False) -> dm_env.Environment:
     try:
         import ale_py  # noqa: F401
     except ImportError as error:
         raise UnknownEnvironmentError(
             f"'atari:{name}' needs ale-py, which is not installed ({error}). Install it, with its ROMs, by: "
-            f"{INSTALL_ALE}"
+            f"{INSTALL_ALE} (make install includes it)"
         ) from error
-    import gymnasium
+    import dataclasses
 
-    gymnasium.register_envs(ale_py)
-    return _make_gymnasium(f"ALE/{name}-v5", seed)
+    from acme.environments.atari import AtariEnvironment, parse_atari_id
+
+    try:
+        game, config = parse_atari_id(name)
+    except ValueError as error:
+        raise UnknownEnvironmentError(str(error)) from None
+    if evaluation and config.terminal_on_life_loss:  # an evaluator plays whole games
+        config = dataclasses.replace(config, terminal_on_life_loss=False)
+    try:
+        return AtariEnvironment(game, config, seed=seed)
+    except ValueError as error:
+        raise UnknownEnvironmentError(str(error)) from None
 
 
 # Partially observed versions of fully observed tasks: the entries of the observation each keeps.
@@ -172,23 +182,26 @@ def make_environment(
     single_precision: bool = True,
     step_limit: int | None = None,
     canonical_actions: bool = False,
+    evaluation: bool = False,
 ) -> dm_env.Environment:
     """Builds a dm_env environment from an id such as ``"gymnasium:CartPole-v1"``.
 
     Args:
-      environment_id: ``"<prefix>:<name>"``; prefixes: gymnasium, bsuite, dm_control, atari, memory
+      environment_id: ``"<prefix>:<name>"``; prefixes: gymnasium, bsuite, dm_control, atari (``atari:Pong``), memory
         (``memory:CartPole-v1``: CartPole without its velocities), jax (``jax:CartPole-v1``: written in JAX for
         the on-device loop, here stepped from the host).
       seed: seeds the environment's randomness where the family supports it.
       single_precision: cast 64-bit observations, rewards and discounts to 32 bits.
       step_limit: truncate episodes after this many steps.
       canonical_actions: rescale bounded continuous actions to [-1, 1].
+      evaluation: the environment an evaluator plays: Atari games are played whole (no end on a lost life).
 
-    A dm_control id on a machine without a display sets ``MUJOCO_GL`` (egl,
+    Atari ids take options after a ``?`` (``atari:Breakout?terminal_on_life_loss=true``; see
+    ``acme.environments.atari``). A dm_control id on a machine without a display sets ``MUJOCO_GL`` (egl,
     else osmesa, else disable) unless it is set already.
     """
     prefix, name = _split(environment_id)
-    environment = _FACTORIES[prefix](name, seed)
+    environment = _make_atari(name, seed, evaluation) if prefix == "atari" else _FACTORIES[prefix](name, seed)
     if step_limit is not None:
         environment = wrappers.StepLimitWrapper(environment, step_limit)
     if canonical_actions:

@@ -38,6 +38,8 @@ class ExperimentConfig:
         (``acme.jax.sharding.LearnerSharding``: replicated, data, fsdp or rules); None: one device.
       actor_device: the id of the device the actors' policy runs on (Sebulba: the learner on others, its
         parameters moved from its layout to this device when the actors fetch them); None: the CPU.
+      evaluation_environment_factory: seed -> the environment evaluators play, where it differs from training's
+        (an Atari game played whole where training ends episodes on a lost life); None: ``environment_factory``.
     """
 
     builder: builders.AgentBuilder
@@ -53,10 +55,13 @@ class ExperimentConfig:
     num_envs_per_actor: int = 1
     learner_sharding: LearnerSharding | None = None
     actor_device: int | None = None
+    evaluation_environment_factory: EnvironmentFactory | None = None
 
     def __post_init__(self):
         if not isinstance(self.builder, builders.AgentBuilder):
             raise TypeError(f"builder must be an acme.agents.builders.AgentBuilder, got {type(self.builder).__name__}.")
+        if self.evaluation_environment_factory is not None and not callable(self.evaluation_environment_factory):
+            raise TypeError("evaluation_environment_factory must be a callable (seed -> env) or None.")
         if not callable(self.environment_factory) or not callable(self.network_factory):
             raise TypeError(
                 "environment_factory and network_factory must be callables (seed -> env, spec -> networks)."
@@ -89,3 +94,7 @@ class ExperimentConfig:
 
     def get_logger_factory(self) -> loggers.LoggerFactory:
         return self.logger_factory or loggers.make_logger_factory()
+
+    def evaluation_environment(self, seed: int) -> dm_env.Environment:
+        """The environment an evaluator plays, for ``seed``."""
+        return (self.evaluation_environment_factory or self.environment_factory)(seed)

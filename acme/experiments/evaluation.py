@@ -44,7 +44,7 @@ class Evaluator:
             seeds.evaluator_keys(self._num_episodes), policy, environment_spec, variable_source=variable_source
         )
         environments = [
-            config.environment_factory(seed) for seed in seeds.evaluator_environment_seeds(self._num_episodes)
+            config.evaluation_environment(seed) for seed in seeds.evaluator_environment_seeds(self._num_episodes)
         ]
         self._episode_returns = lambda: side_by_side_episode_returns(environments, actor)
         self._actor = actor

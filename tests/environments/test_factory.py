@@ -60,10 +60,10 @@ def test_unknown_ids_are_explained(bad_id, expected):
 
 
 def test_atari_without_ale_py_names_what_to_install(monkeypatch):
-    monkeypatch.setitem(sys.modules, "ale_py", None)  # not installed (as on both stacks today)
+    monkeypatch.setitem(sys.modules, "ale_py", None)  # not installed (make install includes it)
     with pytest.raises(UnknownEnvironmentError, match=r"'atari:Pong' needs ale-py, which is not installed") as error:
         make_environment("atari:Pong")
-    assert str(error.value).endswith("Install it, with its ROMs, by: pip install 'ale-py>=0.12.1'")
+    assert str(error.value).endswith("Install it, with its ROMs, by: pip install 'ale-py>=0.12.1' (make install includes it)")
 
 
 @pytest.mark.dm_control

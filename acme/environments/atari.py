@@ -1,0 +1,248 @@
+"""Atari 2600 games through the Arcade Learning Environment, with the conventions of Machado et al. (2018) as the
+DQN family is trained on them.
+
+``AtariEnvironment`` drives an ``ale_py.ALEInterface`` directly, one emulator frame at a time:
+
+- each agent step repeats its action for ``action_repeat`` frames (4), sums their rewards, and observes the
+  pixel-wise maximum of the last two frames (some sprites are drawn on alternate frames);
+- the observation is that frame in grayscale, resized to ``screen_size`` x ``screen_size`` (84, area
+  averaging), stacked with the previous ``frame_stack - 1`` (4 in all, oldest first, the last axis): uint8, so
+  replay stores it as bytes (``84 * 84 * 4 = 28,224`` per observation) and networks scale it on the device;
+- a new game starts with up to ``noop_max`` (30) no-op frames, a random number from the environment's seed;
+- sticky actions: with ``sticky_action_probability`` (0.25) each frame repeats the previous frame's action
+  instead of the one chosen (drawn from the environment's seed, so a run is reproducible);
+- an episode is truncated (discount 1) after ``max_frames`` emulator frames (108,000: 30 minutes at 60 Hz);
+- the minimal action set (the game's own actions), or the full 18 with ``full_action_space``;
+- with ``terminal_on_life_loss`` (for training only: the evaluator plays whole games), losing a life ends the
+  agent's episode (discount 0) and the next ``reset`` goes on with the same game.
+
+Rewards are the game's own; the agents that clip them do so in their adders (a config field), so evaluation
+returns are unclipped.
+
+Options are part of the id: ``atari:Pong`` takes these defaults, and
+``atari:Breakout?sticky_action_probability=0&terminal_on_life_loss=true`` changes two of them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+from urllib.parse import parse_qsl
+
+import dm_env
+import numpy as np
+from dm_env import specs
+
+NOOP = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class AtariConfig:
+    """How the games are played and observed (see the module docstring); checked on construction."""
+
+    action_repeat: int = 4
+    frame_stack: int = 4
+    screen_size: int = 84
+    noop_max: int = 30
+    sticky_action_probability: float = 0.25
+    max_frames: int = 108_000
+    full_action_space: bool = False
+    terminal_on_life_loss: bool = False
+
+    def __post_init__(self):
+        for name in ("action_repeat", "frame_stack", "screen_size", "max_frames"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"AtariConfig.{name} must be an integer >= 1, got {value!r}.")
+        if isinstance(self.noop_max, bool) or not isinstance(self.noop_max, int) or self.noop_max < 0:
+            raise ValueError(f"AtariConfig.noop_max must be an integer >= 0, got {self.noop_max!r}.")
+        p = self.sticky_action_probability
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not (0.0 <= p < 1.0):
+            raise ValueError(f"AtariConfig.sticky_action_probability must be in [0, 1), got {p!r}.")
+        for name in ("full_action_space", "terminal_on_life_loss"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"AtariConfig.{name} must be true or false, got {getattr(self, name)!r}.")
+
+    @property
+    def bytes_per_observation(self) -> int:
+        return self.screen_size * self.screen_size * self.frame_stack
+
+
+def parse_atari_id(name: str) -> tuple[str, AtariConfig]:
+    """``"Pong"`` or ``"Pong?field=value&..."`` -> the game and its ``AtariConfig``; a clear error for an unknown
+    field or a value of the wrong type."""
+    game, _, query = name.partition("?")
+    fields = {f.name: f for f in dataclasses.fields(AtariConfig)}
+    values: dict[str, Any] = {}
+    for key, text in parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)):
+        if key not in fields:
+            raise ValueError(f"atari:{game} has no option {key!r}; its options: {', '.join(fields)}.")
+        default = getattr(AtariConfig(), key)
+        if isinstance(default, bool):
+            if text.lower() not in ("true", "false", "1", "0"):
+                raise ValueError(f"atari option {key} takes true or false, got {text!r}.")
+            values[key] = text.lower() in ("true", "1")
+        else:
+            try:
+                values[key] = type(default)(text)
+            except ValueError:
+                raise ValueError(f"atari option {key} takes a {type(default).__name__}, got {text!r}.") from None
+    return game, AtariConfig(**values)
+
+
+def rom_id(game: str) -> str:
+    """The ROM name ale-py knows a game by (``"MontezumaRevenge"`` -> ``"montezuma_revenge"``)."""
+    out = []
+    for i, char in enumerate(game):
+        if char.isupper() and i and not game[i - 1].isupper():
+            out.append("_")
+        out.append(char.lower())
+    return "".join(out)
+
+
+def load_game(game: str, seed: int | None = None) -> Any:
+    """An ``ale_py.ALEInterface`` with ``game``'s ROM loaded (its emulator seeded with ``seed``), its own sticky
+    actions off (this module draws them); a clear error for a game ale-py does not have."""
+    import ale_py
+    from ale_py import roms
+
+    known = roms.get_all_rom_ids()
+    if rom_id(game) not in known:
+        import difflib
+
+        names = sorted("".join(part.capitalize() for part in rom.split("_")) for rom in known)
+        close = difflib.get_close_matches(game, names, n=4)
+        hint = f" Did you mean {', '.join('atari:' + c for c in close)}?" if close else ""
+        raise ValueError(
+            f"ale-py has no Atari game {game!r}.{hint} It has {len(names)}, e.g. atari:Pong, atari:Breakout."
+        )
+    ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)  # before the first emulator: no banner
+    ale = ale_py.ALEInterface()
+    ale.setFloat("repeat_action_probability", 0.0)
+    ale.setInt("max_num_frames_per_episode", 0)  # the cap is counted here
+    if seed is not None:
+        ale.setInt("random_seed", int(seed) % (2**31))
+    ale.loadROM(roms.get_rom_path(rom_id(game)))
+    return ale
+
+
+def _resize(frame: np.ndarray, size: int) -> np.ndarray:
+    """Area-averaged resize of a grayscale frame to ``size`` x ``size``."""
+    from PIL import Image
+
+    return np.asarray(Image.fromarray(frame).resize((size, size), Image.Resampling.BOX), dtype=np.uint8)
+
+
+class AtariEnvironment(dm_env.Environment):
+    """One Atari game as a dm_env environment (see the module docstring).
+
+    Args:
+      game: the game's name (``"Pong"``), used to load its ROM unless ``ale`` is given.
+      config: how it is played and observed.
+      seed: seeds the no-op starts and sticky actions (and the emulator's own randomness).
+      ale: an ``ALEInterface`` (or an object with its methods, e.g. a test's scripted frames) to drive instead.
+    """
+
+    def __init__(self, game: str, config: AtariConfig | None = None, seed: int | None = None, ale: Any = None):
+        self._game = game
+        self._config = config = config or AtariConfig()
+        self._ale = ale = ale if ale is not None else load_game(game, seed)
+        self._rng = np.random.default_rng(seed)
+        actions = ale.getLegalActionSet() if config.full_action_space else ale.getMinimalActionSet()
+        self._actions = list(actions)
+        height, width = ale.getScreenDims()
+        self._screens = np.zeros((2, height, width), np.uint8)
+        self._stack = np.zeros((config.screen_size, config.screen_size, config.frame_stack), np.uint8)
+        self._last_action = NOOP
+        self._frames = 0  # emulator frames in this game
+        self._lives = 0
+        self._continue_game = False  # the last episode ended on a lost life: the next reset goes on with the game
+        self._done = True
+
+    # ------------------------------------------------------------------ emulator frames
+
+    def _frame(self, action: Any) -> float:
+        """One emulator frame of ``action`` (or, with the sticky probability, of the previous frame's)."""
+        if self._rng.random() >= self._config.sticky_action_probability:
+            self._last_action = action
+        self._frames += 1
+        return float(self._ale.act(self._last_action))
+
+    def _observe(self, pooled: bool) -> np.ndarray:
+        """Pushes the newest frame (the maximum of the last two screens when ``pooled``) onto the stack."""
+        frame = np.maximum(self._screens[0], self._screens[1]) if pooled else self._screens[1]
+        self._stack = np.roll(self._stack, -1, axis=-1)
+        self._stack[..., -1] = _resize(frame, self._config.screen_size)
+        return self._stack.copy()
+
+    # ------------------------------------------------------------------ dm_env
+
+    def reset(self) -> dm_env.TimeStep:
+        self._done = False
+        if self._continue_game and not self._ale.game_over():
+            self._continue_game = False
+            return dm_env.restart(self._stack.copy())
+        self._continue_game = False
+        self._ale.reset_game()
+        self._frames, self._last_action = 0, NOOP
+        for _ in range(int(self._rng.integers(0, self._config.noop_max + 1))):
+            self._frame(NOOP)
+            if self._ale.game_over():
+                self._ale.reset_game()
+        self._lives = self._ale.lives()
+        self._ale.getScreenGrayscale(self._screens[1])
+        frame = _resize(self._screens[1], self._config.screen_size)
+        self._stack[...] = frame[..., None]
+        return dm_env.restart(self._stack.copy())
+
+    def step(self, action) -> dm_env.TimeStep:
+        if self._done:
+            return self.reset()
+        ale_action = self._actions[int(action)]
+        reward, repeat, pooled = 0.0, self._config.action_repeat, False
+        for i in range(repeat):
+            reward += self._frame(ale_action)
+            over = self._ale.game_over()
+            if i == repeat - 1 or over:  # the newest screen; pooled with the one before when both are this step's
+                self._ale.getScreenGrayscale(self._screens[1])
+                pooled = i == repeat - 1 and repeat > 1
+                break
+            if i == repeat - 2:
+                self._ale.getScreenGrayscale(self._screens[0])
+        observation = self._observe(pooled)
+        lives = self._ale.lives()
+        lost_life = lives < self._lives
+        self._lives = lives
+        reward = np.float32(reward)
+        if over or (self._config.terminal_on_life_loss and lost_life):
+            self._done = True
+            self._continue_game = not over
+            return dm_env.termination(reward, observation)
+        if self._frames >= self._config.max_frames:
+            self._done = True
+            return dm_env.truncation(reward, observation)
+        return dm_env.transition(reward, observation)
+
+    def observation_spec(self) -> specs.BoundedArray:
+        size, stack = self._config.screen_size, self._config.frame_stack
+        return specs.BoundedArray((size, size, stack), np.uint8, 0, 255, name="pixels")
+
+    def action_spec(self) -> specs.DiscreteArray:
+        return specs.DiscreteArray(len(self._actions), name="action")
+
+    def reward_spec(self) -> specs.Array:
+        return specs.Array((), np.float32, name="reward")
+
+    def discount_spec(self) -> specs.BoundedArray:
+        return specs.BoundedArray((), np.float32, 0.0, 1.0, name="discount")
+
+    @property
+    def config(self) -> AtariConfig:
+        return self._config
+
+    @property
+    def game(self) -> str:
+        return self._game
+
+    def close(self) -> None:
+        """Nothing to release: the emulator is freed with this object."""
