@@ -44,6 +44,10 @@ class ConfigChecker:
             value = getattr(config, name)
             self(0 <= value <= 1, f"{name} must be in [0, 1], got {value}.")
 
+    def one_of(self, config: Any, name: str, choices: tuple) -> None:
+        value = getattr(config, name)
+        self(value in choices, f"{name} must be one of {', '.join(map(str, choices))}, got {value!r}.")
+
     def layer_sizes(self, config: Any, *names: str) -> None:
         for name in names:
             sizes = getattr(config, name)

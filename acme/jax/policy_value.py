@@ -14,6 +14,7 @@ import numpy as np
 
 from acme import specs, types
 from acme.jax import utils
+from acme.jax.torsos import conv_torso, pixel_torso
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,6 +51,13 @@ def _torso(hidden: Sequence[int], name: str, x: jnp.ndarray) -> jnp.ndarray:
     return x
 
 
+def _body(pixels: str | None, hidden: Sequence[int], name: str, observation) -> jnp.ndarray:
+    """The features of ``observation``: the convolutional torso ``pixels`` names, else the tanh MLP."""
+    if pixels is not None:
+        return conv_torso(pixels, name=f"{name}_{pixels}")(observation)
+    return _torso(hidden, name, _features(observation))
+
+
 def _policy_head(x: jnp.ndarray, discrete: bool, num_actions: int, initial_log_std: float):
     """Logits ``[B, A]``, or a mean and a state-independent log-std ``[B, A]``."""
     out = hk.Linear(num_actions, w_init=hk.initializers.Orthogonal(0.01), name="policy_out")(x)
@@ -75,22 +83,23 @@ def make_policy_value_networks(
     hidden_sizes: Sequence[int] = (64, 64),
     initial_log_std: float = 0.0,
     agent: str = "This agent",
+    torso: str = "auto",
 ) -> PolicyValueNetworks:
-    """Separate tanh policy and value MLPs (orthogonal initialisation) sized for the environment.
+    """Separate tanh policy and value MLPs (orthogonal initialisation) sized for the environment, or, where
+    ``torso`` picks one (``acme.jax.torsos``; pixels by default), a convolutional torso each.
 
     The action space decides the policy head: logits for discrete actions, or a
     mean and a state-independent log-std (starting at ``initial_log_std``) for
     continuous ones. ``agent`` names the caller in errors.
     """
     discrete, num_actions = _action_space(environment_spec, agent)
+    pixels = pixel_torso(torso, environment_spec.observations, agent)
 
     def policy(observation):
-        return _policy_head(
-            _torso(hidden_sizes, "policy", _features(observation)), discrete, num_actions, initial_log_std
-        )
+        return _policy_head(_body(pixels, hidden_sizes, "policy", observation), discrete, num_actions, initial_log_std)
 
     def value(observation):
-        return _value_head(_torso(hidden_sizes, "value", _features(observation)))
+        return _value_head(_body(pixels, hidden_sizes, "value", observation))
 
     return PolicyValueNetworks(
         policy=hk.without_apply_rng(hk.transform(policy)),
@@ -136,16 +145,18 @@ def make_recurrent_policy_value_networks(
     lstm_size: int = 64,
     initial_log_std: float = 0.0,
     agent: str = "This agent",
+    torso: str = "auto",
 ) -> RecurrentPolicyValueNetworks:
     """A tanh MLP torso, an LSTM of ``lstm_size`` units, and ``make_policy_value_networks``'s policy and value
     heads on the LSTM's output."""
     discrete, num_actions = _action_space(environment_spec, agent)
+    pixels = pixel_torso(torso, environment_spec.observations, agent)
 
     def functions():
         lstm = hk.LSTM(lstm_size, name="lstm")
 
         def torso(observation):
-            return _torso(hidden_sizes, "torso", _features(observation))
+            return _body(pixels, hidden_sizes, "torso", observation)
 
         def heads(x):
             return _policy_head(x, discrete, num_actions, initial_log_std), _value_head(x)

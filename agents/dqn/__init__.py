@@ -14,7 +14,7 @@ AGENT = AgentDefinition(
     description="Double DQN, n-step returns, optional prioritized replay (discrete actions).",
     make_config=DQNConfig,
     make_builder=DQNBuilder,
-    make_networks=lambda spec, config: make_networks(spec, config.hidden_sizes),
+    make_networks=lambda spec, config: make_networks(spec, config.hidden_sizes, config.torso),
     action_space="discrete",
 )
 

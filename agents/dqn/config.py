@@ -9,6 +9,7 @@ from typing import Sequence
 from acme.agents.config_checks import ConfigChecker, check_transition_replay
 from acme.agents.exploration import EpsilonGreedyConfig, check_epsilon_greedy
 from acme.agents.transition_config import TransitionReplayConfig
+from acme.jax.torsos import TORSOS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,7 +26,8 @@ class DQNConfig(TransitionReplayConfig, EpsilonGreedyConfig):
     target_update_period: int = 200  # learner steps between target-network copies
     huber_loss_delta: float = 1.0  # the Huber loss is quadratic within this TD error, linear beyond
     max_gradient_norm: float = 10.0  # gradients are clipped to this global norm
-    hidden_sizes: Sequence[int] = (256, 256)  # hidden layer sizes of the MLP
+    hidden_sizes: Sequence[int] = (256, 256)  # hidden layer sizes of the MLP (observations that are not images)
+    torso: str = "auto"  # auto (pixels: nature, else the MLP), mlp, nature or resnet (acme.jax.torsos)
 
     # Replay.
     max_replay_size: int = 100_000  # items replay holds; the oldest go first
@@ -40,6 +42,7 @@ class DQNConfig(TransitionReplayConfig, EpsilonGreedyConfig):
         check.positive(self, "learning_rate", "adam_eps", "huber_loss_delta", "max_gradient_norm")
         check(self.target_update_period >= 1, f"target_update_period must be >= 1, got {self.target_update_period}.")
         check.layer_sizes(self, "hidden_sizes")
+        check.one_of(self, "torso", TORSOS)
         check.in_unit_interval(self, "priority_exponent", "importance_sampling_exponent")
         check_epsilon_greedy(self)
         check_transition_replay(self)

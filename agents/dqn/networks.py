@@ -1,4 +1,4 @@
-"""DQN networks: an MLP from observations to one Q-value per action."""
+"""DQN networks: an MLP (or, for pixels, a convolutional torso) from observations to one Q-value per action."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import jax.numpy as jnp
 
 from acme import specs, types
 from acme.jax import utils
+from acme.jax.torsos import conv_torso, pixel_torso
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,11 +27,17 @@ class DQNNetworks:
         return self.q_network.init(key, dummy)
 
 
-def make_networks(environment_spec: specs.EnvironmentSpec, hidden_sizes: Sequence[int] = (256, 256)) -> DQNNetworks:
-    """An MLP Q-network sized for the environment's observations and actions."""
+def make_networks(
+    environment_spec: specs.EnvironmentSpec, hidden_sizes: Sequence[int] = (256, 256), torso: str = "auto"
+) -> DQNNetworks:
+    """A Q-network sized for the environment's observations and actions: an MLP of ``hidden_sizes``, or the
+    convolutional torso ``torso`` picks (``acme.jax.torsos``; pixels by default) and a linear head."""
     num_actions = specs.num_discrete_actions(environment_spec)
+    pixels = pixel_torso(torso, environment_spec.observations, "DQN")
 
     def forward(observation):
+        if pixels is not None:
+            return hk.Linear(num_actions)(conv_torso(pixels)(observation))
         flat = utils.batch_concat(observation).astype(jnp.float32)
         return hk.nets.MLP([*hidden_sizes, num_actions])(flat)
 

@@ -15,7 +15,7 @@ AGENT = AgentDefinition(
     make_config=IMPALAConfig,
     make_builder=IMPALABuilder,
     make_networks=lambda spec, config: make_networks(
-        spec, config.hidden_sizes, config.initial_log_std, config.lstm_size
+        spec, config.hidden_sizes, config.initial_log_std, config.lstm_size, config.torso
     ),
     action_space="any",
 )

@@ -7,6 +7,7 @@ from typing import Sequence
 
 from acme.agents.config_checks import ConfigChecker
 from acme.agents.rollout_config import RolloutConfig, check_rollout_config
+from acme.jax.torsos import TORSOS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,6 +32,7 @@ class IMPALAConfig(RolloutConfig):
     adam_eps: float = 1e-8  # Adam's epsilon
     max_gradient_norm: float = 0.5  # gradients are clipped to this global norm
     hidden_sizes: Sequence[int] = (64, 64)  # hidden layer sizes of the MLP
+    torso: str = "auto"  # auto (pixels: nature, else the MLP), mlp, nature or resnet (acme.jax.torsos)
     # None: separate policy and value MLPs of hidden_sizes. A size: one MLP torso of hidden_sizes, then an LSTM of
     # this many units that the policy and value heads share; actors store its state with every step.
     lstm_size: int | None = None  # LSTM units shared by policy and value; None: feed-forward
@@ -50,6 +52,7 @@ class IMPALAConfig(RolloutConfig):
         )
         check.non_negative(self, "baseline_coef", "entropy_coef")
         check.layer_sizes(self, "hidden_sizes")
+        check.one_of(self, "torso", TORSOS)
         if self.lstm_size is not None:
             check.positive_int(self, "lstm_size")
         check_rollout_config(self)

@@ -20,14 +20,16 @@ def make_networks(
     hidden_sizes: Sequence[int] = (64, 64),
     initial_log_std: float = 0.0,
     lstm_size: int | None = None,
+    torso: str = "auto",
 ) -> IMPALANetworks:
     """Separate tanh policy and value MLPs, or (with an ``lstm_size``) one MLP torso and an LSTM shared by the
-    policy and value heads; logits for discrete actions, a Gaussian for continuous ones."""
+    policy and value heads (for pixels, convolutional torsos: ``torso``); logits for discrete actions, a Gaussian for
+    continuous ones."""
     if lstm_size is not None:
         return make_recurrent_policy_value_networks(
-            environment_spec, hidden_sizes, lstm_size, initial_log_std, agent="IMPALA"
+            environment_spec, hidden_sizes, lstm_size, initial_log_std, agent="IMPALA", torso=torso
         )
-    return make_policy_value_networks(environment_spec, hidden_sizes, initial_log_std, agent="IMPALA")
+    return make_policy_value_networks(environment_spec, hidden_sizes, initial_log_std, agent="IMPALA", torso=torso)
 
 
 __all__ = ["IMPALANetworks", "make_networks"]

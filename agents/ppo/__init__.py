@@ -14,7 +14,7 @@ AGENT = AgentDefinition(
     description="PPO: clipped surrogate objective, GAE, epochs of minibatches over queued rollouts (any actions).",
     make_config=PPOConfig,
     make_builder=PPOBuilder,
-    make_networks=lambda spec, config: make_networks(spec, config.hidden_sizes, config.initial_log_std),
+    make_networks=lambda spec, config: make_networks(spec, config.hidden_sizes, config.initial_log_std, config.torso),
     action_space="any",
 )
 

@@ -7,6 +7,7 @@ from typing import Sequence
 
 from acme.agents.config_checks import ConfigChecker
 from acme.agents.rollout_config import RolloutConfig, check_rollout_config
+from acme.jax.torsos import TORSOS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,6 +36,7 @@ class PPOConfig(RolloutConfig):
     num_epochs: int = 20  # passes over each batch of rollouts
     num_minibatches: int = 1  # minibatches each pass splits the batch into
     hidden_sizes: Sequence[int] = (64, 64)  # hidden layer sizes of the MLP
+    torso: str = "auto"  # auto (pixels: nature, else the MLP), mlp, nature or resnet (acme.jax.torsos)
     initial_log_std: float = 0.0  # continuous actions: the Gaussian's state-independent log-std at the start
 
     # Rollouts and the queue (RolloutConfig's fields, with PPO's defaults).
@@ -49,6 +51,7 @@ class PPOConfig(RolloutConfig):
         check.non_negative(self, "value_coef", "entropy_coef")
         check.positive_int(self, "num_epochs", "num_minibatches")
         check.layer_sizes(self, "hidden_sizes")
+        check.one_of(self, "torso", TORSOS)
         check_rollout_config(self)
         rollout_steps = self.batch_size * self.unroll_length
         check(

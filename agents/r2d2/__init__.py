@@ -14,7 +14,7 @@ AGENT = AgentDefinition(
     description="R2D2: LSTM double Q-network, stored recurrent state and burn-in, prioritized sequences (discrete).",
     make_config=R2D2Config,
     make_builder=R2D2Builder,
-    make_networks=lambda spec, config: make_networks(spec, config.torso_sizes, config.lstm_size),
+    make_networks=lambda spec, config: make_networks(spec, config.torso_sizes, config.lstm_size, config.torso),
     action_space="discrete",
 )
 

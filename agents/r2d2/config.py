@@ -8,6 +8,7 @@ from typing import Sequence
 from acme.agents.config_checks import ConfigChecker, check_transition_replay
 from acme.agents.exploration import EpsilonGreedyConfig, check_epsilon_greedy
 from acme.agents.transition_config import TransitionReplayConfig
+from acme.jax.torsos import TORSOS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,6 +33,7 @@ class R2D2Config(TransitionReplayConfig, EpsilonGreedyConfig):
     target_update_period: int = 100  # learner steps between target-network copies
     value_rescaling: bool = True  # learn h(Q) with h(x) = sign(x)(sqrt(|x| + 1) - 1) + eps x (rlax's pair)
     torso_sizes: Sequence[int] = (64,)  # MLP layer sizes before the LSTM
+    torso: str = "auto"  # auto (pixels: nature, else the MLP), mlp, nature or resnet (acme.jax.torsos)
     lstm_size: int = 64  # LSTM units
 
     # Sequences.
@@ -62,6 +64,7 @@ class R2D2Config(TransitionReplayConfig, EpsilonGreedyConfig):
         )
         check(self.trace_length >= 2, f"trace_length must be >= 2 (a step and the one after), got {self.trace_length}.")
         check.layer_sizes(self, "torso_sizes")
+        check.one_of(self, "torso", TORSOS)
         check.in_unit_interval(self, "max_priority_weight", "priority_exponent", "importance_sampling_exponent")
         check_epsilon_greedy(self)
         check(self.prioritized_replay, "R2D2 replays sequences by priority: prioritized_replay must be True.")

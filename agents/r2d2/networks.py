@@ -1,4 +1,5 @@
-"""R2D2 networks: an MLP torso, an LSTM and a linear Q head, applied one step at a time or unrolled."""
+"""R2D2 networks: an MLP (or, for pixels, a convolutional) torso, an LSTM and a linear Q head, applied one step at
+a time or unrolled."""
 
 from __future__ import annotations
 
@@ -11,18 +12,25 @@ import jax.numpy as jnp
 
 from acme import specs, types
 from acme.jax import utils
+from acme.jax.torsos import conv_torso, pixel_torso
 
 
 class RecurrentQNetwork(hk.Module):
     """``observation[B, ...], state -> (q[B, A], state)``; ``unroll`` does the same over ``[T, B, ...]``."""
 
-    def __init__(self, num_actions: int, torso_sizes: Sequence[int], lstm_size: int):
+    def __init__(self, num_actions: int, torso_sizes: Sequence[int], lstm_size: int, pixels: str | None = None):
         super().__init__(name="recurrent_q")
-        self._torso = hk.nets.MLP(list(torso_sizes), activate_final=True, name="torso")
+        self._pixels = pixels
+        if pixels is not None:
+            self._torso = conv_torso(pixels, name="torso")
+        else:
+            self._torso = hk.nets.MLP(list(torso_sizes), activate_final=True, name="torso")
         self._lstm = hk.LSTM(lstm_size, name="lstm")
         self._head = hk.Linear(num_actions, name="q_head")
 
     def _features(self, observation) -> jnp.ndarray:
+        if self._pixels is not None:
+            return self._torso(observation)
         return self._torso(utils.batch_concat(observation).astype(jnp.float32))
 
     def __call__(self, observation, state: hk.LSTMState):
@@ -60,13 +68,18 @@ class R2D2Networks:
 
 
 def make_networks(
-    environment_spec: specs.EnvironmentSpec, torso_sizes: Sequence[int] = (64,), lstm_size: int = 64
+    environment_spec: specs.EnvironmentSpec,
+    torso_sizes: Sequence[int] = (64,),
+    lstm_size: int = 64,
+    torso: str = "auto",
 ) -> R2D2Networks:
-    """A recurrent Q-network sized for the environment's observations and discrete actions."""
+    """A recurrent Q-network sized for the environment's observations and discrete actions: an MLP torso of
+    ``torso_sizes`` (for pixels, the convolutional torso ``torso`` picks), an LSTM and a linear head."""
     num_actions = specs.num_discrete_actions(environment_spec)
+    pixels = pixel_torso(torso, environment_spec.observations, "R2D2")
 
     def functions():
-        network = RecurrentQNetwork(num_actions, torso_sizes, lstm_size)
+        network = RecurrentQNetwork(num_actions, torso_sizes, lstm_size, pixels)
 
         def init(observation):
             return network(observation, network.initial_state(jax.tree.leaves(observation)[0].shape[0]))

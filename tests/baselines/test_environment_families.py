@@ -1,6 +1,6 @@
 """Every environment family checkpoints, resumes after SIGKILL and snapshots, as a user runs it from the CLI.
 
-One id per family: a checkpointed run in a subprocess is killed with SIGKILL
+One id per family (Atari included): a checkpointed run in a subprocess is killed with SIGKILL
 once it has saved a checkpoint, the same command resumes it to its budget, and
 the run's policy snapshot is evaluated. dm_control's observations are
 ``OrderedDict``s, which the data-only checkpoint format once refused, so no
@@ -23,19 +23,21 @@ from baselines.cli import main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# (agent, environment id, checkpoint every N learner steps, resumed run's budget). Atari is the one family left
-# out: it needs ale-py, which no stack installs yet (tests/environments/test_factory.py checks its message).
+# (agent, environment id, checkpoint every N learner steps, resumed run's budget, --set overrides).
+ATARI_SMALL = ("min_replay_size=200", "max_replay_size=500", "batch_size=8", "num_sgd_steps_per_step=1")
 FAMILIES = [
-    ("dqn", "gymnasium:CartPole-v1", 20, 3_000),
-    ("sac", "dm_control:cartpole/balance", 1, 2_000),  # 1,000-step episodes: a checkpoint at the first one's end
-    ("dqn", "bsuite:catch/0", 20, 3_000),
-    ("r2d2", "memory:CartPole-v1", 5, 2_500),
-    ("dqn", "jax:CartPole-v1", 20, 3_000),  # the host-side view of the JAX-native environment
+    ("dqn", "gymnasium:CartPole-v1", 20, 3_000, ()),
+    ("sac", "dm_control:cartpole/balance", 1, 2_000, ()),  # 1,000-step episodes: a checkpoint at the first one's end
+    ("dqn", "bsuite:catch/0", 20, 3_000, ()),
+    ("r2d2", "memory:CartPole-v1", 5, 2_500, ()),
+    ("dqn", "jax:CartPole-v1", 20, 3_000, ()),  # the host-side view of the JAX-native environment
+    # Pixels on a CPU: a small replay (56 KB a transition) and an update every 16 steps keep it to seconds.
+    ("dqn", "atari:Pong", 2, 1_500, (*ATARI_SMALL, "samples_per_insert=0.5")),
 ]
 
 
-def test_every_family_but_atari_is_covered():
-    assert {environment.split(":")[0] for _, environment, _, _ in FAMILIES} == set(KNOWN_PREFIXES) - {"atari"}
+def test_every_family_is_covered():
+    assert {environment.split(":")[0] for _, environment, _, _, _ in FAMILIES} == set(KNOWN_PREFIXES)
 
 
 def _checkpoints(directory) -> list[str]:
@@ -43,7 +45,7 @@ def _checkpoints(directory) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    "agent, environment, every, budget",
+    "agent, environment, every, budget, overrides",
     [
         pytest.param(*family, marks=[pytest.mark.dm_control] if family[1].startswith("dm_control:") else [])
         for family in FAMILIES
@@ -51,10 +53,11 @@ def _checkpoints(directory) -> list[str]:
     ids=[f[1].split(":")[0] for f in FAMILIES],
 )
 def test_a_killed_run_resumes_from_its_checkpoint_and_its_snapshot_evaluates(
-    tmp_path, capsys, agent, environment, every, budget
+    tmp_path, capsys, agent, environment, every, budget, overrides
 ):
     checkpoints = tmp_path / "ckpt"
     command = ["run", agent, "--env", environment, "--eval-every", "1000", "--eval-episodes", "1", "--no-progress"]
+    command += [flag for override in overrides for flag in ("--set", override)]
     command += ["--checkpoint-dir", str(checkpoints), "--checkpoint-every-steps", str(every)]
     process = subprocess.Popen(
         [sys.executable, "-m", "baselines", *command, "--max-steps", "100000", "--run-dir", str(tmp_path / "first")],

@@ -63,7 +63,8 @@ def test_atari_without_ale_py_names_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "ale_py", None)  # not installed (make install includes it)
     with pytest.raises(UnknownEnvironmentError, match=r"'atari:Pong' needs ale-py, which is not installed") as error:
         make_environment("atari:Pong")
-    assert str(error.value).endswith("Install it, with its ROMs, by: pip install 'ale-py>=0.12.1' (make install includes it)")
+    message = "Install it, with its ROMs, by: pip install 'ale-py>=0.12.1' (make install includes it)"
+    assert str(error.value).endswith(message)
 
 
 @pytest.mark.dm_control

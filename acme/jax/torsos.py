@@ -1,0 +1,92 @@
+"""Convolutional torsos for pixel observations, shared by the agents that act on them (DQN, R2D2, IMPALA, PPO).
+
+- ``NatureTorso``: the Nature DQN network's body (Mnih et al., 2015): three ReLU convolutions (32 8x8 stride 4,
+  64 4x4 stride 2, 64 3x3 stride 1) and a 512-unit ReLU layer;
+- ``ResNetTorso``: the IMPALA network's body (Espeholt et al., 2018): three sections of a 3x3 convolution, a 3x3
+  max-pool of stride 2 and two residual blocks (16, 32 and 32 channels), then a 256-unit ReLU layer.
+
+Both take ``[B, H, W, C]`` pixels, uint8 as environments give them and replay stores them, and scale them to
+[0, 1] on the device. An agent's config field ``torso`` picks one: ``auto`` (the Nature torso for image
+observations, the agent's MLP otherwise), ``mlp``, ``nature`` or ``resnet``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import haiku as hk
+import jax
+import jax.numpy as jnp
+
+from acme import specs
+
+TORSOS = ("auto", "mlp", "nature", "resnet")
+
+
+def is_image(observation_spec: Any) -> bool:
+    """Whether the observation is one ``[H, W, C]`` array (pixels)."""
+    return isinstance(observation_spec, specs.Array) and len(observation_spec.shape) == 3
+
+
+def pixel_torso(torso: str, observation_spec: Any, agent: str = "This agent") -> str | None:
+    """The convolutional torso ``torso`` names for this observation (``nature`` or ``resnet``), or None for the
+    agent's MLP; refuses a convolutional torso for observations that are not images."""
+    if torso not in TORSOS:
+        raise ValueError(f"torso must be one of {', '.join(TORSOS)}, got {torso!r}.")
+    image = is_image(observation_spec)
+    if torso == "auto":
+        return "nature" if image else None
+    if torso in ("nature", "resnet") and not image:
+        shapes = [tuple(s.shape) for s in jax.tree.leaves(observation_spec)]
+        raise ValueError(
+            f"{agent}'s torso {torso!r} is convolutional: it needs image observations (one [H, W, C] array), and "
+            f"this environment's are {shapes}. Use torso 'mlp' or 'auto'."
+        )
+    return None if torso == "mlp" else torso
+
+
+def _scaled(pixels: jnp.ndarray) -> jnp.ndarray:
+    return pixels.astype(jnp.float32) / 255.0 if pixels.dtype == jnp.uint8 else pixels.astype(jnp.float32)
+
+
+class NatureTorso(hk.Module):
+    """Three ReLU convolutions and a 512-unit ReLU layer: ``[B, H, W, C]`` -> ``[B, 512]``."""
+
+    def __init__(self, name: str | None = None):
+        super().__init__(name=name)
+
+    def __call__(self, pixels: jnp.ndarray) -> jnp.ndarray:
+        x = _scaled(pixels)
+        for channels, kernel, stride in ((32, 8, 4), (64, 4, 2), (64, 3, 1)):
+            x = jax.nn.relu(hk.Conv2D(channels, kernel, stride, padding="VALID")(x))
+        return jax.nn.relu(hk.Linear(512)(hk.Flatten()(x)))
+
+
+class _ResidualBlock(hk.Module):
+    def __call__(self, x: jnp.ndarray) -> jnp.ndarray:
+        channels = x.shape[-1]
+        y = hk.Conv2D(channels, 3, padding="SAME")(jax.nn.relu(x))
+        y = hk.Conv2D(channels, 3, padding="SAME")(jax.nn.relu(y))
+        return x + y
+
+
+class ResNetTorso(hk.Module):
+    """IMPALA's residual body and a 256-unit ReLU layer: ``[B, H, W, C]`` -> ``[B, 256]``."""
+
+    def __init__(self, channels: tuple[int, ...] = (16, 32, 32), name: str | None = None):
+        super().__init__(name=name)
+        self._channels = channels
+
+    def __call__(self, pixels: jnp.ndarray) -> jnp.ndarray:
+        x = _scaled(pixels)
+        for channels in self._channels:
+            x = hk.Conv2D(channels, 3, padding="SAME")(x)
+            x = hk.max_pool(x, window_shape=(1, 3, 3, 1), strides=(1, 2, 2, 1), padding="SAME")
+            x = _ResidualBlock()(x)
+            x = _ResidualBlock()(x)
+        return jax.nn.relu(hk.Linear(256)(hk.Flatten()(jax.nn.relu(x))))
+
+
+def conv_torso(kind: str, name: str | None = None) -> hk.Module:
+    """The torso ``kind`` (``nature`` or ``resnet``), inside a haiku transform."""
+    return {"nature": NatureTorso, "resnet": ResNetTorso}[kind](name=name)
