@@ -57,6 +57,15 @@ class ConfigChecker:
             )
 
 
+def check_max_abs_reward(config: Any) -> None:
+    """``max_abs_reward``: None, or a number > 0."""
+    bound = config.max_abs_reward
+    ConfigChecker(config)(
+        bound is None or (isinstance(bound, (int, float)) and not isinstance(bound, bool) and bound > 0),
+        f"max_abs_reward must be None (rewards as given) or a number > 0, got {bound!r}.",
+    )
+
+
 def check_transition_replay(config: Any) -> None:
     """Checks the fields every n-step-transition agent shares.
 
@@ -82,3 +91,4 @@ def check_transition_replay(config: Any) -> None:
     )
     check.positive(config, "samples_per_insert", "samples_per_insert_tolerance")
     check(bool(config.replay_table_name), "replay_table_name must be a non-empty string.")
+    check_max_abs_reward(config)

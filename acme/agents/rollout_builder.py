@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from acme import adders, specs
+from acme.adders.reward_clipping import clip_rewards
 from acme.agents.configured_builder import ConfiguredBuilder
 from acme.datasets import ReplaySample
 from acme.jax.actors import ExtrasPolicy, RecurrentPolicy
@@ -155,7 +156,7 @@ class RolloutBuilder(ConfiguredBuilder):
         return PrefetchIterator(iterator, c.prefetch_size, name=f"reverb table {c.replay_table_name!r} at {address}")
 
     def make_adder(self, replay_client: Any, environment_spec: specs.EnvironmentSpec, policy: Any = None):
-        return adders.SequenceAdder(
+        adder = adders.SequenceAdder(
             client=replay_client,
             sequence_length=self.config.unroll_length + 1,
             period=self.config.unroll_length,
@@ -163,6 +164,7 @@ class RolloutBuilder(ConfiguredBuilder):
             pad_end_of_episode=False,
             break_end_of_episode=False,
         )
+        return clip_rewards(adder, self.config.max_abs_reward)
 
     def check_vector_acting(self, num_envs: int) -> None:
         c = self.config

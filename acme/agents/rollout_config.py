@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from acme.agents.config_checks import ConfigChecker
+from acme.agents.config_checks import ConfigChecker, check_max_abs_reward
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,6 +28,8 @@ class RolloutConfig:
         are dropped (and counted), and distributed actors fetch from the learner itself rather than from a
         copy polled every ``variable_poll_seconds``; None keeps every rollout.
       normalize_observations: normalise observations with running statistics the learner keeps.
+      max_abs_reward: rewards are clipped to [-x, x] before they are stored (Atari: 1.0; evaluation keeps the
+        game's own); None: as the environment gives them.
     """
 
     unroll_length: int = 32
@@ -38,6 +40,7 @@ class RolloutConfig:
     variable_update_period: int = 1
     max_policy_lag: int | None = None
     normalize_observations: bool = False
+    max_abs_reward: float | None = None
 
     @property
     def num_sgd_steps_per_step(self) -> int:
@@ -54,6 +57,7 @@ def check_rollout_config(config: RolloutConfig) -> None:
         f"queue_size ({config.queue_size}) must be >= batch_size ({config.batch_size}): a batch must fit the queue.",
     )
     check(bool(config.replay_table_name), "replay_table_name must be a non-empty string.")
+    check_max_abs_reward(config)
     lag = config.max_policy_lag
     check(
         lag is None or (isinstance(lag, int) and not isinstance(lag, bool) and lag >= 0),

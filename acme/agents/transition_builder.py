@@ -16,6 +16,7 @@ from typing import Any, Iterator
 import jax
 
 from acme import adders, specs
+from acme.adders.reward_clipping import clip_rewards
 from acme.agents.configured_builder import ConfiguredBuilder
 from acme.datasets import ReplaySample
 from acme.jax.prefetch import PrefetchIterator
@@ -84,12 +85,13 @@ class NStepTransitionBuilder(ConfiguredBuilder):
         return PrefetchIterator(iterator, c.prefetch_size, name=f"reverb table {c.replay_table_name!r} at {address}")
 
     def make_adder(self, replay_client: Any, environment_spec: specs.EnvironmentSpec, policy: Any = None):
-        return adders.NStepTransitionAdder(
+        adder = adders.NStepTransitionAdder(
             client=replay_client,
             n_step=self.config.n_step,
             discount=self.config.discount,
             priority_fns={self.config.replay_table_name: None},
         )
+        return clip_rewards(adder, self.config.max_abs_reward)
 
 
 class ActorCriticBuilder(NStepTransitionBuilder):

@@ -23,3 +23,4 @@ class TransitionReplayConfig:
     prefetch_size: int = 2  # batches a reverb dataset keeps ready
     num_sgd_steps_per_step: int = 1  # U: updates per jitted learner call, on a [U, batch_size] stack
     variable_update_period: int = 1  # actor steps between parameter fetches
+    max_abs_reward: float | None = None  # rewards are clipped to [-x, x] before they are stored (Atari: 1.0)

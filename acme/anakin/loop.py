@@ -110,6 +110,8 @@ class AnakinAgent:
         self.networks = networks
         self.definition = builder.learner
         self._to_action = _to_environment_action(environment)
+        bound = getattr(config, "max_abs_reward", None)  # stored rewards clipped, as the host adders clip them
+        self._stored_reward = (lambda r: r) if bound is None else (lambda r: jnp.clip(r, -bound, bound))
         policy = builder.make_policy(networks, self.spec)
         self._policy, self._has_extras = (policy.policy, True) if isinstance(policy, ExtrasPolicy) else (policy, False)
         self._evaluation_policy = builder.make_policy(networks, self.spec, evaluation=True)
@@ -214,7 +216,7 @@ class AnakinAgent:
             row = Step(
                 observation=timesteps.observation,
                 action=_where(acted, actions),
-                reward=_where(acted, carry.timesteps.reward),
+                reward=_where(acted, self._stored_reward(carry.timesteps.reward)),
                 discount=_where(acted, carry.timesteps.discount),
                 start_of_episode=timesteps.step_type == FIRST,
                 extras=_where(acted, extras),
@@ -244,8 +246,9 @@ class AnakinAgent:
             timesteps = carry.timesteps
             carry, actions, _ = self._step_environments(carry, params)
             windows, replay = carry.storage
+            stored = carry.timesteps._replace(reward=self._stored_reward(carry.timesteps.reward))
             windows, candidates, complete = jax.vmap(nstep.add_step, in_axes=(0, 0, 0, 0, None))(
-                windows, timesteps, actions, carry.timesteps, gamma
+                windows, timesteps, actions, stored, gamma
             )
             flat = jax.tree.map(lambda x: x.reshape((-1, *x.shape[2:])), candidates)
             replay = self.replay.insert(replay, flat, complete.reshape(-1))

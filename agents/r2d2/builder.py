@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from acme import adders, specs
+from acme.adders.reward_clipping import clip_rewards
 from acme.agents import exploration
 from acme.agents.transition_builder import NStepTransitionBuilder
 from acme.jax.actors import RecurrentPolicy
@@ -38,7 +39,7 @@ class R2D2Builder(NStepTransitionBuilder):
         return adders.SequenceAdder.signature(environment_spec, self.config.sequence_length, self.extras_spec())
 
     def make_adder(self, replay_client: Any, environment_spec: specs.EnvironmentSpec, policy: Any = None):
-        return adders.SequenceAdder(
+        adder = adders.SequenceAdder(
             client=replay_client,
             sequence_length=self.config.sequence_length,
             period=self.config.sequence_period,
@@ -46,6 +47,7 @@ class R2D2Builder(NStepTransitionBuilder):
             pad_end_of_episode=True,
             break_end_of_episode=True,
         )
+        return clip_rewards(adder, self.config.max_abs_reward)
 
     def check_vector_acting(self, num_envs: int) -> None:
         """One environment per actor: R2D2's sequence adder is untested with K environments per actor. (Without
