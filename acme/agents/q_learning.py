@@ -1,21 +1,24 @@
-"""What the DQN family shares: its config fields, its Q-network and its epsilon-greedy policy.
+"""What the DQN family shares: its config fields, its Q-network, its learner around a loss, and its epsilon-greedy
+policy.
 
 Each member (DQN, C51, QR-DQN, Munchausen DQN) is then mostly its loss: its package subclasses
 ``QLearningConfig`` (adding its own fields), builds ``make_q_networks`` with ``outputs_per_action`` outputs per
-action (1 for Q-values, the atoms of a categorical distribution, the quantiles of a quantile regression), and
-subclasses ``QLearningBuilder`` with its ``LearnerDefinition`` and, where the outputs are not Q-values, how to
-read them as Q-values (``q_values``) for the policy.
+action (1 for Q-values, the atoms of a categorical distribution, the quantiles of a quantile regression), writes
+``make_losses`` for ``q_learner`` (the target network, the optimiser step, prioritized replay's importance weights
+and new priorities are shared), and subclasses ``QLearningBuilder`` with that learner and, where the outputs are
+not Q-values, how to read them as Q-values (``q_values``) for the policy.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import distrax
 import haiku as hk
 import jax
 import jax.numpy as jnp
+import optax
 
 from acme import specs, types
 from acme.agents import exploration
@@ -24,7 +27,13 @@ from acme.agents.exploration import EpsilonGreedyConfig, check_epsilon_greedy
 from acme.agents.transition_builder import NStepTransitionBuilder
 from acme.agents.transition_config import TransitionReplayConfig
 from acme.jax import utils
+from acme.jax.learner import PRIORITIES, LearnerDefinition, importance_weights
+from acme.jax.optimization import clipped_adam
 from acme.jax.torsos import TORSOS, conv_torso, pixel_torso
+from acme.jax.value_learning import TargetNetworkState, init_target_network_state, target_network_step
+
+# losses(params, target_params, transitions) -> (per-transition losses [B], new priorities [B], mean Q-value)
+LossesFn = Callable[[Any, Any, types.Transition], tuple[jax.Array, jax.Array, jax.Array]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,6 +131,68 @@ def check_q_networks_match(networks: QNetworks, environment_spec: specs.Environm
             f"The Q-network expects observations of shape {got} but the environment gives {want}; "
             "build the networks from this environment's spec."
         )
+
+
+def make_q_learning_update(networks: QNetworks, config: QLearningConfig, losses: LossesFn):
+    """``update(state, (transitions, probabilities)) -> (state, metrics)``: one optimiser step on the mean of a
+    member's ``losses`` (importance-weighted by the sampling ``probabilities`` with prioritized replay, whose new
+    priorities the metrics then carry), the target network refreshed every ``target_update_period`` steps."""
+    optimizer = clipped_adam(config)
+
+    def loss_fn(params, target_params, transitions: types.Transition, probabilities):
+        per_transition, priorities, mean_q = losses(params, target_params, transitions)
+        if config.prioritized_replay:
+            per_transition = per_transition * importance_weights(probabilities, config.importance_sampling_exponent)
+        return jnp.mean(per_transition), (priorities, mean_q)
+
+    def update(state: TargetNetworkState, batch):
+        transitions, probabilities = batch
+        state, step = target_network_step(
+            loss_fn, optimizer, state, config.target_update_period, transitions, probabilities
+        )
+        loss, (priorities, mean_q) = step.value
+        metrics = {"loss": loss, "mean_q": mean_q, "gradient_norm": optax.tree_utils.tree_norm(step.gradients)}
+        if config.prioritized_replay:
+            metrics[PRIORITIES] = priorities
+        return state, metrics
+
+    return update
+
+
+def q_learning_variables(state: TargetNetworkState) -> dict:
+    """What actors and snapshots read: the online parameters (also as "params"), and the target ones."""
+    return {"policy": state.params, "params": state.params, "target_params": state.target_params}
+
+
+def q_learning_batch_fn(config: QLearningConfig):
+    """``sample -> (transitions, probabilities)``: only these go to the device (probabilities for prioritized
+    replay only)."""
+
+    def batch(sample):
+        return sample.data, sample.info.probability if config.prioritized_replay else None
+
+    return batch
+
+
+def q_learner(
+    name: str, make_losses: Callable[[QNetworks, Any], LossesFn], hint: Callable[[Any], str] | None = None
+) -> LearnerDefinition:
+    """The ``LearnerDefinition`` of a member whose loss ``make_losses(networks, config)`` builds."""
+
+    def default_hint(config) -> str:
+        return f"Lower learning_rate (now {config.learning_rate}) or max_gradient_norm, or check the rewards for NaNs."
+
+    return LearnerDefinition(
+        name=name,
+        make_update=lambda networks, config: make_q_learning_update(networks, config, make_losses(networks, config)),
+        make_initial_state=lambda networks, config, key: init_target_network_state(
+            networks.init(key), clipped_adam(config), key
+        ),
+        variables=q_learning_variables,
+        finite_metrics=("loss",),
+        hint=hint or default_hint,
+        make_batch_fn=q_learning_batch_fn,
+    )
 
 
 class QLearningBuilder(NStepTransitionBuilder):
