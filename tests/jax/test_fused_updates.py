@@ -21,6 +21,9 @@ from baselines import registry
 U = 4
 TINY = {
     "dqn": dict(hidden_sizes=(16,), target_update_period=2),  # a target copy inside the fused call
+    "mdqn": dict(hidden_sizes=(16,), target_update_period=2),
+    "c51": dict(hidden_sizes=(16,), target_update_period=2, num_atoms=11, prioritized_replay=True),
+    "qrdqn": dict(hidden_sizes=(16,), target_update_period=2, num_quantiles=8),
     "sac": dict(policy_hidden_sizes=(16,), critic_hidden_sizes=(16,)),
     "td3": dict(policy_hidden_sizes=(16,), critic_hidden_sizes=(16,), policy_delay=2),
     "d4pg": dict(policy_hidden_sizes=(16,), critic_hidden_sizes=(16,), num_atoms=11, vmin=-10.0, vmax=10.0),
@@ -29,7 +32,7 @@ TINY = {
 
 
 def _spec(agent: str) -> specs.EnvironmentSpec:
-    if agent == "dqn":
+    if agent in ("dqn", "mdqn", "c51", "qrdqn"):
         return fakes.discrete_spec(obs_shape=(4,), num_actions=2)
     return fakes.continuous_spec(obs_shape=(3,), action_dim=2)
 
