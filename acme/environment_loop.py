@@ -16,6 +16,7 @@ import numpy as np
 import tree
 
 from acme import core
+from acme.environments.batch import EnvironmentBatch, SeparateEnvironments
 from acme.utils import counting, loggers
 from acme.utils.observers import EnvLoopObserver
 
@@ -35,7 +36,7 @@ class EnvironmentLoop(core.Worker):
 
     def __init__(
         self,
-        environments: Sequence[dm_env.Environment] | dm_env.Environment,
+        environments: Sequence[dm_env.Environment] | dm_env.Environment | EnvironmentBatch,
         actor: core.Actor,
         counter: counting.Counter | None = None,
         logger: loggers.Logger | None = None,
@@ -46,15 +47,16 @@ class EnvironmentLoop(core.Worker):
     ):
         if isinstance(environments, dm_env.Environment):
             environments = [environments]
-        self._environments = list(environments)
-        if len(self._environments) != actor.num_envs:
-            raise ValueError(
-                f"The actor drives {actor.num_envs} environments but {len(self._environments)} were given."
-            )
+        if not isinstance(environments, EnvironmentBatch):
+            environments = SeparateEnvironments(environments)
+        self._batch = environments
+        if self._batch.num_envs != actor.num_envs:
+            raise ValueError(f"The actor drives {actor.num_envs} environments but {self._batch.num_envs} were given.")
         self._observers = list(observers)
-        if self._observers and len(self._environments) > 1:
+        if self._observers and (self._batch.num_envs > 1 or self._batch.environments is None):
             raise ValueError(
-                f"Observers follow one environment's episodes; this loop drives {len(self._environments)}. "
+                f"Observers follow one environment's episodes; this loop drives {self._batch.num_envs}"
+                f"{'' if self._batch.environments is not None else ' in one vectorised batch'}. "
                 "Give observers to a loop of one environment, or leave them out."
             )
         self._actor = actor
@@ -63,21 +65,20 @@ class EnvironmentLoop(core.Worker):
         self._should_update = should_update
         self._on_episode = on_episode
         self._timesteps: list[dm_env.TimeStep] | None = None
-        self._returns: list[Any] = [None] * len(self._environments)
-        self._lengths = [0] * len(self._environments)
-        self._starts = [0.0] * len(self._environments)
+        self._returns: list[Any] = [None] * self._batch.num_envs
+        self._lengths = [0] * self._batch.num_envs
+        self._starts = [0.0] * self._batch.num_envs
+        self.last_run_steps = 0  # the steps the last run() took (a batch that steps all K may take more)
 
     @property
     def num_envs(self) -> int:
-        return len(self._environments)
+        return self._batch.num_envs
 
-    def _start_episode(self, index: int) -> dm_env.TimeStep:
-        environment = self._environments[index]
-        timestep = environment.reset()
+    def _start_episode(self, index: int, timestep: dm_env.TimeStep) -> dm_env.TimeStep:
         self._actor.observe_first(index, timestep)
         for observer in self._observers:
-            observer.observe_first(environment, timestep)
-        self._returns[index] = tree.map_structure(lambda s: np.zeros(s.shape, s.dtype), environment.reward_spec())
+            observer.observe_first(self._batch.environments[index], timestep)
+        self._returns[index] = tree.map_structure(lambda s: np.zeros(s.shape, s.dtype), self._batch.reward_spec())
         self._lengths[index] = 0
         self._starts[index] = time.perf_counter()
         return timestep
@@ -104,7 +105,9 @@ class EnvironmentLoop(core.Worker):
         """Takes ``num_steps`` environment steps (over all K); returns the rows of the episodes that ended.
 
         When fewer than K steps remain, only the first environments step; the
-        others keep their episode for the next call.
+        others keep their episode for the next call. A batch that steps all K at
+        once (not ``splittable``) takes the whole step, up to K - 1 more
+        (``last_run_steps`` says how many were taken).
         """
         if isinstance(num_steps, bool) or not isinstance(num_steps, int) or num_steps < 0:
             raise ValueError(f"num_steps must be a non-negative integer, got {num_steps!r}.")
@@ -123,13 +126,14 @@ class EnvironmentLoop(core.Worker):
     def _run(self, num_steps: int | None, num_episodes: int | None) -> list[dict]:
         """Steps until ``num_steps`` steps were taken or ``num_episodes`` episodes ended (one of them given).
         Locals stand in for attributes: this loop runs once per environment step."""
+        batch = self._batch
         if self._timesteps is None:
-            self._timesteps = [self._start_episode(i) for i in range(self.num_envs)]
-        actor, environments, timesteps = self._actor, self._environments, self._timesteps
+            self._timesteps = [self._start_episode(i, timestep) for i, timestep in enumerate(batch.reset())]
+        actor, timesteps = self._actor, self._timesteps
         returns, lengths, observers, num_envs = self._returns, self._lengths, self._observers, self.num_envs
         # Nested observations and rewards keep their structure from step to step: asked once, not every step.
         nested_observations = tree.is_nested(timesteps[0].observation)
-        nested_rewards = tree.is_nested(environments[0].reward_spec())
+        nested_rewards = tree.is_nested(batch.reward_spec())
         nested_actions = None
         finished: list[dict] = []
         steps = counted = 0  # steps are counted at episodes' ends and at the end of the call (one count each)
@@ -143,25 +147,26 @@ class EnvironmentLoop(core.Worker):
             actions = actor.select_actions(observations)
             if nested_actions is None:
                 nested_actions = tree.is_nested(actions)
-            active = num_envs if num_steps is None or num_steps - steps >= num_envs else num_steps - steps
-            for i in range(active):
+            splittable = num_steps is not None and num_steps - steps < num_envs and batch.splittable
+            active = num_steps - steps if splittable else num_envs
+            for i, (timestep, restart) in enumerate(batch.step(actions, active)):
                 action = tree.map_structure(lambda a: a[i], actions) if nested_actions else actions[i]
-                timestep = environments[i].step(action)
                 actor.observe(i, action, timestep)
                 if observers:
                     for observer in observers:
-                        observer.observe(environments[i], timestep, action)
+                        observer.observe(batch.environments[i], timestep, action)
                 reward = timestep.reward
                 returns[i] = tree.map_structure(np.add, returns[i], reward) if nested_rewards else returns[i] + reward
                 lengths[i] += 1
                 if timestep.last():
                     finished.append(self._end_episode(i, steps + i + 1 - counted))
                     counted = steps + i + 1
-                    timestep = self._start_episode(i)
+                    timestep = self._start_episode(i, restart)
                 timesteps[i] = timestep
             steps += active
             if self._should_update:
                 actor.update()
         if steps > counted:
             self._counter.increment(steps=steps - counted)
+        self.last_run_steps = steps
         return finished

@@ -8,7 +8,7 @@ from typing import Any, Callable, Mapping
 
 from acme import specs
 from acme.agents.definition import AgentDefinition
-from acme.environments import make_environment
+from acme.environments import make_environment, make_environment_batch
 from acme.experiments import CheckpointingConfig, ExperimentConfig
 from acme.utils import loggers
 
@@ -291,12 +291,17 @@ def make_experiment_config(
     def evaluation_environment_factory(env_seed: int):
         return make_agent_environment(agent, environment_id, env_seed, evaluation=True)
 
+    def environment_batch_factory(seeds):
+        return make_environment_batch(environment_id, seeds)
+
     environment_factory(seed).close()  # fail fast on an unknown id, before anything is written
+    vectorised = environment_id.startswith("atari:")  # its K games step in ale-py's C++ vector environment
 
     return ExperimentConfig(
         builder=entry.make_builder(agent_config),
         environment_factory=environment_factory,
         evaluation_environment_factory=evaluation_environment_factory,
+        environment_batch_factory=environment_batch_factory if vectorised else None,
         network_factory=lambda spec: entry.make_networks(spec, agent_config),
         seed=seed,
         max_num_actor_steps=_given_or(max_steps, baseline.max_steps if baseline else DEFAULT_MAX_STEPS),

@@ -1,5 +1,6 @@
 """Acting on Atari: emulator frames per second of DQN's actor (its Nature torso, jitted, epsilon-greedy) stepping 1,
-8 and 32 games of Pong through one batched policy call per step, each transition written to local replay, against
+8 and 32 games of Pong through one batched policy call per step (more than one game: together in ale-py's vector
+environment, as a run with ``--num-envs K`` steps them), each transition written to local replay, against
 ale-py's own C++ vector environment stepping as many games with random actions and no agent, in the same run; and
 what replay holds per million transitions. Writes ``benchmarks/results/atari.json``.
 
@@ -65,10 +66,14 @@ class _Params:
 def agent_frames_per_second(num_envs: int, steps: int) -> float:
     """DQN's actor in ``num_envs`` games: emulator frames per second over ``steps`` agent steps (after warm-up)."""
     from acme.environment_loop import EnvironmentLoop
+    from acme.environments import make_environment_batch
     from acme.utils import loggers
 
     registry, builder, policy, spec, params, replay = _agent_parts(steps + 1_000)
-    environments = [registry.make_agent_environment("dqn", f"atari:{GAME}", seed=i) for i in range(num_envs)]
+    if num_envs > 1:  # as a run with --num-envs K has them: stepped together in ale-py's vector environment
+        environments = make_environment_batch(f"atari:{GAME}", list(range(num_envs)))
+    else:
+        environments = [registry.make_agent_environment("dqn", f"atari:{GAME}", seed=0)]
     adders = [builder.make_adder(replay, spec, policy) for _ in range(num_envs)]
     keys = [jax.random.PRNGKey(100 + i) for i in range(num_envs)]
     actor = builder.make_actor(keys, policy, spec, _Params(params), adders)

@@ -5,6 +5,7 @@ import pytest
 
 from acme import core
 from acme.environment_loop import EnvironmentLoop
+from acme.environments.batch import SeparateEnvironments
 from acme.testing import fakes
 from acme.utils import counting
 from acme.utils.observers import ActionHistogramObserver
@@ -86,6 +87,27 @@ def test_k_environments_share_a_step_budget_and_count_every_step():
     assert [(row["environment_index"], row["steps"]) for row in logger.rows] == [(0, 10)]  # counts as of its end
     loop.run(3)  # one batched step: the first environment's new episode goes on, the other two end theirs
     assert [(row["environment_index"], row["steps"]) for row in logger.rows[1:]] == [(1, 12), (2, 13)]
+
+
+class WholeBatch(SeparateEnvironments):
+    """K environments that, like a vectorised simulator, step all together or not at all."""
+
+    splittable = False
+
+
+def test_a_batch_that_steps_all_k_takes_whole_steps_and_says_how_many():
+    environments = [fakes.FakeEnvironment(fakes.discrete_spec(), episode_length=4) for _ in range(3)]
+    actor, counter = RecordingActor(3), counting.Counter()
+    loop = EnvironmentLoop(WholeBatch(environments), actor, counter=counter, logger=ListLogger())
+    loop.run(10)  # four whole steps: 12, not 10
+    assert loop.last_run_steps == 12 and actor.observed == 12 and counter.get_counts()["steps"] == 12
+    assert counter.get_counts()["episodes"] == 3
+    loop.run(3)
+    assert loop.last_run_steps == 3 and counter.get_counts()["steps"] == 15
+    simulated = WholeBatch(environments[:1])
+    simulated.environments = None  # a vectorised simulator: no dm_env environments for observers to watch
+    with pytest.raises(ValueError, match="in one vectorised batch"):
+        EnvironmentLoop(simulated, RecordingActor(), observers=[ActionHistogramObserver()])
 
 
 def test_no_updates_when_disabled():

@@ -5,6 +5,7 @@ from acme.environments.factory import (
     KNOWN_PREFIXES,
     UnknownEnvironmentError,
     make_environment,
+    make_environment_batch,
 )
 
-__all__ = ["EXAMPLE_IDS", "KNOWN_PREFIXES", "UnknownEnvironmentError", "make_environment"]
+__all__ = ["EXAMPLE_IDS", "KNOWN_PREFIXES", "UnknownEnvironmentError", "make_environment", "make_environment_batch"]

@@ -26,12 +26,14 @@ Options are part of the id: ``atari:Pong`` takes these defaults, and
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Sequence
 from urllib.parse import parse_qsl
 
 import dm_env
 import numpy as np
-from dm_env import specs
+
+from acme import specs
+from acme.environments.batch import EnvironmentBatch
 
 NOOP = 0
 
@@ -246,3 +248,80 @@ class AtariEnvironment(dm_env.Environment):
 
     def close(self) -> None:
         """Nothing to release: the emulator is freed with this object."""
+
+
+class AtariVectorBatch(EnvironmentBatch):
+    """K games of one Atari game stepped together in ale-py's C++ vector environment (``ale_py.AtariVectorEnv``),
+    with ``AtariConfig``'s conventions as ``AtariEnvironment`` has them (the same observation spec and actions):
+    the emulator repeats each action, max-pools, resizes, stacks, starts with no-ops, draws sticky actions and
+    caps episodes itself, in its own threads (``num_threads``: 0 lets it choose). A game that ends starts its next
+    episode in the same step. Its draws come from its own random generator, so its games are not those of
+    ``AtariEnvironment`` with the same seeds.
+    """
+
+    splittable = False
+
+    def __init__(self, game: str, seeds: Sequence[int], config: AtariConfig | None = None, num_threads: int = 1):
+        from ale_py import AtariVectorEnv
+
+        self._config = config = config or AtariConfig()
+        self._reference = AtariEnvironment(game, config, seed=int(seeds[0]))  # its spec (a clear error for no game)
+        self._num_envs = len(seeds)
+        self._seeds = np.asarray(seeds, np.int64)
+        self._env = AtariVectorEnv(
+            rom_id(game),
+            num_envs=self._num_envs,
+            num_threads=num_threads,
+            max_num_frames_per_episode=config.max_frames,
+            repeat_action_probability=config.sticky_action_probability,
+            full_action_space=config.full_action_space,
+            autoreset_mode="SameStep",
+            img_height=config.screen_size,
+            img_width=config.screen_size,
+            stack_num=config.frame_stack,
+            frameskip=config.action_repeat,
+            maxpool=config.action_repeat > 1,
+            noop_max=config.noop_max,
+            episodic_life=config.terminal_on_life_loss,
+            reward_clipping=False,  # agents clip what they store (max_abs_reward)
+            use_fire_reset=False,
+        )
+
+    @property
+    def num_envs(self) -> int:
+        return self._num_envs
+
+    @staticmethod
+    def _channels_last(frames: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(np.moveaxis(frames, -3, -1))  # [K, stack, H, W] -> [K, H, W, stack]
+
+    def reset(self) -> list[dm_env.TimeStep]:
+        observations, _ = self._env.reset(seed=self._seeds)
+        return [dm_env.restart(o) for o in self._channels_last(observations)]
+
+    def step(self, actions: Any, count: int) -> list[tuple[dm_env.TimeStep, dm_env.TimeStep | None]]:
+        observations, rewards, terminated, truncated, info = self._env.step(np.asarray(actions, np.int64))
+        observations = self._channels_last(observations)
+        ended = terminated | truncated
+        finals = self._channels_last(info["final_obs"]) if ended.any() else None
+        results = []
+        for i in range(self._num_envs):
+            reward = np.float32(rewards[i])
+            if terminated[i]:
+                results.append((dm_env.termination(reward, finals[i]), dm_env.restart(observations[i])))
+            elif truncated[i]:
+                results.append((dm_env.truncation(reward, finals[i]), dm_env.restart(observations[i])))
+            else:
+                results.append((dm_env.transition(reward, observations[i]), None))
+        return results
+
+    def environment_spec(self) -> specs.EnvironmentSpec:
+        return specs.EnvironmentSpec(
+            observations=self._reference.observation_spec(),
+            actions=self._reference.action_spec(),
+            rewards=self._reference.reward_spec(),
+            discounts=self._reference.discount_spec(),
+        )
+
+    def close(self) -> None:
+        self._env.close()

@@ -152,6 +152,20 @@ def _make_atari(name: str, seed: int | None, evaluation: bool = False) -> dm_env
         raise UnknownEnvironmentError(str(error)) from None
 
 
+def make_environment_batch(environment_id: str, seeds: Sequence[int]):
+    """K environments of ``environment_id`` stepped at once by a vectorised simulator, one per seed, where its family
+    has one (Atari: ale-py's C++ vector environment, ``AtariVectorBatch``); None for the other families (their
+    K environments step one after another)."""
+    prefix, name = _split(environment_id)
+    if prefix != "atari":
+        return None
+    _make_atari(name, seeds[0]).close()  # the same clear errors as one game's
+    from acme.environments.atari import AtariVectorBatch, parse_atari_id
+
+    game, config = parse_atari_id(name)
+    return AtariVectorBatch(game, seeds, config)
+
+
 # Partially observed versions of fully observed tasks: the entries of the observation each keeps.
 MEMORY_TASKS = {"CartPole-v1": ("CartPole-v1", (0, 2))}  # cart position and pole angle, no velocities
 

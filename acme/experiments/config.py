@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import dm_env
 
 from acme import specs
 from acme.agents import builders
+from acme.environments.batch import EnvironmentBatch, SeparateEnvironments
 from acme.experiments.checkpointing import CheckpointingConfig
 from acme.jax.sharding import LearnerSharding
 from acme.utils import loggers
@@ -40,6 +41,8 @@ class ExperimentConfig:
         parameters moved from its layout to this device when the actors fetch them); None: the CPU.
       evaluation_environment_factory: seed -> the environment evaluators play, where it differs from training's
         (an Atari game played whole where training ends episodes on a lost life); None: ``environment_factory``.
+      environment_batch_factory: seeds -> the K environments of an actor as one ``EnvironmentBatch`` stepped at
+        once (Atari: ale-py's C++ vector environment), used when K > 1; None: K from ``environment_factory``.
     """
 
     builder: builders.AgentBuilder
@@ -56,6 +59,7 @@ class ExperimentConfig:
     learner_sharding: LearnerSharding | None = None
     actor_device: int | None = None
     evaluation_environment_factory: EnvironmentFactory | None = None
+    environment_batch_factory: Callable[[Sequence[int]], EnvironmentBatch] | None = None
 
     def __post_init__(self):
         if not isinstance(self.builder, builders.AgentBuilder):
@@ -94,6 +98,12 @@ class ExperimentConfig:
 
     def get_logger_factory(self) -> loggers.LoggerFactory:
         return self.logger_factory or loggers.make_logger_factory()
+
+    def environments(self, seeds: Sequence[int]) -> EnvironmentBatch:
+        """The environments an actor drives, one per seed, as the batch its loop steps."""
+        if self.environment_batch_factory is not None and len(seeds) > 1:
+            return self.environment_batch_factory(list(seeds))
+        return SeparateEnvironments([self.environment_factory(seed) for seed in seeds])
 
     def evaluation_environment(self, seed: int) -> dm_env.Environment:
         """The environment an evaluator plays, for ``seed``."""

@@ -365,7 +365,7 @@ class ActorNode:
         should_stop = lambda: launch.stop_requested() or _budget_spent(self._counter, config.max_num_actor_steps)  # noqa: E731
         counter = counting.Counter(self._counter, prefix="actor")
         keys = seeds.actor_keys(self._actor_id, num_envs)
-        environments = [config.environment_factory(seed) for seed in seeds.environment_seeds(self._actor_id, num_envs)]
+        environments = config.environments(seeds.environment_seeds(self._actor_id, num_envs))
         if self._inference is not None:
             actor = ServedActor(server, keys, self._adders, self._actor_id)
         else:

@@ -9,7 +9,6 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from acme import specs
 from acme.environment_loop import EnvironmentLoop
 from acme.experiments.checkpointing import (
     ExperimentCheckpointer,
@@ -97,8 +96,8 @@ class _InProcessRun:
 
         seeds = ExperimentSeeds(config.seed)
         num_envs = config.num_envs_per_actor
-        environments = [config.environment_factory(seed) for seed in seeds.environment_seeds(0, num_envs, self.resumes)]
-        spec = specs.make_environment_spec(environments[0])
+        environments = config.environments(seeds.environment_seeds(0, num_envs, self.resumes))
+        spec = environments.environment_spec()
         networks = config.network_factory(spec)
         builder = config.builder
         policy = builder.make_policy(networks, spec, evaluation=False)
@@ -127,6 +126,7 @@ class _InProcessRun:
         self.actor = builder.make_actor(
             keys, policy, spec, variable_source=self.learner, adders=adders, device=device_of(config.actor_device)
         )
+        self._environments = environments
         self.train_loop = EnvironmentLoop(
             environments,
             LearningActor(self.actor, LearnerStepper(self.learner, self.iterator, pressure)),
@@ -224,6 +224,8 @@ class _InProcessRun:
     def close(self) -> None:
         """Closes the loggers and the dataset, and stops an in-process reverb server."""
         self.actor_logger.close()
+        if getattr(self, "_environments", None) is not None:
+            self._environments.close()
         close_learner = getattr(self.learner, "close", None)
         if close_learner is not None:
             close_learner()
@@ -252,7 +254,7 @@ def _act(loop: EnvironmentLoop, budget: int, until_eval: int | None) -> tuple[in
     that ended (None if none did)."""
     steps = min(budget, _CHUNK, until_eval if until_eval is not None and until_eval > 0 else budget)
     rows = loop.run(steps)  # the loop logs each finished episode itself
-    return steps, float(np.sum(rows[-1]["episode_return"])) if rows else None
+    return loop.last_run_steps, float(np.sum(rows[-1]["episode_return"])) if rows else None
 
 
 def _interval(checkpointer: ExperimentCheckpointer) -> str:

@@ -1,6 +1,7 @@
 """The pixel agents on ``atari:Pong`` from the command line: a short run each exercises the convolutional torso,
-uint8 observations through the actor, replay or rollouts, and the learner (no learning is claimed). DQN's run,
-with checkpoints, a resume and its snapshot, is in ``test_environment_families.py``."""
+uint8 observations through the actor, replay or rollouts, and the learner (no learning is claimed); DQN's runs four
+games at once in ale-py's vector environment. DQN's run of one game, with checkpoints, a resume and its snapshot,
+is in ``test_environment_families.py``."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ SMALL = {
     ),
     "impala": (1000, ("batch_size=2", "unroll_length=16")),
     "ppo": (400, ("batch_size=2", "unroll_length=32", "num_epochs=1")),
+    # --num-envs 4: the four games step together in ale-py's C++ vector environment (AtariVectorBatch).
+    "dqn": (600, ("min_replay_size=200", "max_replay_size=600", "batch_size=8", "samples_per_insert=0.5")),
 }
 
 
@@ -32,6 +35,7 @@ def test_a_pixel_agent_runs_on_pong_from_the_command_line(tmp_path, agent):
     command = [sys.executable, "-m", "baselines", "run", agent, "--env", "atari:Pong", "--max-steps", str(steps)]
     command += ["--eval-every", "0", "--no-progress", "--run-dir", str(run_dir)]
     command += [flag for override in overrides for flag in ("--set", override)]
+    command += ["--num-envs", "4"] if agent == "dqn" else []
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-4000:]
     summary = json.loads((run_dir / "result.json").read_text())

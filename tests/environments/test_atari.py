@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from acme import specs
-from acme.environments import make_environment
-from acme.environments.atari import AtariConfig, AtariEnvironment, parse_atari_id, rom_id
+from acme.environments import make_environment, make_environment_batch
+from acme.environments.atari import AtariConfig, AtariEnvironment, AtariVectorBatch, parse_atari_id, rom_id
 from acme.environments.factory import UnknownEnvironmentError
 
 HEIGHT, WIDTH = 210, 160
@@ -187,3 +187,25 @@ def test_real_games_by_id_and_an_evaluator_plays_whole_games():
     )._config.terminal_on_life_loss
     with pytest.raises(UnknownEnvironmentError, match="ale-py has no Atari game 'Pongg'. Did you mean atari:Pong"):
         make_environment("atari:Pongg")
+
+
+def test_k_games_step_together_in_ales_vector_environment_with_one_games_conventions():
+    batch = make_environment_batch("atari:Pong?max_frames=40", seeds=[0, 1, 2])
+    assert isinstance(batch, AtariVectorBatch) and batch.num_envs == 3 and not batch.splittable
+    single = specs.make_environment_spec(make_environment("atari:Pong"))
+    assert batch.environment_spec() == single
+    firsts = batch.reset()
+    assert all(t.first() and t.observation.shape == (84, 84, 4) and t.observation.dtype == np.uint8 for t in firsts)
+    previous = [t.observation for t in firsts]
+    for step in range(10):
+        results = batch.step(np.array([1, 2, 3]), 3)
+        for i, (timestep, restart) in enumerate(results):
+            # the stack moves on by one frame, oldest first, on the last axis
+            assert (timestep.observation[..., :3] == previous[i][..., 1:]).all()
+            previous[i] = timestep.observation if restart is None else restart.observation
+    # 40 frames: the tenth step truncates every game (discount 1) and starts its next one in the same call
+    assert all(t.last() and t.discount == 1.0 and r is not None and r.first() for t, r in results)
+    batch.close()
+    assert make_environment_batch("gymnasium:CartPole-v1", [0, 1]) is None
+    with pytest.raises(UnknownEnvironmentError, match="ale-py has no Atari game 'Pongg'"):
+        make_environment_batch("atari:Pongg", [0, 1])
