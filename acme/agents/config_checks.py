@@ -71,8 +71,8 @@ def check_transition_replay(config: Any) -> None:
 
     Those fields are: discount, n_step, batch_size, min_replay_size,
     max_replay_size, samples_per_insert, samples_per_insert_tolerance,
-    replay_table_name, prefetch_size, variable_update_period and
-    num_sgd_steps_per_step.
+    replay_table_name, prefetch_size, variable_update_period,
+    num_sgd_steps_per_step and max_abs_reward.
     """
     check = ConfigChecker(config)
     check.in_unit_interval(config, "discount")

@@ -145,6 +145,7 @@ class _ReplayFields:
     prefetch_size: int = 2
     variable_update_period: int = 1
     num_sgd_steps_per_step: int = 1
+    max_abs_reward: float | None = None
 
 
 @pytest.mark.parametrize(
@@ -157,6 +158,7 @@ class _ReplayFields:
         ("samples_per_insert", 0, "samples_per_insert must be > 0"),
         ("replay_table_name", "", "replay_table_name must be a non-empty string"),
         ("num_sgd_steps_per_step", 0, "num_sgd_steps_per_step must be an integer >= 1"),
+        ("max_abs_reward", 0.0, r"max_abs_reward must be None \(rewards as given\) or a number > 0"),
     ],
 )
 def test_transition_replay_checks(field, value, message):
