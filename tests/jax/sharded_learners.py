@@ -39,6 +39,9 @@ DEVICE_COUNTS = (2, 4, 8)
 TRANSITIONS = dict(batch_size=16, min_replay_size=32, samples_per_insert=8.0, num_sgd_steps_per_step=1)
 SMALL = {
     "dqn": dict(hidden_sizes=(16,), **TRANSITIONS),
+    "mdqn": dict(hidden_sizes=(16,), **TRANSITIONS),
+    "c51": dict(hidden_sizes=(16,), num_atoms=11, **TRANSITIONS),
+    "qrdqn": dict(hidden_sizes=(16,), num_quantiles=8, **TRANSITIONS),
     "sac": dict(policy_hidden_sizes=(16,), critic_hidden_sizes=(16,), **TRANSITIONS),
     "td3": dict(policy_hidden_sizes=(16,), critic_hidden_sizes=(16,), **TRANSITIONS),
     "d4pg": dict(

@@ -18,7 +18,7 @@ import pytest
 from acme.jax.sharding import LearnerSharding
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-AGENTS = ("d4pg", "dqn", "impala", "mpo", "ppo", "r2d2", "sac", "td3")
+AGENTS = ("c51", "d4pg", "dqn", "impala", "mdqn", "mpo", "ppo", "qrdqn", "r2d2", "sac", "td3")
 
 
 def _run(mode: str) -> list[dict]:
