@@ -83,11 +83,11 @@ def _measure(mode: str, calls: int) -> dict:
 
 
 def _fit(points: dict) -> tuple[float, float]:
-    """Least squares ``seconds = fixed + per_sample * batch``."""
-    xs, ys = [float(b) for b in points], list(points.values())
-    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
-    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / sum((x - mean_x) ** 2 for x in xs)
-    return max(mean_y - slope * mean_x, 0.0), max(slope, 0.0)
+    """Least squares ``seconds = fixed + per_sample * batch`` (each at least 0)."""
+    import numpy as np
+
+    slope, intercept = np.polyfit([float(b) for b in points], list(points.values()), 1)
+    return max(float(intercept), 0.0), max(float(slope), 0.0)
 
 
 def _cluster(costs: scaling_model.UnitCosts, actors: int, layout=None) -> scaling_model.Prediction:

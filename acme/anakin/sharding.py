@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import Any
 
 import jax
-import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
 from acme.anakin.loop import AgentCarry
@@ -40,13 +39,13 @@ class AnakinLayout:
                 "divides, or other devices."
             )
         self.replicated = NamedSharding(self.mesh, PartitionSpec())
+        self._layout: Layout | None = None  # the learner's, once ``carry`` knows the learner state's shapes
 
     def carry(self, carry: AgentCarry) -> AgentCarry:
         """The shardings of the agents' carry, given its shapes (``jax.eval_shape`` of their vmapped ``init``)."""
         one_learner = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype), carry.learner)
-        learner = jax.tree.map(
-            lambda s: NamedSharding(self.mesh, PartitionSpec(None, *s.spec)), Layout(self.sharding, one_learner).state
-        )
+        self._layout = Layout(self.sharding, one_learner)
+        learner = jax.tree.map(lambda s: NamedSharding(self.mesh, PartitionSpec(None, *s.spec)), self._layout.state)
         per_environment = NamedSharding(self.mesh, PartitionSpec(None, "data"))
         storage = carry.storage
         if storage:
@@ -66,19 +65,7 @@ class AnakinLayout:
         )
 
     def split_batch(self, batch: Any, stacked: bool) -> Any:
-        """``batch`` (inside the agents' vmap) constrained to be split over ``"data"`` along its batch dimension
-        (the second of ``[U, B, ...]`` stacks); refuses a batch the data axis does not divide."""
-        axis = 1 if stacked else 0
-
-        def constrain(leaf):
-            if np.ndim(leaf) <= axis:
-                return leaf
-            if leaf.shape[axis] % self.data_size:
-                raise ValueError(
-                    f"The on-device loop splits each batch of {leaf.shape[axis]} over the {self.data_size} devices "
-                    f"of the data axis, which do not divide it: use a batch size that {self.data_size} divides."
-                )
-            spec = PartitionSpec(*([None] * axis + ["data"]))
-            return jax.lax.with_sharding_constraint(leaf, NamedSharding(self.mesh, spec))
-
-        return jax.tree.map(constrain, batch)
+        """``batch`` (inside the agents' vmap) constrained to the learner layout's batch shardings
+        (``Layout.batch``: split over ``"data"`` along the batch dimension, the second of ``[U, B, ...]`` stacks;
+        a batch the data axis does not divide is refused). Needs ``carry`` to have run (it builds the layout)."""
+        return jax.tree.map(jax.lax.with_sharding_constraint, batch, self._layout.batch(batch, stacked))

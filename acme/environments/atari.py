@@ -102,10 +102,8 @@ def rom_id(game: str) -> str:
     return "".join(out)
 
 
-def load_game(game: str, seed: int | None = None) -> Any:
-    """An ``ale_py.ALEInterface`` with ``game``'s ROM loaded (its emulator seeded with ``seed``), its own sticky
-    actions off (this module draws them); a clear error for a game ale-py does not have."""
-    import ale_py
+def check_game(game: str) -> None:
+    """Refuses, with close matches, a game ale-py does not have."""
     from ale_py import roms
 
     known = roms.get_all_rom_ids()
@@ -115,9 +113,27 @@ def load_game(game: str, seed: int | None = None) -> Any:
         names = sorted("".join(part.capitalize() for part in rom.split("_")) for rom in known)
         close = difflib.get_close_matches(game, names, n=4)
         hint = f" Did you mean {', '.join('atari:' + c for c in close)}?" if close else ""
-        raise ValueError(
-            f"ale-py has no Atari game {game!r}.{hint} It has {len(names)}, e.g. atari:Pong, atari:Breakout."
-        )
+        raise ValueError(f"ale-py has no Atari game {game!r}.{hint} It has {len(names)}, e.g. Pong and Breakout.")
+
+
+def atari_spec(config: AtariConfig, num_actions: int) -> specs.EnvironmentSpec:
+    """What a game played under ``config`` with ``num_actions`` actions gives and takes."""
+    size, stack = config.screen_size, config.frame_stack
+    return specs.EnvironmentSpec(
+        observations=specs.BoundedArray((size, size, stack), np.uint8, 0, 255, name="pixels"),
+        actions=specs.DiscreteArray(num_actions, name="action"),
+        rewards=specs.Array((), np.float32, name="reward"),
+        discounts=specs.BoundedArray((), np.float32, 0.0, 1.0, name="discount"),
+    )
+
+
+def load_game(game: str, seed: int | None = None) -> Any:
+    """An ``ale_py.ALEInterface`` with ``game``'s ROM loaded (its emulator seeded with ``seed``), its own sticky
+    actions off (this module draws them); a clear error for a game ale-py does not have."""
+    import ale_py
+    from ale_py import roms
+
+    check_game(game)
     ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)  # before the first emulator: no banner
     ale = ale_py.ALEInterface()
     ale.setFloat("repeat_action_probability", 0.0)
@@ -135,7 +151,7 @@ def _resize(frame: np.ndarray, size: int) -> np.ndarray:
     return np.asarray(Image.fromarray(frame).resize((size, size), Image.Resampling.BOX), dtype=np.uint8)
 
 
-class AtariEnvironment(dm_env.Environment):
+class AtariEnvironment(specs.SpecEnvironment):
     """One Atari game as a dm_env environment (see the module docstring).
 
     Args:
@@ -152,6 +168,7 @@ class AtariEnvironment(dm_env.Environment):
         self._rng = np.random.default_rng(seed)
         actions = ale.getLegalActionSet() if config.full_action_space else ale.getMinimalActionSet()
         self._actions = list(actions)
+        self._spec = atari_spec(config, len(self._actions))
         height, width = ale.getScreenDims()
         self._screens = np.zeros((2, height, width), np.uint8)
         self._stack = np.zeros((config.screen_size, config.screen_size, config.frame_stack), np.uint8)
@@ -225,19 +242,6 @@ class AtariEnvironment(dm_env.Environment):
             return dm_env.truncation(reward, observation)
         return dm_env.transition(reward, observation)
 
-    def observation_spec(self) -> specs.BoundedArray:
-        size, stack = self._config.screen_size, self._config.frame_stack
-        return specs.BoundedArray((size, size, stack), np.uint8, 0, 255, name="pixels")
-
-    def action_spec(self) -> specs.DiscreteArray:
-        return specs.DiscreteArray(len(self._actions), name="action")
-
-    def reward_spec(self) -> specs.Array:
-        return specs.Array((), np.float32, name="reward")
-
-    def discount_spec(self) -> specs.BoundedArray:
-        return specs.BoundedArray((), np.float32, 0.0, 1.0, name="discount")
-
     @property
     def config(self) -> AtariConfig:
         return self._config
@@ -265,7 +269,7 @@ class AtariVectorBatch(EnvironmentBatch):
         from ale_py import AtariVectorEnv
 
         self._config = config = config or AtariConfig()
-        self._reference = AtariEnvironment(game, config, seed=int(seeds[0]))  # its spec (a clear error for no game)
+        check_game(game)
         self._num_envs = len(seeds)
         self._seeds = np.asarray(seeds, np.int64)
         self._env = AtariVectorEnv(
@@ -286,6 +290,7 @@ class AtariVectorBatch(EnvironmentBatch):
             reward_clipping=False,  # agents clip what they store (max_abs_reward)
             use_fire_reset=False,
         )
+        self._spec = atari_spec(config, int(self._env.single_action_space.n))
 
     @property
     def num_envs(self) -> int:
@@ -316,12 +321,7 @@ class AtariVectorBatch(EnvironmentBatch):
         return results
 
     def environment_spec(self) -> specs.EnvironmentSpec:
-        return specs.EnvironmentSpec(
-            observations=self._reference.observation_spec(),
-            actions=self._reference.action_spec(),
-            rewards=self._reference.reward_spec(),
-            discounts=self._reference.discount_spec(),
-        )
+        return self._spec
 
     def close(self) -> None:
         self._env.close()

@@ -128,7 +128,8 @@ def _unknown_dm_control_task(domain: str, task: str, known: Sequence[tuple[str, 
     return f"dm_control's {domain} domain has no task {task!r}.{hint} Its tasks: {', '.join(own)}."
 
 
-def _make_atari(name: str, seed: int | None, evaluation: bool = False) -> dm_env.Environment:
+def _atari_game(name: str) -> tuple:
+    """``(game, AtariConfig)`` of an ``atari:`` id; clear errors for no ale-py, a bad option or no such game."""
     try:
         import ale_py  # noqa: F401
     except ImportError as error:
@@ -136,20 +137,25 @@ def _make_atari(name: str, seed: int | None, evaluation: bool = False) -> dm_env
             f"'atari:{name}' needs ale-py, which is not installed ({error}). Install it, with its ROMs, by: "
             f"{INSTALL_ALE} (make install includes it)"
         ) from error
-    import dataclasses
-
-    from acme.environments.atari import AtariEnvironment, parse_atari_id
+    from acme.environments.atari import check_game, parse_atari_id
 
     try:
         game, config = parse_atari_id(name)
+        check_game(game)
     except ValueError as error:
         raise UnknownEnvironmentError(str(error)) from None
+    return game, config
+
+
+def _make_atari(name: str, seed: int | None, evaluation: bool = False) -> dm_env.Environment:
+    import dataclasses
+
+    from acme.environments.atari import AtariEnvironment
+
+    game, config = _atari_game(name)
     if evaluation and config.terminal_on_life_loss:  # an evaluator plays whole games
         config = dataclasses.replace(config, terminal_on_life_loss=False)
-    try:
-        return AtariEnvironment(game, config, seed=seed)
-    except ValueError as error:
-        raise UnknownEnvironmentError(str(error)) from None
+    return AtariEnvironment(game, config, seed=seed)
 
 
 def make_environment_batch(environment_id: str, seeds: Sequence[int]):
@@ -159,10 +165,9 @@ def make_environment_batch(environment_id: str, seeds: Sequence[int]):
     prefix, name = _split(environment_id)
     if prefix != "atari":
         return None
-    _make_atari(name, seeds[0]).close()  # the same clear errors as one game's
-    from acme.environments.atari import AtariVectorBatch, parse_atari_id
+    from acme.environments.atari import AtariVectorBatch
 
-    game, config = parse_atari_id(name)
+    game, config = _atari_game(name)
     return AtariVectorBatch(game, seeds, config)
 
 

@@ -224,8 +224,7 @@ class _InProcessRun:
     def close(self) -> None:
         """Closes the loggers and the dataset, and stops an in-process reverb server."""
         self.actor_logger.close()
-        if getattr(self, "_environments", None) is not None:
-            self._environments.close()
+        self._environments.close()
         close_learner = getattr(self.learner, "close", None)
         if close_learner is not None:
             close_learner()
