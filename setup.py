@@ -60,7 +60,7 @@ setup(
     extras_require={
         "reverb": REVERB,
         "atari": ATARI,
-        "test": ["pytest", "pytest-timeout", "pytest-xdist", "ruff"],
+        "test": ["pytest", "pytest-timeout", "pytest-xdist", "ruff", "minatar"],
         "cuda": ["jax[cuda12]>=0.4.34"],
     },
     entry_points={"console_scripts": ["acme-baselines=baselines.cli:main"]},

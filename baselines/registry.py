@@ -208,6 +208,21 @@ BASELINES.update(
     }
 )
 
+# A pixel task: MinAtar's Breakout (a 10x10x4 board; the small convolutional torso) on the device, with the
+# replay ratio of MinAtar's own DQN (one update of 32 transitions per step, a target copy every 1,000 updates) and
+# its step size, 8 environments. The target is 20 times the return of MinAtar's random policy (0.5, the package's
+# README); MinAtar's paper publishes its DQN's learning curves as figures only.
+BASELINES[("dqn", "jax:MinAtar-Breakout")] = Baseline(
+    "dqn",
+    "jax:MinAtar-Breakout",
+    max_steps=1_000_000,
+    target_return=10.0,
+    eval_every=100_000,
+    config_overrides=dict(learning_rate=2.5e-4, batch_size=32, samples_per_insert=32.0, target_update_period=1_000),
+    num_envs_per_actor=8,
+    launcher="anakin",
+)
+
 # The budget and evaluation schedule of an (agent, environment) pair without a tuned baseline.
 DEFAULT_MAX_STEPS = 100_000
 DEFAULT_EVAL_EVERY = 5_000

@@ -2,12 +2,15 @@
 
 - ``NatureTorso``: the Nature DQN network's body (Mnih et al., 2015): three ReLU convolutions (32 8x8 stride 4,
   64 4x4 stride 2, 64 3x3 stride 1) and a 512-unit ReLU layer;
+- ``SmallTorso``: the network of MinAtar's DQN (Young & Tian, 2019) for small boards: one 16-channel 3x3 ReLU
+  convolution and a 128-unit ReLU layer;
 - ``ResNetTorso``: the IMPALA network's body (Espeholt et al., 2018): three sections of a 3x3 convolution, a 3x3
   max-pool of stride 2 and two residual blocks (16, 32 and 32 channels), then a 256-unit ReLU layer.
 
 Both take ``[B, H, W, C]`` pixels, uint8 as environments give them and replay stores them, and scale them to
-[0, 1] on the device. An agent's config field ``torso`` picks one: ``auto`` (the Nature torso for image
-observations, the agent's MLP otherwise), ``mlp``, ``nature`` or ``resnet``.
+[0, 1] on the device. An agent's config field ``torso`` picks one: ``auto`` (for image observations the Nature
+torso, or the small one for images under 36x36, which the Nature torso's strides cannot take; the agent's MLP
+otherwise), ``mlp``, ``nature``, ``small`` or ``resnet``.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ import jax.numpy as jnp
 
 from acme import specs
 
-TORSOS = ("auto", "mlp", "nature", "resnet")
+TORSOS = ("auto", "mlp", "nature", "small", "resnet")
+CONVOLUTIONAL = ("nature", "small", "resnet")
+NATURE_MIN_SIZE = 36  # the smallest height and width the Nature torso's three VALID convolutions take
 
 
 def is_image(observation_spec: Any) -> bool:
@@ -29,18 +34,26 @@ def is_image(observation_spec: Any) -> bool:
 
 
 def pixel_torso(torso: str, observation_spec: Any, agent: str = "This agent") -> str | None:
-    """The convolutional torso ``torso`` names for this observation (``nature`` or ``resnet``), or None for the
-    agent's MLP; refuses a convolutional torso for observations that are not images."""
+    """The convolutional torso ``torso`` names for this observation (``nature``, ``small`` or ``resnet``), or None
+    for the agent's MLP; refuses a convolutional torso for observations that are not images, and the Nature torso
+    for images smaller than it takes."""
     if torso not in TORSOS:
         raise ValueError(f"torso must be one of {', '.join(TORSOS)}, got {torso!r}.")
     image = is_image(observation_spec)
     if torso == "auto":
-        return "nature" if image else None
-    if torso in ("nature", "resnet") and not image:
+        if not image:
+            return None
+        return "nature" if min(observation_spec.shape[:2]) >= NATURE_MIN_SIZE else "small"
+    if torso in CONVOLUTIONAL and not image:
         shapes = [tuple(s.shape) for s in jax.tree.leaves(observation_spec)]
         raise ValueError(
             f"{agent}'s torso {torso!r} is convolutional: it needs image observations (one [H, W, C] array), and "
             f"this environment's are {shapes}. Use torso 'mlp' or 'auto'."
+        )
+    if torso == "nature" and min(observation_spec.shape[:2]) < NATURE_MIN_SIZE:
+        raise ValueError(
+            f"{agent}'s torso 'nature' needs images of at least {NATURE_MIN_SIZE}x{NATURE_MIN_SIZE} pixels, and this "
+            f"environment's are {tuple(observation_spec.shape)}. Use torso 'small', 'resnet' or 'auto'."
         )
     return None if torso == "mlp" else torso
 
@@ -60,6 +73,24 @@ class NatureTorso(hk.Module):
         for channels, kernel, stride in ((32, 8, 4), (64, 4, 2), (64, 3, 1)):
             x = jax.nn.relu(hk.Conv2D(channels, kernel, stride, padding="VALID")(x))
         return jax.nn.relu(hk.Linear(512)(hk.Flatten()(x)))
+
+
+class SmallTorso(hk.Module):
+    """One 16-channel 3x3 ReLU convolution (VALID) and a 128-unit ReLU layer: ``[B, H, W, C]`` -> ``[B, 128]``.
+
+    The convolution is written as one dense layer over each pixel's 3x3 patch (the same function): inside the
+    on-device loop's scans XLA's CPU backend runs it about 8 times faster than ``hk.Conv2D`` (PPO on MinAtar
+    Breakout, 4 epochs: 3.8 s against 31 s of training for 60,000 steps)."""
+
+    def __init__(self, name: str | None = None):
+        super().__init__(name=name)
+
+    def __call__(self, pixels: jnp.ndarray) -> jnp.ndarray:
+        x = _scaled(pixels)
+        h, w = x.shape[-3] - 2, x.shape[-2] - 2
+        x = jnp.concatenate([x[..., i : i + h, j : j + w, :] for i in range(3) for j in range(3)], axis=-1)
+        x = jax.nn.relu(hk.Linear(16)(x))
+        return jax.nn.relu(hk.Linear(128)(hk.Flatten()(x)))
 
 
 class _ResidualBlock(hk.Module):
@@ -88,5 +119,5 @@ class ResNetTorso(hk.Module):
 
 
 def conv_torso(kind: str, name: str | None = None) -> hk.Module:
-    """The torso ``kind`` (``nature`` or ``resnet``), inside a haiku transform."""
-    return {"nature": NatureTorso, "resnet": ResNetTorso}[kind](name=name)
+    """The torso ``kind`` (``nature``, ``small`` or ``resnet``), inside a haiku transform."""
+    return {"nature": NatureTorso, "small": SmallTorso, "resnet": ResNetTorso}[kind](name=name)

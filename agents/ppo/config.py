@@ -36,7 +36,7 @@ class PPOConfig(RolloutConfig):
     num_epochs: int = 20  # passes over each batch of rollouts
     num_minibatches: int = 1  # minibatches each pass splits the batch into
     hidden_sizes: Sequence[int] = (64, 64)  # hidden layer sizes of the MLP
-    torso: str = "auto"  # auto (pixels: nature, else the MLP), mlp, nature or resnet (acme.jax.torsos)
+    torso: str = "auto"  # auto, mlp, nature, small or resnet (acme.jax.torsos)
     initial_log_std: float = 0.0  # continuous actions: the Gaussian's state-independent log-std at the start
 
     # Rollouts and the queue (RolloutConfig's fields, with PPO's defaults).

@@ -8,13 +8,14 @@ import numpy as np
 import pytest
 
 from acme import specs
-from acme.jax.torsos import NatureTorso, ResNetTorso, pixel_torso
+from acme.jax.torsos import NatureTorso, ResNetTorso, SmallTorso, pixel_torso
 
 PIXELS = specs.BoundedArray((84, 84, 4), np.uint8, 0, 255)
+BOARD = specs.BoundedArray((10, 10, 4), np.float32, 0.0, 1.0)  # MinAtar's
 VECTOR = specs.Array((4,), np.float32)
 
 
-@pytest.mark.parametrize("module, width", [(NatureTorso, 512), (ResNetTorso, 256)])
+@pytest.mark.parametrize("module, width", [(NatureTorso, 512), (SmallTorso, 128), (ResNetTorso, 256)])
 def test_a_torso_scales_uint8_pixels_on_the_device_and_gives_its_features(module, width):
     torso = hk.without_apply_rng(hk.transform(lambda x: module()(x)))
     pixels = np.random.default_rng(0).integers(0, 256, (2, 84, 84, 4)).astype(np.uint8)
@@ -29,5 +30,8 @@ def test_the_torso_field_picks_a_convolution_for_images_and_refuses_one_for_vect
     assert pixel_torso("resnet", PIXELS) == "resnet" and pixel_torso("mlp", PIXELS) is None
     with pytest.raises(ValueError, match=r"DQN's torso 'nature' is convolutional: it needs image observations"):
         pixel_torso("nature", VECTOR, "DQN")
-    with pytest.raises(ValueError, match="torso must be one of auto, mlp, nature, resnet"):
+    assert pixel_torso("auto", BOARD) == "small" and pixel_torso("resnet", BOARD) == "resnet"
+    with pytest.raises(ValueError, match=r"torso 'nature' needs images of at least 36x36 pixels.*\(10, 10, 4\)"):
+        pixel_torso("nature", BOARD)
+    with pytest.raises(ValueError, match="torso must be one of auto, mlp, nature, small, resnet"):
         pixel_torso("vit", PIXELS)

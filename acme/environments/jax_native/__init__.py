@@ -15,6 +15,7 @@ from acme.environments.jax_native.classic_control import (
     MountainCarContinuous,
     Pendulum,
 )
+from acme.environments.jax_native.minatar import Breakout
 
 ENVIRONMENTS: dict[str, Callable[[], JaxEnvironment]] = {
     "CartPole-v1": CartPole,
@@ -23,6 +24,7 @@ ENVIRONMENTS: dict[str, Callable[[], JaxEnvironment]] = {
     "MountainCarContinuous-v0": MountainCarContinuous,
     "Pendulum-v1": Pendulum,
     "catch": Catch,  # bsuite's catch/0 .. catch/19 differ only in their seed
+    "MinAtar-Breakout": Breakout,
 }
 
 
@@ -44,6 +46,7 @@ __all__ = [
     "LAST",
     "MID",
     "Acrobot",
+    "Breakout",
     "CartPole",
     "Catch",
     "JaxEnvironment",
