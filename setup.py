@@ -34,6 +34,7 @@ CORE = [
     "matplotlib",
     "tensorboardX>=2.6",  # TensorBoard event files without TensorFlow
     "pyyaml>=6",  # --config files and the effective config.yaml of every run
+    "minari[hdf5]>=0.5.3",  # offline datasets, written and read locally (0.5.4 needs numpy 2: 3.11 pins 0.5.3)
 ]
 
 # Distributed replay over reverb, and --replay reverb. dm-reverb 0.14 is the last release:

@@ -13,6 +13,7 @@ import time
 from typing import Iterator, Sequence
 
 from baselines import arguments, registry
+from baselines import record as record_command_module
 
 
 def _describe(with_records: bool = False) -> str:
@@ -159,7 +160,7 @@ def make_parser() -> argparse.ArgumentParser:
         formatter_class=_HelpFormatter,
     )
     commands = parser.add_subparsers(
-        dest="command", required=True, metavar="{run,config,list,evaluate,reproduce,report}"
+        dest="command", required=True, metavar="{run,config,list,evaluate,record,reproduce,report}"
     )
     run = commands.add_parser(
         "run",
@@ -239,6 +240,20 @@ def make_parser() -> argparse.ArgumentParser:
         help="learner steps between checkpoints (default: by time only)",
     )
     run.add_argument("--keep-checkpoints", type=arguments.positive_integer, default=3, help="checkpoints to keep")
+    run.add_argument(
+        "--dataset",
+        default=None,
+        metavar="DIR",
+        help="learn offline from this recorded dataset (python -m baselines record writes one) with no actors: "
+        "--max-steps and --eval-every then count learner steps (local launcher)",
+    )
+    run.add_argument(
+        "--record",
+        default=None,
+        metavar="DIR",
+        help="also write every transition the actors make to a new dataset in DIR (Minari's format) when the run "
+        "ends (local launcher)",
+    )
     planning.add_sharding_flags(run)
     run.add_argument(
         "--actor-device",
@@ -283,6 +298,7 @@ def make_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--episodes", type=arguments.positive_integer, default=10, help="episodes to run")
     evaluate.add_argument("--seed", type=arguments.seed, default=0, help="seed of the environment and policy")
+    record_command_module.add_parser(commands)
     reproduce = commands.add_parser(
         "reproduce",
         help="run a registered baseline over seeds and record the results",
@@ -526,6 +542,15 @@ def run_command(args: argparse.Namespace) -> int:
     if sharding is not None:
         sharding.device_list()  # refused here when the devices are not there
         config = dataclasses.replace(config, learner_sharding=sharding)
+    if args.dataset is not None or args.record is not None:
+        from baselines import offline_run
+
+        offline_run.check_flags(args, options.launcher)
+        if args.dataset is not None:
+            with _new_run_directory(run_dir):
+                _write_config(args, config, run_dir)
+                return offline_run.train(args, config, run_dir)
+        config = dataclasses.replace(config, record_dataset=args.record)
     if args.launcher == "anakin":
         from baselines import anakin_run
 
@@ -692,6 +717,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return report_command(args)
         except (ValueError, TypeError) as error:
+            parser.exit(2, f"error: {error}\n")
+    if args.command == "record":
+        from acme.utils.checkpoint_files import CheckpointError
+
+        try:
+            return record_command_module.record_command(args, _snapshot_directory(args.snapshot))
+        except (CheckpointError, ValueError, TypeError, FileExistsError) as error:
             parser.exit(2, f"error: {error}\n")
     if args.command == "reproduce":
         try:

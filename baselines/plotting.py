@@ -14,8 +14,9 @@ def plot_learning_curve(
     stds: Sequence[float] | None = None,
     title: str = "",
     target: float | None = None,
+    steps_label: str = "actor steps",
 ) -> str:
-    """Writes a PNG of evaluation return against actor steps and returns its path."""
+    """Writes a PNG of evaluation return against ``steps`` (``steps_label``) and returns its path."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -30,7 +31,7 @@ def plot_learning_curve(
         axis.fill_between(steps, low, high, alpha=0.2)
     if target is not None:
         axis.axhline(target, color="grey", linestyle="--", label=f"target {target:g}")
-    axis.set_xlabel("actor steps")
+    axis.set_xlabel(steps_label)
     axis.set_ylabel("mean evaluation return")
     axis.set_title(title)
     axis.legend(loc="lower right")

@@ -416,4 +416,9 @@ def _restore(fresh: AgentCarry, restored) -> tuple[AgentCarry, int, dict]:
 def check_runnable(config: ExperimentConfig, anakin: AnakinConfig | None = None) -> None:
     """Raises ValueError for what the on-device loop cannot run (a host-only environment, an agent it does not
     support, a number of environments or a sweep its config refuses), building nothing on the device."""
+    if config.record_dataset is not None:
+        raise ValueError(
+            "record_dataset records the actors of an in-process host run; the on-device loop's actors record "
+            "nothing. Record with the local launcher, or from a policy snapshot (python -m baselines record)."
+        )
     AnakinAgents(config, anakin or AnakinConfig()).check_sweep_traces()

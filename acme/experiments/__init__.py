@@ -15,6 +15,8 @@ _LAZY = {
     "EvaluationResult": "acme.experiments.evaluation",
     "ExperimentResult": "acme.experiments.in_process",
     "run_experiment": "acme.experiments.in_process",
+    "OfflineExperimentConfig": "acme.experiments.offline",
+    "run_offline_experiment": "acme.experiments.offline",
     "make_distributed_experiment": "acme.experiments.distributed",
     "RunOptions": "acme.experiments.options",
 }

@@ -43,6 +43,8 @@ class ExperimentConfig:
         (an Atari game played whole where training ends episodes on a lost life); None: ``environment_factory``.
       environment_batch_factory: seeds -> the K environments of an actor as one ``EnvironmentBatch`` stepped at
         once (Atari: ale-py's C++ vector environment), used when K > 1; None: K from ``environment_factory``.
+      record_dataset: a new directory to write every transition the actors make to, as a Minari dataset
+        (``acme.datasets.minari_format``), when the run ends; in-process runs only. None: nothing recorded.
     """
 
     builder: builders.AgentBuilder
@@ -60,6 +62,7 @@ class ExperimentConfig:
     actor_device: int | None = None
     evaluation_environment_factory: EnvironmentFactory | None = None
     environment_batch_factory: Callable[[Sequence[int]], EnvironmentBatch] | None = None
+    record_dataset: str | None = None
 
     def __post_init__(self):
         if not isinstance(self.builder, builders.AgentBuilder):

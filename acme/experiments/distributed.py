@@ -493,6 +493,11 @@ def make_distributed_experiment(
     environment, and evaluates each actor with its own ``builder.for_actor`` policy; builders that bound the
     policy lag, ``actors_fetch_directly``, are refused).
     """
+    if config.record_dataset is not None:
+        raise ValueError(
+            "record_dataset records the actors of an in-process run (run_experiment); a distributed program's actors "
+            "record nothing. Record with run_experiment, or from a policy snapshot (python -m baselines record)."
+        )
     if options is None:
         options = RunOptions(**fields)
     elif fields:

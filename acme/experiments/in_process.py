@@ -9,6 +9,8 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
+from acme.datasets.minari_format import EpisodeRecorder, write_dataset
+from acme.datasets.recording import RecordingAdder
 from acme.environment_loop import EnvironmentLoop
 from acme.experiments.checkpointing import (
     ExperimentCheckpointer,
@@ -75,6 +77,7 @@ def run_experiment(
     run = _InProcessRun(config, replay)
     try:
         run.train(progress, stop_at_return)
+        run.write_recording()
     finally:
         run.close()
     return run.result()
@@ -123,6 +126,11 @@ class _InProcessRun:
         self.actor_logger = logger_factory("actor", "actor_steps")
         keys = seeds.actor_keys(0, num_envs, self.resumes)  # a resumed run does not replay its first random streams
         adders = [builder.make_adder(self.replay_client, spec, policy) for _ in range(num_envs)]
+        self.recording = None
+        if config.record_dataset is not None:  # one recorder per environment: their episodes interleave
+            self.recording = [RecordingAdder(adder, EpisodeRecorder()) for adder in adders]
+            adders = self.recording
+        self._spec = spec
         self.actor = builder.make_actor(
             keys, policy, spec, variable_source=self.learner, adders=adders, device=device_of(config.actor_device)
         )
@@ -220,6 +228,22 @@ class _InProcessRun:
             actor_state=self.actor.save(),
         )
         say(f"Checkpoint saved: {path} (actor steps {self.actor_steps}).")
+
+    def write_recording(self) -> str | None:
+        """Writes the recorded episodes (finished ones, from every environment) to ``config.record_dataset``."""
+        if self.recording is None:
+            return None
+        episodes = [episode for adder in self.recording for episode in adder.recorder.episodes]
+        builder = self.config.builder
+        path = write_dataset(
+            self.config.record_dataset,
+            episodes,
+            self._spec,
+            self.config.environment_id,
+            {"acme_agent": getattr(builder, "agent_name", type(builder).__name__), "acme_source": "training run"},
+        )
+        print(f"Recorded {len(episodes)} episodes of the actors to {path}.", flush=True)
+        return path
 
     def close(self) -> None:
         """Closes the loggers and the dataset, and stops an in-process reverb server."""

@@ -1,0 +1,161 @@
+"""Learning from a recorded dataset: a learner and an evaluator on a schedule, no actors.
+
+``run_offline_experiment(config)`` reads the dataset (Minari's format, ``acme.datasets.minari_format``), checks it
+against the environment the agent is evaluated in, puts it in the agent's own replay tables through the agent's
+own adder (``acme.datasets.offline``), and takes ``max_num_learner_steps`` learner steps, evaluating every
+``eval_every`` of them with the same ``Evaluator`` as online runs. Checkpoints hold the learner, the counts and
+the loop's progress (not the dataset, which is read again on resume) and resume like online ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import jax
+
+from acme import specs
+from acme.datasets.minari_format import Dataset, check_spec, read_dataset
+from acme.datasets.offline import dataset_replay
+from acme.experiments.checkpointing import learner_steps_of, open_resume
+from acme.experiments.config import ExperimentConfig
+from acme.experiments.evaluation import EvaluationResult, Evaluator
+from acme.experiments.in_process import ExperimentResult
+from acme.experiments.interrupt import StopAtNextCheck
+from acme.experiments.seeding import ExperimentSeeds
+from acme.utils import counting
+
+
+@dataclasses.dataclass(frozen=True)
+class OfflineExperimentConfig:
+    """An experiment trained from a dataset.
+
+    Attributes:
+      experiment: the agent, its networks, the environment it is evaluated in, the seed, loggers and checkpoints
+        (its actor-step budget and environments-per-actor are unused).
+      dataset: the directory of a Minari dataset (``python -m baselines record --out DIR`` writes one).
+      max_num_learner_steps: the training budget in learner steps (one learner step: one update, or U fused ones).
+      eval_every: learner steps between evaluations (0 turns evaluation off); evaluations log learner steps in the
+        ``actor_steps`` column, since an offline run takes no actor step.
+    """
+
+    experiment: ExperimentConfig
+    dataset: str
+    max_num_learner_steps: int = 10_000
+    eval_every: int = 1_000
+
+    def __post_init__(self):
+        for name in ("max_num_learner_steps", "eval_every"):
+            value = getattr(self, name)
+            minimum = 1 if name == "max_num_learner_steps" else 0
+            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+                raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
+        if not isinstance(self.dataset, str) or not self.dataset:
+            raise ValueError(f"dataset must be the directory of a recorded dataset, got {self.dataset!r}.")
+
+
+def run_offline_experiment(
+    config: OfflineExperimentConfig, progress: bool = True, dataset: Dataset | None = None
+) -> ExperimentResult:
+    """Trains ``config.experiment.builder``'s agent from ``config.dataset``; see the module docstring.
+    ``dataset`` is that dataset already read (it is read from disk otherwise)."""
+    experiment = config.experiment
+    dataset = dataset if dataset is not None else read_dataset(config.dataset)
+    seeds = ExperimentSeeds(experiment.seed)
+    evaluation_environment = experiment.evaluation_environment(seeds.evaluator_environment_seed())
+    spec = specs.make_environment_spec(evaluation_environment)
+    evaluation_environment.close()
+    check_spec(dataset, spec, config.dataset)
+
+    resume = open_resume(experiment)
+    loop = resume.loop
+    networks = experiment.network_factory(spec)
+    builder = experiment.builder
+    policy = builder.make_policy(networks, spec, evaluation=False)
+    replay = dataset_replay(builder, spec, policy, dataset, seed=experiment.seed + resume.resumes)
+    iterator = builder.make_dataset_iterator(replay)
+    counter = counting.Counter()
+    logger_factory = experiment.get_logger_factory()
+    learner = builder.make_learner(
+        seeds.learner_key(),
+        networks,
+        iterator,
+        logger_factory,
+        spec,
+        replay,
+        counting.Counter(counter, prefix="learner"),
+        sharding=experiment.learner_sharding,
+    )
+    evaluator = Evaluator(experiment, spec, networks, learner) if config.eval_every else None
+    if resume.restore(learner, counter):
+        print(resume.restored.describe(), flush=True)
+    start = time.perf_counter() - float(loop.get("wall_seconds", 0.0))
+    evaluations = [EvaluationResult(*e) for e in loop.get("evaluations", [])]
+    next_eval = int(loop.get("next_eval", config.eval_every))
+    checkpointer = resume.checkpointer
+
+    def save(say) -> None:
+        path = checkpointer.save(
+            learner.save(),
+            learner_steps_of(learner),
+            counter.save(),
+            loop={
+                "next_eval": next_eval,
+                "resumes": resume.resumes,
+                "wall_seconds": time.perf_counter() - start,
+                "evaluations": [dataclasses.astuple(e) for e in evaluations],
+            },
+        )
+        say(f"Checkpoint saved: {path} (learner steps {learner_steps_of(learner)}).")
+
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(
+            total=config.max_num_learner_steps,
+            initial=min(learner_steps_of(learner), config.max_num_learner_steps),
+            unit="update",
+            dynamic_ncols=True,
+            mininterval=1.0,
+            desc=f"{experiment.environment_id or 'offline'} (offline)",
+        )
+    say = bar.write if bar is not None else print
+    interrupt = StopAtNextCheck(enabled=checkpointer is not None, announce=say)
+    try:
+        with interrupt:
+            while (steps := learner_steps_of(learner)) < config.max_num_learner_steps:
+                learner.step()
+                taken = learner_steps_of(learner) - steps
+                if bar is not None:
+                    bar.update(taken)
+                steps += taken
+                finished = steps >= config.max_num_learner_steps
+                if evaluator is not None and (steps >= next_eval or finished):
+                    evaluation = evaluator.evaluate(steps, counter.get_counts, lambda: time.perf_counter() - start)
+                    evaluations.append(evaluation)
+                    while next_eval <= steps:
+                        next_eval += config.eval_every
+                    if bar is not None:
+                        bar.set_description(
+                            f"{experiment.environment_id or 'offline'} eval={evaluation.mean_return:.1f}"
+                        )
+                if checkpointer is not None and (finished or interrupt.requested or checkpointer.due(steps)):
+                    save(say)
+                if interrupt.requested and not finished:
+                    interrupt.stop(f"at learner step {steps}, after a checkpoint")
+    finally:
+        if bar is not None:
+            bar.close()
+        if evaluator is not None:
+            evaluator.close()
+        close_learner = getattr(learner, "close", None)
+        if close_learner is not None:
+            close_learner()
+    return ExperimentResult(
+        evaluations,
+        0,
+        learner_steps_of(learner),
+        time.perf_counter() - start,
+        policy_params=jax.device_get(learner.get_variables(["policy"])[0]),
+    )
