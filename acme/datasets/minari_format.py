@@ -108,13 +108,18 @@ def space_of(spec: Any):
     raise TypeError(f"No Minari space for the spec {spec!r}: datasets hold arrays, discrete actions and dicts of them.")
 
 
-def describe_spec(spec: Any) -> Any:
-    """A JSON description of a (nested) spec: shape, dtype and, for discrete actions, the number of values."""
+def describe_spec(spec: Any, bounds: bool = False) -> Any:
+    """A JSON description of a (nested) spec: shape, dtype, for discrete actions the number of values, and with
+    ``bounds`` a bounded array's minimum and maximum (continuous actions: [-1, 1] for agents that act in the
+    canonical range, the environment's own bounds otherwise)."""
     if isinstance(spec, dict):
-        return {key: describe_spec(value) for key, value in spec.items()}
+        return {key: describe_spec(value, bounds) for key, value in spec.items()}
     described = {"shape": list(spec.shape), "dtype": np.dtype(spec.dtype).name}
     if isinstance(spec, specs.DiscreteArray):
         described["num_values"] = int(spec.num_values)
+    elif bounds and isinstance(spec, specs.BoundedArray):
+        described["minimum"] = np.broadcast_to(spec.minimum, spec.shape).astype(float).tolist()
+        described["maximum"] = np.broadcast_to(spec.maximum, spec.shape).astype(float).tolist()
     return described
 
 
@@ -167,7 +172,7 @@ def write_dataset(
             "acme_environment_id": environment_id,
             "acme_spec": {
                 "observations": describe_spec(environment_spec.observations),
-                "actions": describe_spec(environment_spec.actions),
+                "actions": describe_spec(environment_spec.actions, bounds=True),
             },
             "acme_returns": {
                 "mean": float(np.mean(returns)),
@@ -257,7 +262,7 @@ def check_spec(dataset: Dataset, environment_spec: specs.EnvironmentSpec, where:
     number of discrete actions), saying which differ."""
     expected = {
         "observations": describe_spec(environment_spec.observations),
-        "actions": describe_spec(environment_spec.actions),
+        "actions": describe_spec(environment_spec.actions, bounds=True),
     }
     recorded = dataset.metadata.get("acme_spec")
     if recorded is None:
