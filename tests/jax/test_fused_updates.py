@@ -28,6 +28,7 @@ TINY = {
     "td3": dict(policy_hidden_sizes=(16,), critic_hidden_sizes=(16,), policy_delay=2),
     "d4pg": dict(policy_hidden_sizes=(16,), critic_hidden_sizes=(16,), num_atoms=11, vmin=-10.0, vmax=10.0),
     "mpo": dict(policy_hidden_sizes=(16,), critic_hidden_sizes=(16,), num_samples=4),
+    "bc": dict(hidden_sizes=(16,), continuous_loss="log_likelihood"),
 }
 
 

@@ -1,0 +1,97 @@
+"""Offline learning as a user runs it: record a dataset, learn from it (checkpointed, resumed), record a run's
+actors, and the clear errors for what cannot work."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import minari
+import numpy as np
+import pytest
+
+from acme import specs
+from acme.datasets.minari_format import EpisodeRecorder, write_dataset
+from acme.environments import make_environment
+from acme.testing.experts import cartpole_expert
+from baselines.cli import main
+
+CARTPOLE = "gymnasium:CartPole-v1"
+
+
+@pytest.fixture(scope="module")
+def expert_dataset(tmp_path_factory) -> str:
+    directory = str(tmp_path_factory.mktemp("datasets") / "cartpole-expert")
+    environment = make_environment(CARTPOLE, seed=0)
+    recorder = EpisodeRecorder()
+    for _ in range(3):
+        timestep = environment.reset()
+        recorder.observe_first(timestep)
+        while not timestep.last():
+            action = cartpole_expert(timestep.observation)
+            timestep = environment.step(action)
+            recorder.observe(action, timestep)
+    write_dataset(directory, recorder.episodes, specs.make_environment_spec(environment), CARTPOLE)
+    return directory
+
+
+def test_learn_offline_resume_then_record_the_policy_and_a_runs_actors(expert_dataset, tmp_path, capsys):
+    checkpoints, first, second = (str(tmp_path / name) for name in ("checkpoints", "run1", "run2"))
+    common = ["run", "bc", "--env", CARTPOLE, "--dataset", expert_dataset, "--eval-every", "200", "--no-progress"]
+    assert main([*common, "--max-steps", "400", "--checkpoint-dir", checkpoints, "--run-dir", first]) == 0
+    out = capsys.readouterr().out
+    assert "Training bc offline on" in out and "(3 episodes, 1500 steps of gymnasium:CartPole-v1)" in out
+    result = json.load(open(os.path.join(first, "result.json")))
+    assert result["learner_steps"] == 400 and [e["learner_steps"] for e in result["evaluations"]] == [200, 400]
+    assert os.path.exists(os.path.join(first, "policy", "manifest.json"))
+
+    assert main([*common, "--max-steps", "600", "--checkpoint-dir", checkpoints, "--run-dir", second]) == 0
+    out = capsys.readouterr().out
+    assert "Resuming from checkpoint" in out and "ckpt-400: actor steps 0, learner steps 400" in out, out
+    result = json.load(open(os.path.join(second, "result.json")))
+    assert result["learner_steps"] == 600 and [e["learner_steps"] for e in result["evaluations"]] == [200, 400, 600]
+
+    recorded = str(tmp_path / "bc-episodes")
+    assert main(["record", "--snapshot", first, "--episodes", "2", "--out", recorded, "--epsilon", "0.2"]) == 0
+    dataset = minari.MinariDataset(os.path.join(recorded, "data"))
+    assert dataset.total_episodes == 2
+    metadata = json.load(open(os.path.join(recorded, "data", "metadata.json")))
+    assert metadata["acme_agent"] == "bc" and metadata["acme_exploration"]["epsilon"] == 0.2
+    assert metadata["acme_environment_id"] == CARTPOLE and metadata["acme_snapshot"].endswith("policy")
+
+    actors = str(tmp_path / "dqn-actors")
+    argv = ["run", "dqn", "--env", CARTPOLE, "--max-steps", "600", "--eval-every", "0", "--record", actors]
+    assert main([*argv, "--no-progress", "--run-dir", str(tmp_path / "dqn")]) == 0
+    dataset = minari.MinariDataset(os.path.join(actors, "data"))
+    assert 0 < dataset.total_steps <= 600 and dataset.total_episodes >= 10  # random early episodes are short
+    assert all(np.all(np.isin(e.actions, [0, 1])) for e in dataset.iterate_episodes())
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["run", "bc", "--env", "gymnasium:Acrobot-v1"], r"does not match the environment: its observations"),
+        (["run", "ppo", "--env", CARTPOLE], "PPO learns on-policy from a rollout queue"),
+        (["run", "bc", "--env", CARTPOLE, "--launcher", "threads"], "--dataset runs with the local launcher"),
+        (["run", "bc", "--env", CARTPOLE, "--num-envs", "4"], "--num-envs sets up actors"),
+        (["run", "bc", "--env", CARTPOLE, "--record", "x"], "a --dataset run has no actors"),
+    ],
+)
+def test_offline_runs_that_cannot_work_are_refused(expert_dataset, tmp_path, capsys, argv, message):
+    with pytest.raises(SystemExit) as exit_info:
+        main([*argv, "--dataset", expert_dataset, "--no-progress", "--run-dir", str(tmp_path / "run")])
+    assert exit_info.value.code == 2
+    assert message.replace("\\", "") in capsys.readouterr().err or pytest.fail(capsys.readouterr().err)
+
+
+def test_recording_refuses_another_kind_of_exploration_and_an_existing_dataset(expert_dataset, tmp_path, capsys):
+    run = str(tmp_path / "run")
+    flags = ["--max-steps", "100", "--eval-every", "0", "--no-progress", "--run-dir", run]
+    assert main(["run", "bc", "--env", CARTPOLE, "--dataset", expert_dataset, *flags]) == 0
+    for argv, message in (
+        (["--out", str(tmp_path / "new"), "--noise", "0.1"], "noise (0.1) perturbs continuous actions"),
+        (["--out", expert_dataset], "already holds a dataset"),
+    ):
+        with pytest.raises(SystemExit):
+            main(["record", "--snapshot", run, "--episodes", "1", *argv])
+        assert message in capsys.readouterr().err
