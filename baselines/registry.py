@@ -54,7 +54,23 @@ def _loader(name: str) -> Callable[[], AgentEntry]:
 # Each agent is imported on first use, so listing agents loads none of them.
 AGENT_LOADERS: dict[str, Callable[[], AgentEntry]] = {
     name: _loader(name)
-    for name in ("dqn", "mdqn", "c51", "qrdqn", "sac", "td3", "d4pg", "mpo", "ppo", "impala", "r2d2", "bc")
+    for name in (
+        "dqn",
+        "mdqn",
+        "c51",
+        "qrdqn",
+        "sac",
+        "td3",
+        "d4pg",
+        "mpo",
+        "ppo",
+        "impala",
+        "r2d2",
+        "bc",
+        "td3_bc",
+        "iql",
+        "cql",
+    )
 }
 
 CONTINUOUS_AGENTS = ("sac", "td3", "d4pg", "mpo")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -40,8 +40,20 @@ def make_initial_state(networks: SACNetworks, config: SACConfig, key: jax.Array)
     )
 
 
-def make_update(networks: SACNetworks, config: SACConfig):
-    """``update(state, transitions) -> (state, metrics)``, one gradient step of every part."""
+class CriticRegulariser(NamedTuple):
+    """A term added to SAC's critic loss (CQL's conservative penalty), and the step of its own state.
+
+    ``loss(critic_params, state, transitions, key) -> (term, aux)`` is added to the critic loss;
+    ``step(state, aux) -> (changed_fields, metrics)`` updates the fields the regulariser keeps in the state
+    after the critic's step (e.g. an automatically tuned weight) and reports its metrics."""
+
+    loss: Callable[..., tuple[jnp.ndarray, Any]]
+    step: Callable[[Any, Any], tuple[dict, dict]]
+
+
+def make_update(networks: SACNetworks, config: SACConfig, regulariser: CriticRegulariser | None = None):
+    """``update(state, transitions) -> (state, metrics)``, one gradient step of every part; with ``regulariser``
+    its term is added to the critic loss and its state stepped after the critic."""
     optimizer = optax.adam(config.learning_rate)
     normalizer = ObservationNormalizer(config.normalize_observations)
     target_entropy = -float(networks.action_size) if config.target_entropy is None else config.target_entropy
@@ -55,7 +67,10 @@ def make_update(networks: SACNetworks, config: SACConfig):
         target = config.reward_scale * t.reward + t.discount * (next_q - temperature * next_log_prob)
         q = networks.critic.apply(critic_params, t.observation, t.action)
         loss = 0.5 * jnp.mean(jnp.sum(jnp.square(q - jax.lax.stop_gradient(target)), axis=0))
-        return loss, jnp.mean(q)
+        if regulariser is None:
+            return loss, (jnp.mean(q), None)
+        term, aux = regulariser.loss(critic_params, state, t, jax.random.fold_in(key, 1))
+        return loss + term, (jnp.mean(q), aux)
 
     def policy_loss_fn(policy_params, critic_params, log_temperature, t: types.Transition, key):
         mean, log_std = networks.policy.apply(policy_params, t.observation)
@@ -83,7 +98,8 @@ def make_update(networks: SACNetworks, config: SACConfig):
             t,
             policy_key,
         )
-        (critic_loss, mean_q), (policy_loss, log_prob) = critic.value, policy.value
+        (critic_loss, (mean_q, regulariser_aux)), (policy_loss, log_prob) = critic.value, policy.value
+        changed, regulariser_metrics = regulariser.step(state, regulariser_aux) if regulariser else ({}, {})
         temperature_loss, _, log_temperature, temperature_opt_state = gradient_step(
             temperature_loss_fn,
             optimizer,
@@ -101,6 +117,7 @@ def make_update(networks: SACNetworks, config: SACConfig):
             target_critic_params=optax.incremental_update(critic.params, state.target_critic_params, config.tau),
             log_temperature=log_temperature,
             temperature_opt_state=temperature_opt_state,
+            **changed,
         )
         metrics = {
             "critic_loss": critic_loss,
@@ -109,6 +126,7 @@ def make_update(networks: SACNetworks, config: SACConfig):
             "temperature": jnp.exp(log_temperature),
             "entropy": -jnp.mean(log_prob),
             "mean_q": mean_q,
+            **regulariser_metrics,
         }
         return new_state, metrics
 

@@ -23,12 +23,25 @@ def make_initial_state(networks: TD3Networks, config: TD3Config, key: jax.Array)
     return init_actor_critic_state(networks, optax.adam(config.learning_rate), key)
 
 
-def make_update(networks: TD3Networks, config: TD3Config):
+def deterministic_policy_gradient_loss(networks: TD3Networks, config: TD3Config):
+    """TD3's policy loss: ``-mean Q1(s, pi(s))``, the first critic's value of the policy's action."""
+
+    def policy_loss_fn(policy_params, critic_params, t: types.Transition):
+        action = networks.policy.apply(policy_params, t.observation)
+        q = networks.critic.apply(critic_params, t.observation, action)[0]  # the first critic, as in the paper
+        return -jnp.mean(q)
+
+    return policy_loss_fn
+
+
+def make_update(networks: TD3Networks, config: TD3Config, make_policy_loss=deterministic_policy_gradient_loss):
     """``update(state, transitions) -> (state, metrics)``: one critic step, and on every
     ``policy_delay``-th learner step (the 1st, the ``policy_delay + 1``-th, ...) one policy
-    step and a Polyak update of both targets."""
+    step and a Polyak update of both targets. ``make_policy_loss(networks, config)`` builds the policy's loss
+    ``(policy_params, critic_params, transitions) -> loss`` (TD3's own, or TD3+BC's regularised one)."""
     optimizer = optax.adam(config.learning_rate)
     normalizer = ObservationNormalizer(config.normalize_observations)
+    policy_loss_fn = make_policy_loss(networks, config)
 
     def critic_loss_fn(critic_params, state: TrainingState, t: types.Transition, key: jax.Array):
         # Target-policy smoothing: clipped Gaussian noise around the target action, kept in [-1, 1].
@@ -46,11 +59,6 @@ def make_update(networks: TD3Networks, config: TD3Config):
         q = networks.critic.apply(critic_params, t.observation, t.action)  # [2, B]
         loss = jnp.sum(jnp.mean(jnp.square(q - target), axis=1))  # sum of the two critics' MSEs
         return loss, jnp.mean(q)
-
-    def policy_loss_fn(policy_params, critic_params, t: types.Transition):
-        action = networks.policy.apply(policy_params, t.observation)
-        q = networks.critic.apply(critic_params, t.observation, action)[0]  # the first critic, as in the paper
-        return -jnp.mean(q)
 
     def policy_and_target_step(state: TrainingState, critic_params, t: types.Transition):
         policy_loss, _, policy_params, policy_opt_state = gradient_step(

@@ -29,6 +29,9 @@ TINY = {
     "d4pg": dict(policy_hidden_sizes=(16,), critic_hidden_sizes=(16,), num_atoms=11, vmin=-10.0, vmax=10.0),
     "mpo": dict(policy_hidden_sizes=(16,), critic_hidden_sizes=(16,), num_samples=4),
     "bc": dict(hidden_sizes=(16,), continuous_loss="log_likelihood"),
+    "td3_bc": dict(policy_hidden_sizes=(16,), critic_hidden_sizes=(16,), policy_delay=2),
+    "iql": dict(policy_hidden_sizes=(16,), critic_hidden_sizes=(16,)),
+    "cql": dict(policy_hidden_sizes=(16,), critic_hidden_sizes=(16,), num_action_samples=3),
 }
 
 
