@@ -549,7 +549,7 @@ def run_command(args: argparse.Namespace) -> int:
         if args.dataset is not None:
             with _new_run_directory(run_dir):
                 _write_config(args, config, run_dir)
-                return offline_run.train(args, config, run_dir)
+                return offline_run.train(args, config, run_dir, options)
         config = dataclasses.replace(config, record_dataset=args.record)
     if args.launcher == "anakin":
         from baselines import anakin_run

@@ -12,9 +12,12 @@ from typing import Any
 
 def check_flags(args: argparse.Namespace, launcher: str) -> None:
     """Refuses the flags an offline (or recording) run cannot honour, before anything starts."""
-    for flag, value in (("--dataset", args.dataset), ("--record", args.record)):
-        if value is not None and launcher != "local":
-            raise ValueError(f"{flag} runs with the local launcher (one process); leave --launcher {launcher} out.")
+    if args.record is not None and launcher != "local":
+        raise ValueError(
+            f"--record records the actors of one process (the local launcher); leave --launcher {launcher} out."
+        )
+    if args.dataset is not None and launcher not in ("local", "threads", "ray"):
+        raise ValueError(f"--dataset runs with the local, threads or ray launcher, not {launcher}.")
     if args.dataset is None:
         return
     if args.record is not None:
@@ -24,20 +27,51 @@ def check_flags(args: argparse.Namespace, launcher: str) -> None:
             raise ValueError(f"{flag} sets up actors, and a --dataset run has none: leave {flag} out.")
 
 
-def train(args: argparse.Namespace, config: Any, run_dir: str) -> int:
-    """Trains ``config``'s agent from ``args.dataset`` for ``config.max_num_actor_steps`` learner steps."""
+def train_distributed(args: argparse.Namespace, offline: Any, run_dir: str, options: Any) -> int:
+    """The offline experiment as a program (a learner and an evaluator node) on the threads or Ray launcher."""
+    import time
+
+    import launch
+    from acme.experiments.offline_distributed import make_distributed_offline_experiment
+    from baselines import results
+
+    program = make_distributed_offline_experiment(offline, learner_restarts=options.learner_restarts)
+    where = f"Ray cluster {options.ray_address}" if options.ray_address else f"{options.launcher} launcher"
+    print(
+        f"Training {args.agent} offline on {args.dataset} on the {where} for {offline.max_num_learner_steps} "
+        f"learner steps, evaluated on {args.env} (seed {args.seed}); logs in {run_dir}",
+        flush=True,
+    )
+    start = time.perf_counter()
+    launch.launch(program, options.launch_options())
+    rows = [(int(float(r["actor_steps"])), float(r["evaluation_return"])) for r in results.evaluator_rows(run_dir)]
+    if rows:
+        steps, best = max(rows, key=lambda e: e[1])
+        print(
+            f"Best evaluation return {best:.1f} at learner step {steps} ({time.perf_counter() - start:.0f} s; logs "
+            f"in {run_dir})",
+            flush=True,
+        )
+    return 0
+
+
+def train(args: argparse.Namespace, config: Any, run_dir: str, options: Any = None) -> int:
+    """Trains ``config``'s agent from ``args.dataset`` for ``config.max_num_actor_steps`` learner steps, in this
+    process, or as a program with ``options``' threads or Ray launcher."""
     from acme.datasets.minari_format import read_dataset
     from acme.experiments.offline import OfflineExperimentConfig, run_offline_experiment
     from baselines.cli import _export_snapshot
     from baselines.plotting import plot_learning_curve
 
-    dataset = read_dataset(args.dataset)
     offline = OfflineExperimentConfig(
         experiment=config,
         dataset=args.dataset,
         max_num_learner_steps=config.max_num_actor_steps,
         eval_every=config.eval_every,
     )
+    if options is not None and options.launcher != "local":
+        return train_distributed(args, offline, run_dir, options)
+    dataset = read_dataset(args.dataset)
     print(
         f"Training {args.agent} offline on {args.dataset} ({len(dataset.episodes)} episodes, {dataset.num_steps} "
         f"steps of {dataset.environment_id}) for {offline.max_num_learner_steps} learner steps, evaluated on "

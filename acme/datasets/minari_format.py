@@ -222,6 +222,25 @@ class Dataset:
         return sum(len(e) for e in self.episodes)
 
 
+def _data_path(directory: str) -> str:
+    data_path = (
+        directory if os.path.exists(os.path.join(directory, "metadata.json")) else os.path.join(directory, DATA_DIR)
+    )
+    if not os.path.exists(os.path.join(data_path, "metadata.json")):
+        raise FileNotFoundError(
+            f"No Minari dataset at {directory}: expected {os.path.join(directory, DATA_DIR, 'metadata.json')} "
+            "(python -m baselines record --out DIR writes one)."
+        )
+    return data_path
+
+
+def read_metadata(directory: str) -> Dataset:
+    """The dataset in ``directory`` without its episodes: its metadata, for ``check_spec`` before loading it."""
+    from minari.dataset.minari_storage import MinariStorage
+
+    return Dataset([], MinariStorage.read_raw_metadata(_data_path(directory)))
+
+
 def read_dataset(directory: str) -> Dataset:
     """Reads the Minari dataset in ``directory`` (the directory ``write_dataset`` wrote, or its ``data``
     folder) with Minari's library; a clear error where there is none."""

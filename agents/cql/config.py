@@ -17,11 +17,16 @@ class CQLConfig(SACConfig):
     as many of the policy's at ``s`` and at ``s'``, pushes down the values of actions the dataset does not take.
     The weight (``exp`` of a learned log-weight, clipped to ``max_cql_weight``) rises while the gap exceeds
     ``target_action_gap`` and falls while it is below (a Lagrange multiplier's dual step).
+
+    The gap is measured on this estimate's scale (the log-sum-exp includes the samples' log-densities and
+    ``-log(3N)``), on which the Q-values of a critic that is flat over actions differ by under one. On a mixed
+    Pendulum dataset a target of 5 let the weight fall to 0.25 within 6,000 updates and the policy did not learn
+    in 10,000; a target of 1 from a weight of 5 returned -173 after 15,000 and -120 after 25,000.
     """
 
     num_action_samples: int = 10  # actions sampled per source (uniform, policy at s, policy at s') per state
-    target_action_gap: float = 5.0  # the gap between sampled and dataset actions' values the weight aims for
-    initial_cql_weight: float = 1.0  # the conservative weight at the start (learned)
+    target_action_gap: float = 1.0  # the gap between sampled and dataset actions' values the weight aims for
+    initial_cql_weight: float = 5.0  # the conservative weight at the start (learned)
     max_cql_weight: float = 1e6  # the weight is clipped here
 
     def __post_init__(self):

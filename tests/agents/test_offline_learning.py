@@ -42,6 +42,7 @@ def mixed_dataset(tmp_path_factory) -> tuple[str, float]:
     [
         ("td3_bc", {}, 15_000),
         ("iql", {}, 10_000),
+        ("cql", {"num_action_samples": 4}, 20_000),
     ],
 )
 def test_an_offline_agent_beats_the_datasets_average_return(mixed_dataset, agent, overrides, steps):

@@ -72,7 +72,7 @@ def test_learn_offline_resume_then_record_the_policy_and_a_runs_actors(expert_da
     [
         (["run", "bc", "--env", "gymnasium:Acrobot-v1"], r"does not match the environment: its observations"),
         (["run", "ppo", "--env", CARTPOLE], "PPO learns on-policy from a rollout queue"),
-        (["run", "bc", "--env", CARTPOLE, "--launcher", "threads"], "--dataset runs with the local launcher"),
+        (["run", "bc", "--env", CARTPOLE, "--launcher", "anakin"], "--dataset runs with the local, threads or ray"),
         (["run", "bc", "--env", CARTPOLE, "--num-envs", "4"], "--num-envs sets up actors"),
         (["run", "bc", "--env", CARTPOLE, "--record", "x"], "a --dataset run has no actors"),
     ],
@@ -95,3 +95,18 @@ def test_recording_refuses_another_kind_of_exploration_and_an_existing_dataset(e
         with pytest.raises(SystemExit):
             main(["record", "--snapshot", run, "--episodes", "1", *argv])
         assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("launcher", ["threads", pytest.param("ray", marks=pytest.mark.ray)])
+def test_a_distributed_offline_run_has_a_learner_and_an_evaluator_node(expert_dataset, tmp_path, capsys, launcher):
+    """The learner node reads the dataset and steps to the budget; the evaluator node evaluates on the way and
+    once the learner is done, then ends the program."""
+    run = str(tmp_path / "run")
+    argv = ["run", "bc", "--env", CARTPOLE, "--dataset", expert_dataset, "--launcher", launcher, "--no-progress"]
+    assert main([*argv, "--max-steps", "600", "--eval-every", "300", "--run-dir", run]) == 0
+    assert f"Training bc offline on {expert_dataset} on the {launcher} launcher" in capsys.readouterr().out
+    from baselines import results
+
+    rows = results.evaluator_rows(run)
+    assert len(rows) >= 2 and int(float(rows[-1]["learner_steps"])) == 600
+    assert float(rows[-1]["evaluation_return"]) >= 475  # 3 expert episodes suffice for CartPole

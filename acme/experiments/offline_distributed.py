@@ -1,0 +1,146 @@
+"""An offline experiment as a program of nodes: a counter, a learner that holds the dataset as its replay, and an
+evaluator, on the threads or Ray launcher (``make_distributed_offline_experiment``).
+
+The learner node reads the dataset itself (where it runs: on Ray, the dataset's directory must be reachable from
+that machine), restores the newest checkpoint when it starts (again after a crash, with restarts), steps until
+the budget is spent and saves a last checkpoint. The evaluator evaluates the learner's newest policy every
+``eval_every`` learner steps and once the learner is done, then ends the program.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any
+
+import launch
+from acme import specs
+from acme.datasets.minari_format import check_spec, read_dataset, read_metadata
+from acme.datasets.offline import dataset_replay
+from acme.experiments.checkpointing import learner_steps_of, open_resume
+from acme.experiments.distributed import make_counter
+from acme.experiments.evaluation import Evaluator
+from acme.experiments.offline import OfflineExperimentConfig
+from acme.experiments.seeding import ExperimentSeeds
+from acme.jax.polling_source import to_host
+from acme.utils import counting
+
+
+def _spec_of(config: OfflineExperimentConfig) -> specs.EnvironmentSpec:
+    experiment = config.experiment
+    environment = experiment.evaluation_environment(ExperimentSeeds(experiment.seed).evaluator_environment_seed())
+    spec = specs.make_environment_spec(environment)
+    environment.close()
+    return spec
+
+
+class OfflineLearnerNode:
+    """The learner, its replay filled from the dataset through the agent's adder; steps until the budget."""
+
+    def __init__(self, config: OfflineExperimentConfig, environment_spec: specs.EnvironmentSpec, counter: Any):
+        experiment = config.experiment
+        dataset = read_dataset(config.dataset)
+        check_spec(dataset, environment_spec, config.dataset)
+        builder = experiment.builder
+        networks = experiment.network_factory(environment_spec)
+        resume = open_resume(experiment)
+        policy = builder.make_policy(networks, environment_spec, evaluation=False)
+        self._replay = dataset_replay(builder, environment_spec, policy, dataset, seed=experiment.seed + resume.resumes)
+        self._iterator = builder.make_dataset_iterator(self._replay)
+        self._learner = builder.make_learner(
+            ExperimentSeeds(experiment.seed).learner_key(),
+            networks,
+            self._iterator,
+            experiment.get_logger_factory(),
+            environment_spec,
+            self._replay,
+            counting.Counter(counter, prefix="learner"),
+            sharding=experiment.learner_sharding,
+        )
+        self._counter = counter
+        self._max_steps = config.max_num_learner_steps
+        self._checkpointer = resume.checkpointer
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        if resume.restore(self._learner):
+            print(
+                f"learner: restored {resume.restored.path} (learner step {resume.restored.learner_steps}).", flush=True
+            )
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def get_variables(self, names):
+        return to_host(self._learner.get_variables(names))
+
+    def steps(self) -> int:
+        return learner_steps_of(self._learner)
+
+    def done(self) -> bool:
+        """Whether the budget is spent (and the last checkpoint, if any, written)."""
+        return self._done.is_set()
+
+    def run(self) -> None:
+        while not launch.stop_requested() and learner_steps_of(self._learner) < self._max_steps:
+            with self._lock:
+                self._learner.step()
+            if self._checkpointer is not None and self._checkpointer.due(learner_steps_of(self._learner)):
+                self.save()
+        if learner_steps_of(self._learner) >= self._max_steps:
+            if self._checkpointer is not None:
+                self.save()
+            self._done.set()
+
+    def save(self) -> str:
+        if self._checkpointer is None:
+            raise RuntimeError("This experiment has no checkpointing configured (ExperimentConfig.checkpointing).")
+        with self._lock:
+            steps = learner_steps_of(self._learner)
+            return self._checkpointer.save(self._learner.save(), steps, self._counter.get_counts())
+
+
+class OfflineEvaluatorNode:
+    """Evaluates the learner's greedy policy every ``eval_every`` learner steps and once it is done."""
+
+    def __init__(self, config: OfflineExperimentConfig, environment_spec: specs.EnvironmentSpec, learner: Any):
+        self._config = config
+        self._spec = environment_spec
+        self._learner = learner
+
+    def run(self) -> None:
+        config, experiment = self._config, self._config.experiment
+        evaluator = Evaluator(experiment, self._spec, experiment.network_factory(self._spec), self._learner)
+        start = time.perf_counter()
+        next_eval = config.eval_every
+        try:
+            while not launch.stop_requested():
+                done = self._learner.done()
+                steps = self._learner.steps()
+                if (config.eval_every and steps >= next_eval) or done:
+                    read_counts = lambda: {"learner_steps": self._learner.steps()}  # noqa: E731
+                    evaluator.evaluate(steps, read_counts, lambda: time.perf_counter() - start)
+                    while config.eval_every and next_eval <= steps:
+                        next_eval += config.eval_every
+                if done:
+                    break
+                time.sleep(0.2)
+        finally:
+            evaluator.close()
+
+
+def make_distributed_offline_experiment(config: OfflineExperimentConfig, learner_restarts: int = 3) -> launch.Program:
+    """A program of a counter, ``OfflineLearnerNode`` (restarted up to ``learner_restarts`` times from its last
+    checkpoint when the experiment is checkpointed; Ray only) and ``OfflineEvaluatorNode`` (terminal)."""
+    spec = _spec_of(config)
+    check_spec(read_metadata(config.dataset), spec, config.dataset)  # refused before anything starts
+    program = launch.Program("offline")
+    counter = program.add_node(launch.ServiceNode(make_counter, {}), label="counter")
+    restarts = learner_restarts if config.experiment.checkpointing is not None else 0
+    learner = program.add_node(
+        launch.ServiceNode(OfflineLearnerNode, config, spec, counter),
+        label="learner",
+        restart=launch.RestartPolicy(max_restarts=restarts),
+    )
+    program.add_node(launch.ServiceNode(OfflineEvaluatorNode, config, spec, learner), label="evaluator", terminal=True)
+    return program
