@@ -390,8 +390,11 @@ def readme_section(rows: Sequence[ResultRow], plot_paths: dict[str, str], relati
     )
 
 
-def results_readme(rows: Sequence[ResultRow], plot_paths: dict[str, str], output_dir: str, title: str) -> str:
-    """The full report: table, per-seed table, plots, and the records' machines and versions."""
+def results_readme(
+    rows: Sequence[ResultRow], plot_paths: dict[str, str], output_dir: str, title: str, offline: str = ""
+) -> str:
+    """The full report: table, per-seed table, plots, the records' machines and versions, and ``offline`` (the
+    offline baselines' section, ``baselines.offline.offline_section``) where given."""
     runs = [run for row in rows for run in row.runs]
     return (
         "\n\n".join(
@@ -408,6 +411,7 @@ def results_readme(rows: Sequence[ResultRow], plot_paths: dict[str, str], output
                 _plots_markdown(plot_paths, output_dir),
                 "## Machines and versions",
                 versions_section(runs),
+                *(["## Offline", offline] if offline else []),
             ]
         )
         + "\n"
@@ -460,7 +464,10 @@ def report(
         title = f"Your runs ({runs_dir}) against the baselines"
     plot_paths = write_plots(rows, os.path.join(output_dir, "plots"))
     readme_path = os.path.join(output_dir, "README.md")
-    _write(readme_path, results_readme(rows, plot_paths, output_dir, title))
+    from baselines.offline import offline_section
+
+    offline = offline_section() if runs_dir is None else ""
+    _write(readme_path, results_readme(rows, plot_paths, output_dir, title, offline))
     written = [readme_path, *plot_paths.values()]
     if readme is not None:
         with open(readme) as f:

@@ -1,0 +1,248 @@
+"""Offline baselines: datasets made by this library's own agents, and the offline agents learned from them.
+
+    python -m baselines.offline datasets --env gymnasium:Pendulum-v1           # remakes expert, medium, medium-replay
+    python -m baselines.offline reproduce --env gymnasium:Pendulum-v1 --seeds 0 1 2   # records the offline runs
+
+For each environment a recipe trains an agent twice: to its baseline budget (the expert's snapshot) and to a
+budget where its evaluation return is about half-way from a random policy's to the expert's (the medium
+snapshot; the actors' transitions of that run, recorded with ``--record``, are the medium-replay dataset). Each
+snapshot's greedy episodes are recorded as the expert and medium datasets. ``reproduce`` trains every offline
+agent of the plan from its dataset over seeds and writes ``baselines/results/offline.json``; ``python -m
+baselines report`` puts it in the results report, with the commands that remade the datasets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import time
+from typing import Sequence
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "offline.json")
+DATASETS_DIR = os.path.join("runs", "datasets")
+RUNS_DIR = os.path.join("runs", "offline")
+
+
+@dataclasses.dataclass(frozen=True)
+class Recipe:
+    """How an environment's datasets are made: ``agent`` trained with ``seed`` for ``expert_steps`` (the expert)
+    and ``medium_steps`` (the medium policy, whose run's actors are recorded), ``episodes`` recorded of each."""
+
+    name: str  # the datasets' directory prefix
+    agent: str
+    expert_steps: int
+    medium_steps: int
+    episodes: int = 50
+    seed: int = 100
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """The offline runs of an environment: (agent, dataset) pairs, ``learner_steps`` each, and config overrides."""
+
+    runs: tuple[tuple[str, str], ...]
+    learner_steps: int
+    overrides: dict = dataclasses.field(default_factory=dict)
+
+
+RECIPES = {
+    # SAC's evaluation return (seed 100, every 1,000 steps) went -1372, -1471, -1073, -961, -382, -139 over the first
+    # 6,000 steps and stayed near -140 after: half-way from random (about -1,300) lies between 4,000 and 5,000.
+    "gymnasium:Pendulum-v1": Recipe("pendulum", "sac", expert_steps=20_000, medium_steps=4_500),
+    # DQN (seed 100, every 2,500 steps): 195, 272, 230, 279, 339, ... 500 from 40,000: 250 near 5,000.
+    "gymnasium:CartPole-v1": Recipe("cartpole", "dqn", expert_steps=50_000, medium_steps=5_000),
+}
+
+_CONTINUOUS = ("td3_bc", "iql", "cql")
+PLANS = {
+    "gymnasium:Pendulum-v1": Plan(
+        runs=(("bc", "expert"), ("bc", "medium-replay"), *((agent, "medium-replay") for agent in _CONTINUOUS)),
+        learner_steps=30_000,
+        overrides={"num_sgd_steps_per_step": 10},
+    ),
+    "gymnasium:CartPole-v1": Plan(
+        runs=(("bc", "expert"),), learner_steps=10_000, overrides={"num_sgd_steps_per_step": 10}
+    ),
+}
+
+
+def dataset_commands(environment_id: str, out: str = DATASETS_DIR) -> list[list[str]]:
+    """The ``python -m baselines`` argument lists that remake ``environment_id``'s three datasets under ``out``."""
+    recipe = _recipe(environment_id)
+    path = lambda name: os.path.join(out, f"{recipe.name}-{name}")  # noqa: E731
+    common = ["--env", environment_id, "--seed", str(recipe.seed), "--no-progress"]
+    return [
+        ["run", recipe.agent, *common, "--max-steps", str(recipe.expert_steps), "--run-dir", path("expert-run")],
+        ["record", "--snapshot", path("expert-run"), "--episodes", str(recipe.episodes), "--out", path("expert")],
+        [
+            "run",
+            recipe.agent,
+            *common,
+            "--max-steps",
+            str(recipe.medium_steps),
+            "--run-dir",
+            path("medium-run"),
+            "--record",
+            path("medium-replay"),
+        ],
+        ["record", "--snapshot", path("medium-run"), "--episodes", str(recipe.episodes), "--out", path("medium")],
+    ]
+
+
+def _recipe(environment_id: str) -> Recipe:
+    if environment_id not in RECIPES:
+        raise ValueError(f"No offline recipe for {environment_id!r}; recipes: {', '.join(sorted(RECIPES))}.")
+    return RECIPES[environment_id]
+
+
+def _done(argv: list[str]) -> bool:
+    """Whether a recipe step's outputs exist already (a snapshot, a recorded dataset): it is then not run again."""
+    outputs = []
+    if argv[0] == "run":
+        outputs.append(os.path.join(argv[argv.index("--run-dir") + 1], "policy", "manifest.json"))
+    for flag in ("--record", "--out"):
+        if flag in argv:
+            outputs.append(os.path.join(argv[argv.index(flag) + 1], "data", "metadata.json"))
+    return all(os.path.exists(path) for path in outputs)
+
+
+def make_datasets(environment_id: str, out: str = DATASETS_DIR) -> None:
+    """Runs the recipe's commands, skipping those whose outputs exist (so a stopped run of it goes on)."""
+    from baselines.cli import main
+
+    for argv in dataset_commands(environment_id, out):
+        if _done(argv):
+            print("done already: python -m baselines " + " ".join(argv), flush=True)
+            continue
+        print("python -m baselines " + " ".join(argv), flush=True)
+        if main(argv) != 0:
+            raise RuntimeError(f"python -m baselines {' '.join(argv)} failed.")
+
+
+def _summary(directory: str) -> dict:
+    from acme.datasets.minari_format import read_metadata
+
+    metadata = read_metadata(directory).metadata
+    return {
+        "episodes": metadata["total_episodes"],
+        "steps": metadata["total_steps"],
+        "returns": metadata["acme_returns"],
+        "agent": metadata.get("acme_agent"),
+    }
+
+
+def reproduce(environment_id: str, seeds: Sequence[int], datasets: str = DATASETS_DIR, output: str = RESULTS) -> dict:
+    """Trains the plan's offline agents over ``seeds`` and writes their final and best returns to ``output``."""
+    from baselines.cli import main
+
+    recipe, plan = _recipe(environment_id), PLANS[environment_id]
+    record = {
+        "datasets": {},
+        "commands": ["python -m baselines " + " ".join(argv) for argv in dataset_commands(environment_id, datasets)],
+        "learner_steps": plan.learner_steps,
+        "runs": [],
+        "date": time.strftime("%Y-%m-%d"),
+    }
+    for name in ("expert", "medium", "medium-replay"):
+        directory = os.path.join(datasets, f"{recipe.name}-{name}")
+        if os.path.exists(directory):
+            record["datasets"][name] = _summary(directory)
+    for agent, dataset in plan.runs:
+        directory = os.path.join(datasets, f"{recipe.name}-{dataset}")
+        for seed in seeds:
+            run_dir = os.path.join(
+                RUNS_DIR, f"{agent}-{recipe.name}-{dataset}-seed{seed}-{time.strftime('%Y%m%d-%H%M%S')}"
+            )
+            argv = ["run", agent, "--env", environment_id, "--dataset", directory, "--seed", str(seed)]
+            argv += ["--max-steps", str(plan.learner_steps), "--eval-every", str(plan.learner_steps // 10)]
+            argv += ["--no-progress", "--run-dir", run_dir]
+            for field, value in plan.overrides.items():
+                argv += ["--set", f"{field}={value}"]
+            print("python -m baselines " + " ".join(argv), flush=True)
+            if main(argv) != 0:
+                raise RuntimeError(f"python -m baselines {' '.join(argv)} failed.")
+            with open(os.path.join(run_dir, "result.json")) as f:
+                result = json.load(f)
+            returns = [e["mean_return"] for e in result["evaluations"]]
+            record["runs"].append(
+                {
+                    "agent": agent,
+                    "dataset": dataset,
+                    "seed": seed,
+                    "final_return": returns[-1],
+                    "best_return": max(returns),
+                    "wall_seconds": result["wall_seconds"],
+                }
+            )
+    everything = {}
+    if os.path.exists(output):
+        with open(output) as f:
+            everything = json.load(f)
+    everything[environment_id] = record
+    with open(output + ".tmp", "w") as f:
+        json.dump(everything, f, indent=2)
+    os.replace(output + ".tmp", output)
+    return record
+
+
+def _mean_std(values: Sequence[float]) -> str:
+    import numpy as np
+
+    return f"{np.mean(values):.1f} ± {np.std(values):.1f}"
+
+
+def offline_section(path: str = RESULTS) -> str:
+    """The report's offline section: each environment's datasets and the offline agents' returns over seeds."""
+    if not os.path.exists(path):
+        return ""
+    with open(path) as f:
+        everything = json.load(f)
+    lines = [
+        "Datasets made by this library's own agents (`python -m baselines.offline datasets`), agents trained from "
+        "them with no actors (`python -m baselines.offline reproduce`); returns of the final evaluation (10 "
+        "greedy episodes), mean ± std over seeds.",
+    ]
+    for environment_id, record in everything.items():
+        lines.append(f"### {environment_id}")
+        lines.append("| dataset | episodes | steps | mean return of its episodes |\n|---|---|---|---|")
+        for name, summary in record["datasets"].items():
+            returns = summary["returns"]
+            lines[-1] += f"\n| {name} | {summary['episodes']} | {summary['steps']:,} | {returns['mean']:.1f} |"
+        pairs = sorted({(r["agent"], r["dataset"]) for r in record["runs"]}, key=lambda p: (p[1], p[0]))
+        table = f"| agent | dataset | final return ({record['learner_steps']:,} learner steps) | best | per seed |\n"
+        table += "|---|---|---|---|---|"
+        for agent, dataset in pairs:
+            runs = [r for r in record["runs"] if (r["agent"], r["dataset"]) == (agent, dataset)]
+            finals = [r["final_return"] for r in runs]
+            per_seed = ", ".join(f"{r['final_return']:.1f}" for r in sorted(runs, key=lambda r: r["seed"]))
+            best = _mean_std([r["best_return"] for r in runs])
+            table += f"\n| {agent} | {dataset} | {_mean_std(finals)} | {best} | {per_seed} |"
+        lines.append(table)
+        lines.append("Remake the datasets with:\n\n```bash\n" + "\n".join(record["commands"]) + "\n```")
+    return "\n\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m baselines.offline", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    datasets = commands.add_parser("datasets", help="remake an environment's expert, medium and medium-replay data")
+    datasets.add_argument("--env", required=True, choices=sorted(RECIPES))
+    datasets.add_argument("--out", default=DATASETS_DIR)
+    runs = commands.add_parser("reproduce", help="train the offline agents from the datasets and record them")
+    runs.add_argument("--env", required=True, choices=sorted(RECIPES))
+    runs.add_argument("--datasets", default=DATASETS_DIR)
+    runs.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    runs.add_argument("--output", default=RESULTS)
+    args = parser.parse_args(argv)
+    if args.command == "datasets":
+        make_datasets(args.env, args.out)
+    else:
+        reproduce(args.env, args.seeds, args.datasets, args.output)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
