@@ -661,9 +661,7 @@ def _export_snapshot(
 
 def run_distributed(args: argparse.Namespace, config, run_dir: str, options) -> int:
     """Runs the experiment as a program of nodes and reports the evaluator's last row."""
-    import launch
     from acme.experiments import make_distributed_experiment
-    from baselines import results
 
     replay = options.replay_backend
     feed = f", fed by {options.feed}" if replay == "learner" else ""
@@ -674,6 +672,15 @@ def run_distributed(args: argparse.Namespace, config, run_dir: str, options) -> 
         f"for {config.max_num_actor_steps} steps ({replay} replay{feed}); logs in {run_dir}",
         flush=True,
     )
+    return launch_and_report(program, options, run_dir)
+
+
+def launch_and_report(program, options, run_dir: str, steps: str = "step") -> int:
+    """Launches ``program`` with ``options`` and prints the evaluator's best row (its ``actor_steps`` column, a
+    ``steps`` in the message)."""
+    import launch
+    from baselines import results
+
     start = time.perf_counter()
     launch.launch(program, options.launch_options())
     elapsed = time.perf_counter() - start
@@ -681,8 +688,8 @@ def run_distributed(args: argparse.Namespace, config, run_dir: str, options) -> 
         (int(float(r["actor_steps"])), float(r["evaluation_return"])) for r in results.evaluator_rows(run_dir)
     ]
     if evaluations:
-        steps, best = max(evaluations, key=lambda e: e[1])
-        print(f"Best evaluation return {best:.1f} at step {steps} ({elapsed:.0f} s; logs in {run_dir})", flush=True)
+        at, best = max(evaluations, key=lambda e: e[1])
+        print(f"Best evaluation return {best:.1f} at {steps} {at} ({elapsed:.0f} s; logs in {run_dir})", flush=True)
     else:
         print(f"Finished in {elapsed:.0f} s with no evaluation (logs in {run_dir}).", flush=True)
     return 0

@@ -29,11 +29,8 @@ def check_flags(args: argparse.Namespace, launcher: str) -> None:
 
 def train_distributed(args: argparse.Namespace, offline: Any, run_dir: str, options: Any) -> int:
     """The offline experiment as a program (a learner and an evaluator node) on the threads or Ray launcher."""
-    import time
-
-    import launch
     from acme.experiments.offline_distributed import make_distributed_offline_experiment
-    from baselines import results
+    from baselines.cli import launch_and_report
 
     program = make_distributed_offline_experiment(offline, learner_restarts=options.learner_restarts)
     where = f"Ray cluster {options.ray_address}" if options.ray_address else f"{options.launcher} launcher"
@@ -42,17 +39,7 @@ def train_distributed(args: argparse.Namespace, offline: Any, run_dir: str, opti
         f"learner steps, evaluated on {args.env} (seed {args.seed}); logs in {run_dir}",
         flush=True,
     )
-    start = time.perf_counter()
-    launch.launch(program, options.launch_options())
-    rows = [(int(float(r["actor_steps"])), float(r["evaluation_return"])) for r in results.evaluator_rows(run_dir)]
-    if rows:
-        steps, best = max(rows, key=lambda e: e[1])
-        print(
-            f"Best evaluation return {best:.1f} at learner step {steps} ({time.perf_counter() - start:.0f} s; logs "
-            f"in {run_dir})",
-            flush=True,
-        )
-    return 0
+    return launch_and_report(program, options, run_dir, steps="learner step")
 
 
 def train(args: argparse.Namespace, config: Any, run_dir: str, options: Any = None) -> int:
