@@ -16,6 +16,8 @@ import dataclasses
 import importlib.metadata
 import inspect
 import os
+import shutil
+import tempfile
 from typing import Any, Sequence
 
 import dm_env
@@ -139,18 +141,32 @@ def write_dataset(
 ) -> str:
     """Writes ``episodes`` as a new Minari dataset in ``directory`` (which must not hold one yet: nothing recorded
     is overwritten). ``metadata`` adds keys (the policy that acted, how it explored). Returns ``directory``."""
+    if not episodes:
+        raise ValueError("A dataset needs at least one finished episode; none was given.")
+    directory = os.path.abspath(directory)  # minari 0.5.4 joins a relative data path onto itself when sizing it
+    final_path = os.path.join(directory, DATA_DIR)
+    if os.path.exists(final_path):
+        raise FileExistsError(
+            f"{directory} already holds a dataset; write to a new directory (nothing is overwritten)."
+        )
+    # Written beside its place and moved there once complete, so a failure never leaves a half-written dataset.
+    os.makedirs(os.path.dirname(directory), exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".writing-", dir=os.path.dirname(directory))
+    try:
+        _write_storage(os.path.join(staging, DATA_DIR), episodes, environment_spec, environment_id, metadata, directory)
+        os.makedirs(directory, exist_ok=True)
+        os.rename(os.path.join(staging, DATA_DIR), final_path)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return directory
+
+
+def _write_storage(data_path, episodes, environment_spec, environment_id, metadata, directory) -> None:
     import minari
     from minari.data_collector import EpisodeBuffer
     from minari.dataset.minari_storage import MinariStorage
 
-    if not episodes:
-        raise ValueError("A dataset needs at least one finished episode; none was given.")
-    data_path = os.path.join(directory, DATA_DIR)
-    if os.path.exists(os.path.join(data_path, "metadata.json")):
-        raise FileExistsError(
-            f"{directory} already holds a dataset; write to a new directory (nothing is overwritten)."
-        )
-    os.makedirs(data_path, exist_ok=True)
+    os.makedirs(data_path)
     # minari 0.5.4 JPEG-encodes image observations unless told not to; 0.5.3 (the Python 3.11 stack's, whose numpy
     # is 1.x) stores every array as it is.
     lossless = {"jpeg_encoding": False} if "jpeg_encoding" in inspect.signature(MinariStorage.new).parameters else {}
@@ -198,7 +214,6 @@ def write_dataset(
             for index, episode in enumerate(episodes)
         ]
     )
-    return directory
 
 
 def _identifier(name: str) -> str:
