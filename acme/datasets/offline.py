@@ -4,7 +4,8 @@ tables, then sampled by the agent's own dataset iterator.
 So an offline learner reads exactly the items an online one does (n-step transitions where its config asks for
 n > 1, rewards clipped where it clips them, ``[U, B]`` stacks for fused updates), shuffled by uniform sampling
 with replacement, and no second copy of that data path exists. Only agents that learn from replay tables with a
-samples-per-insert or size limit can learn offline; rollout queues (PPO, IMPALA) are on-policy and refused.
+samples-per-insert or size limit can learn offline; rollout queues (PPO, IMPALA) are on-policy, and recurrent
+agents (R2D2) need the recurrent state a dataset does not hold: both are refused.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import tree
 
 from acme import specs
 from acme.datasets.minari_format import Dataset, Episode
+from acme.jax.actors import RecurrentPolicy
 from acme.replay import tables as replay_tables
 from acme.replay.local_client import LocalReplay
 
@@ -47,10 +49,16 @@ def dataset_replay(
 ) -> LocalReplay:
     """In-memory tables of ``builder``'s kind holding every item ``dataset`` makes through the builder's adder;
     sampling never waits for inserts (a minimum size of one item) and nothing is removed."""
+    agent = getattr(builder, "agent_name", type(builder).__name__)
+    if isinstance(policy, RecurrentPolicy):
+        raise ValueError(
+            f"{agent} learns from sequences that carry its recurrent state, which a recorded dataset does not hold, "
+            "so it cannot learn from one. Offline agents learn from transitions: bc, cql, td3_bc, iql (or dqn, sac, "
+            "td3 as plain off-policy learners)."
+        )
     tables = builder.make_replay_tables(environment_spec, policy)
     for table in tables:
         if isinstance(table.rate_limiter, replay_tables.Queue):
-            agent = getattr(builder, "agent_name", type(builder).__name__)
             raise ValueError(
                 f"{agent} learns on-policy from a rollout queue, so it cannot learn from a recorded dataset. Offline "
                 "agents learn from transitions: bc, cql, td3_bc, iql (or dqn, sac, td3 as plain off-policy learners)."

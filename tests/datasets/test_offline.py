@@ -8,7 +8,7 @@ import pytest
 from acme import specs
 from acme.datasets.minari_format import Dataset, Episode
 from acme.datasets.offline import dataset_replay
-from agents import dqn, ppo
+from agents import dqn, ppo, r2d2
 
 
 def _episode(num_steps: int, terminated: bool) -> Episode:
@@ -56,3 +56,10 @@ def test_an_agent_that_learns_from_rollout_queues_is_refused():
     networks = ppo.make_networks(SPEC)
     with pytest.raises(ValueError, match="PPO learns on-policy from a rollout queue.*bc, cql, td3_bc, iql"):
         dataset_replay(builder, SPEC, builder.make_policy(networks, SPEC), Dataset([_episode(5, True)], {}))
+
+
+def test_a_recurrent_agent_is_refused():
+    builder = r2d2.R2D2Builder(r2d2.R2D2Config())
+    policy = builder.make_policy(r2d2.make_networks(SPEC), SPEC)
+    with pytest.raises(ValueError, match="R2D2 learns from sequences that carry its recurrent state"):
+        dataset_replay(builder, SPEC, policy, Dataset([_episode(5, True)], {}))
