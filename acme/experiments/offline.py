@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from typing import Any
 
 import jax
 
@@ -54,6 +55,37 @@ class OfflineExperimentConfig:
             raise ValueError(f"dataset must be the directory of a recorded dataset, got {self.dataset!r}.")
 
 
+def evaluation_spec(experiment: ExperimentConfig) -> specs.EnvironmentSpec:
+    """The spec of the environment the experiment's evaluator plays (what a dataset must match)."""
+    environment = experiment.evaluation_environment(ExperimentSeeds(experiment.seed).evaluator_environment_seed())
+    try:
+        return specs.make_environment_spec(environment)
+    finally:
+        environment.close()
+
+
+def make_offline_learner(
+    experiment: ExperimentConfig, spec: specs.EnvironmentSpec, dataset: Dataset, counter: Any, resumes: int = 0
+) -> tuple[Any, Any]:
+    """``(networks, learner)``: the agent's learner sampling ``dataset`` as its replay (``dataset_replay``),
+    counting into ``counter`` under ``learner``; ``resumes`` reseeds the sampling of a resumed run."""
+    builder = experiment.builder
+    networks = experiment.network_factory(spec)
+    policy = builder.make_policy(networks, spec, evaluation=False)
+    replay = dataset_replay(builder, spec, policy, dataset, seed=experiment.seed + resumes)
+    learner = builder.make_learner(
+        ExperimentSeeds(experiment.seed).learner_key(),
+        networks,
+        builder.make_dataset_iterator(replay),
+        experiment.get_logger_factory(),
+        spec,
+        replay,
+        counting.Counter(counter, prefix="learner"),
+        sharding=experiment.learner_sharding,
+    )
+    return networks, learner
+
+
 def run_offline_experiment(
     config: OfflineExperimentConfig, progress: bool = True, dataset: Dataset | None = None
 ) -> ExperimentResult:
@@ -61,31 +93,12 @@ def run_offline_experiment(
     ``dataset`` is that dataset already read (it is read from disk otherwise)."""
     experiment = config.experiment
     dataset = dataset if dataset is not None else read_dataset(config.dataset)
-    seeds = ExperimentSeeds(experiment.seed)
-    evaluation_environment = experiment.evaluation_environment(seeds.evaluator_environment_seed())
-    spec = specs.make_environment_spec(evaluation_environment)
-    evaluation_environment.close()
+    spec = evaluation_spec(experiment)
     check_spec(dataset, spec, config.dataset)
-
     resume = open_resume(experiment)
     loop = resume.loop
-    networks = experiment.network_factory(spec)
-    builder = experiment.builder
-    policy = builder.make_policy(networks, spec, evaluation=False)
-    replay = dataset_replay(builder, spec, policy, dataset, seed=experiment.seed + resume.resumes)
-    iterator = builder.make_dataset_iterator(replay)
     counter = counting.Counter()
-    logger_factory = experiment.get_logger_factory()
-    learner = builder.make_learner(
-        seeds.learner_key(),
-        networks,
-        iterator,
-        logger_factory,
-        spec,
-        replay,
-        counting.Counter(counter, prefix="learner"),
-        sharding=experiment.learner_sharding,
-    )
+    networks, learner = make_offline_learner(experiment, spec, dataset, counter, resume.resumes)
     evaluator = Evaluator(experiment, spec, networks, learner) if config.eval_every else None
     if resume.restore(learner, counter):
         print(resume.restored.describe(), flush=True)

@@ -17,22 +17,11 @@ from typing import Any
 import launch
 from acme import specs
 from acme.datasets.minari_format import check_spec, read_dataset, read_metadata
-from acme.datasets.offline import dataset_replay
 from acme.experiments.checkpointing import learner_steps_of, open_resume
 from acme.experiments.distributed import make_counter
 from acme.experiments.evaluation import Evaluator
-from acme.experiments.offline import OfflineExperimentConfig
-from acme.experiments.seeding import ExperimentSeeds
+from acme.experiments.offline import OfflineExperimentConfig, evaluation_spec, make_offline_learner
 from acme.jax.polling_source import to_host
-from acme.utils import counting
-
-
-def _spec_of(config: OfflineExperimentConfig) -> specs.EnvironmentSpec:
-    experiment = config.experiment
-    environment = experiment.evaluation_environment(ExperimentSeeds(experiment.seed).evaluator_environment_seed())
-    spec = specs.make_environment_spec(environment)
-    environment.close()
-    return spec
 
 
 class OfflineLearnerNode:
@@ -42,22 +31,8 @@ class OfflineLearnerNode:
         experiment = config.experiment
         dataset = read_dataset(config.dataset)
         check_spec(dataset, environment_spec, config.dataset)
-        builder = experiment.builder
-        networks = experiment.network_factory(environment_spec)
         resume = open_resume(experiment)
-        policy = builder.make_policy(networks, environment_spec, evaluation=False)
-        self._replay = dataset_replay(builder, environment_spec, policy, dataset, seed=experiment.seed + resume.resumes)
-        self._iterator = builder.make_dataset_iterator(self._replay)
-        self._learner = builder.make_learner(
-            ExperimentSeeds(experiment.seed).learner_key(),
-            networks,
-            self._iterator,
-            experiment.get_logger_factory(),
-            environment_spec,
-            self._replay,
-            counting.Counter(counter, prefix="learner"),
-            sharding=experiment.learner_sharding,
-        )
+        _, self._learner = make_offline_learner(experiment, environment_spec, dataset, counter, resume.resumes)
         self._counter = counter
         self._max_steps = config.max_num_learner_steps
         self._checkpointer = resume.checkpointer
@@ -132,7 +107,7 @@ class OfflineEvaluatorNode:
 def make_distributed_offline_experiment(config: OfflineExperimentConfig, learner_restarts: int = 3) -> launch.Program:
     """A program of a counter, ``OfflineLearnerNode`` (restarted up to ``learner_restarts`` times from its last
     checkpoint when the experiment is checkpointed; Ray only) and ``OfflineEvaluatorNode`` (terminal)."""
-    spec = _spec_of(config)
+    spec = evaluation_spec(config.experiment)
     check_spec(read_metadata(config.dataset), spec, config.dataset)  # refused before anything starts
     program = launch.Program("offline")
     counter = program.add_node(launch.ServiceNode(make_counter, {}), label="counter")
