@@ -245,7 +245,22 @@ def make_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="DIR",
         help="learn offline from this recorded dataset (python -m baselines record writes one) with no actors: "
-        "--max-steps and --eval-every then count learner steps (local launcher)",
+        "--max-steps and --eval-every then count learner steps (local, threads or ray launcher)",
+    )
+    run.add_argument(
+        "--stream-buffer",
+        type=arguments.integer(1),
+        default=None,
+        metavar="N",
+        help="with --dataset: stream it from disk through a shuffle buffer of N items instead of reading it into "
+        "memory (for datasets larger than memory)",
+    )
+    run.add_argument(
+        "--stream-samples-per-insert",
+        type=arguments.number(0, strict=True),
+        default=None,
+        metavar="R",
+        help="with --stream-buffer: about how often each item is sampled before it leaves the buffer (default 32)",
     )
     run.add_argument(
         "--record",
@@ -542,10 +557,10 @@ def run_command(args: argparse.Namespace) -> int:
     if sharding is not None:
         sharding.device_list()  # refused here when the devices are not there
         config = dataclasses.replace(config, learner_sharding=sharding)
-    if args.dataset is not None or args.record is not None:
-        from baselines import offline_run
+    from baselines import offline_run
 
-        offline_run.check_flags(args, options.launcher)
+    offline_run.check_flags(args, options.launcher)
+    if args.dataset is not None or args.record is not None:
         if args.dataset is not None:
             with _new_run_directory(run_dir):
                 _write_config(args, config, run_dir)

@@ -24,6 +24,7 @@ from typing import Sequence
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "offline.json")
 DATASETS_DIR = os.path.join("runs", "datasets")
 RUNS_DIR = os.path.join("runs", "offline")
+EVAL_EPISODES = 10  # greedy episodes per evaluation of an offline run
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,24 +57,29 @@ RECIPES = {
     "gymnasium:Pendulum-v1": Recipe("pendulum", "sac", expert_steps=20_000, medium_steps=4_500),
     # DQN (seed 100, every 2,500 steps): 195, 272, 230, 279, 339, ... 500 from 40,000: 250 near 5,000.
     "gymnasium:CartPole-v1": Recipe("cartpole", "dqn", expert_steps=50_000, medium_steps=5_000),
+    # SAC's swingup baseline (seeds 0-2, every 10,000 steps) passed 415, half its final 825, between 40,000 and
+    # 70,000 steps (50,000: 561, 442, 305); its expert is the baseline's 100,000-step run.
+    "dm_control:cartpole/swingup": Recipe("swingup", "sac", expert_steps=100_000, medium_steps=50_000),
 }
 
 _CONTINUOUS = ("td3_bc", "iql", "cql")
 _SMALL = {"policy_hidden_sizes": "64,64", "critic_hidden_sizes": "64,64"}
+# Networks of 64 units: CQL's penalty evaluates the critics on 3 x 4 sampled actions per state, which at 256
+# units took over 10 minutes per 30,000 updates on this machine's two cores.
+_CONTINUOUS_PLAN = Plan(
+    runs=(("bc", "expert"), ("bc", "medium-replay"), *((agent, "medium-replay") for agent in _CONTINUOUS)),
+    learner_steps=30_000,
+    overrides={"num_sgd_steps_per_step": 10},
+    agent_overrides={
+        "bc": {"hidden_sizes": "64,64"},
+        "td3_bc": _SMALL,
+        "iql": _SMALL,
+        "cql": {**_SMALL, "num_action_samples": 4},
+    },
+)
 PLANS = {
-    # Networks of 64 units: CQL's penalty evaluates the critics on 3 x 4 sampled actions per state, which at 256
-    # units took over 10 minutes per 30,000 updates on this machine's two cores.
-    "gymnasium:Pendulum-v1": Plan(
-        runs=(("bc", "expert"), ("bc", "medium-replay"), *((agent, "medium-replay") for agent in _CONTINUOUS)),
-        learner_steps=30_000,
-        overrides={"num_sgd_steps_per_step": 10},
-        agent_overrides={
-            "bc": {"hidden_sizes": "64,64"},
-            "td3_bc": _SMALL,
-            "iql": _SMALL,
-            "cql": {**_SMALL, "num_action_samples": 4},
-        },
-    ),
+    "gymnasium:Pendulum-v1": _CONTINUOUS_PLAN,
+    "dm_control:cartpole/swingup": _CONTINUOUS_PLAN,
     "gymnasium:CartPole-v1": Plan(
         runs=(("bc", "expert"),), learner_steps=10_000, overrides={"num_sgd_steps_per_step": 10}
     ),
@@ -169,6 +175,7 @@ def reproduce(environment_id: str, seeds: Sequence[int], datasets: str = DATASET
             )
             argv = ["run", agent, "--env", environment_id, "--dataset", directory, "--seed", str(seed)]
             argv += ["--max-steps", str(plan.learner_steps), "--eval-every", str(plan.learner_steps // 10)]
+            argv += ["--eval-episodes", str(EVAL_EPISODES)]
             argv += ["--no-progress", "--run-dir", run_dir]
             for field, value in {**plan.overrides, **plan.agent_overrides.get(agent, {})}.items():
                 argv += ["--set", f"{field}={value}"]
@@ -217,8 +224,8 @@ def offline_section(path: str = RESULTS) -> str:
         everything = json.load(f)
     lines = [
         "Datasets made by this library's own agents (`python -m baselines.offline datasets`), agents trained from "
-        "them with no actors (`python -m baselines.offline reproduce`); returns of the final evaluation (10 "
-        "greedy episodes), mean ± std over seeds.",
+        "them with no actors (`python -m baselines.offline reproduce`); returns of the final evaluation "
+        f"({EVAL_EPISODES} greedy episodes), mean ± std over seeds.",
     ]
     for environment_id, record in everything.items():
         lines.append(f"### {environment_id}")

@@ -19,7 +19,22 @@ def check_flags(args: argparse.Namespace, launcher: str) -> None:
     if args.dataset is not None and launcher not in ("local", "threads", "ray"):
         raise ValueError(f"--dataset runs with the local, threads or ray launcher, not {launcher}.")
     if args.dataset is None:
+        for flag, value in (
+            ("--stream-buffer", args.stream_buffer),
+            ("--stream-samples-per-insert", args.stream_samples_per_insert),
+        ):
+            if value is not None:
+                raise ValueError(f"{flag} streams a --dataset; give --dataset DIR, or leave {flag} out.")
+        if args.record is not None:
+            from acme.datasets.minari_format import DATA_DIR
+
+            if os.path.exists(os.path.join(args.record, DATA_DIR, "metadata.json")):
+                raise ValueError(
+                    f"--record {args.record} already holds a dataset, which is never overwritten: name a new directory."
+                )
         return
+    if args.stream_samples_per_insert is not None and args.stream_buffer is None:
+        raise ValueError("--stream-samples-per-insert paces a streamed dataset: give --stream-buffer N too.")
     if args.record is not None:
         raise ValueError("--record writes what actors do, and a --dataset run has no actors: give one of the two.")
     for flag, value in (("--num-envs", args.num_envs), ("--actor-device", args.actor_device)):
@@ -45,7 +60,6 @@ def train_distributed(args: argparse.Namespace, offline: Any, run_dir: str, opti
 def train(args: argparse.Namespace, config: Any, run_dir: str, options: Any = None) -> int:
     """Trains ``config``'s agent from ``args.dataset`` for ``config.max_num_actor_steps`` learner steps, in this
     process, or as a program with ``options``' threads or Ray launcher."""
-    from acme.datasets.minari_format import read_dataset
     from acme.experiments.offline import OfflineExperimentConfig, run_offline_experiment
     from baselines.cli import _export_snapshot
     from baselines.plotting import plot_learning_curve
@@ -55,13 +69,17 @@ def train(args: argparse.Namespace, config: Any, run_dir: str, options: Any = No
         dataset=args.dataset,
         max_num_learner_steps=config.max_num_actor_steps,
         eval_every=config.eval_every,
+        stream_buffer=args.stream_buffer or 0,
+        **({"stream_samples_per_insert": args.stream_samples_per_insert} if args.stream_samples_per_insert else {}),
     )
     if options is not None and options.launcher != "local":
         return train_distributed(args, offline, run_dir, options)
-    dataset = read_dataset(args.dataset)
+    dataset = offline.open_dataset()
+    how = f"streamed through a buffer of {offline.stream_buffer} items" if offline.stream_buffer else "in memory"
     print(
-        f"Training {args.agent} offline on {args.dataset} ({len(dataset.episodes)} episodes, {dataset.num_steps} "
-        f"steps of {dataset.environment_id}) for {offline.max_num_learner_steps} learner steps, evaluated on "
+        f"Training {args.agent} offline on {args.dataset} ({dataset.metadata.get('total_episodes')} episodes, "
+        f"{dataset.num_steps} steps of {dataset.environment_id}, {how}) for {offline.max_num_learner_steps} "
+        "learner steps, evaluated on "
         f"{args.env} (seed {args.seed}); logs in {run_dir}",
         flush=True,
     )

@@ -18,7 +18,7 @@ import inspect
 import os
 import shutil
 import tempfile
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import dm_env
 import numpy as np
@@ -223,10 +223,12 @@ def _identifier(name: str) -> str:
 
 @dataclasses.dataclass
 class Dataset:
-    """A dataset read back: its episodes and its metadata (Minari's and this library's keys)."""
+    """A dataset read back: its episodes (none where only the metadata was read) and its metadata (Minari's and
+    this library's keys)."""
 
     episodes: list[Episode]
     metadata: dict
+    path: str = ""  # the directory it was read from
 
     @property
     def environment_id(self) -> str | None:
@@ -234,6 +236,9 @@ class Dataset:
 
     @property
     def num_steps(self) -> int:
+        """The steps of its episodes (of the whole dataset on disk where only the metadata was read)."""
+        if not self.episodes:
+            return int(self.metadata.get("total_steps", 0))
         return sum(len(e) for e in self.episodes)
 
 
@@ -250,39 +255,50 @@ def _data_path(directory: str) -> str:
 
 
 def read_metadata(directory: str) -> Dataset:
-    """The dataset in ``directory`` without its episodes: its metadata, for ``check_spec`` before loading it."""
+    """The dataset in ``directory`` without its episodes: its metadata, for ``check_spec`` before loading it (or
+    before streaming it with ``stream_episodes``)."""
     from minari.dataset.minari_storage import MinariStorage
 
-    return Dataset([], MinariStorage.read_raw_metadata(_data_path(directory)))
+    return Dataset([], MinariStorage.read_raw_metadata(_data_path(directory)), path=directory)
 
 
 def read_dataset(directory: str) -> Dataset:
     """Reads the Minari dataset in ``directory`` (the directory ``write_dataset`` wrote, or its ``data``
-    folder) with Minari's library; a clear error where there is none."""
+    folder) into memory with Minari's library; a clear error where there is none."""
     import minari
 
-    data_path = (
-        directory if os.path.exists(os.path.join(directory, "metadata.json")) else os.path.join(directory, DATA_DIR)
-    )
-    if not os.path.exists(os.path.join(data_path, "metadata.json")):
-        raise FileNotFoundError(
-            f"No Minari dataset at {directory}: expected {os.path.join(directory, DATA_DIR, 'metadata.json')} "
-            "(python -m baselines record --out DIR writes one)."
-        )
-    dataset = minari.MinariDataset(data_path)
-    episodes = [
-        Episode(
-            observations=_arrays(e.observations),
-            actions=np.asarray(e.actions),
-            rewards=np.asarray(e.rewards),
-            terminations=np.asarray(e.terminations, bool),
-            truncations=np.asarray(e.truncations, bool),
-        )
-        for e in dataset.iterate_episodes()
-    ]
-    from minari.dataset.minari_storage import MinariStorage
+    dataset = minari.MinariDataset(_data_path(directory))
+    episodes = [_episode_of(e) for e in dataset.iterate_episodes()]
+    return Dataset(episodes, read_metadata(directory).metadata, path=directory)
 
-    return Dataset(episodes, MinariStorage.read_raw_metadata(data_path))
+
+def stream_episodes(directory: str, seed: int = 0, epochs: int | None = None) -> Iterator[Episode]:
+    """The episodes of the Minari dataset in ``directory``, read from disk one at a time, each epoch in a fresh
+    random order (``seed``); ``epochs`` passes over the data (None: without end). Only the episode being read is
+    held in memory."""
+    import minari
+
+    if epochs is not None and (isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1):
+        raise ValueError(f"epochs must be a positive integer or None (without end), got {epochs!r}.")
+    dataset = minari.MinariDataset(_data_path(directory))
+    if dataset.total_episodes == 0:
+        raise ValueError(f"The dataset at {directory} holds no episodes, so there is nothing to stream.")
+    order = np.random.default_rng(seed)
+    epoch = 0
+    while epochs is None or epoch < epochs:
+        yield from map(_episode_of, dataset.iterate_episodes(order.permutation(dataset.episode_indices)))
+        epoch += 1
+
+
+def _episode_of(episode: Any) -> Episode:
+    """Minari's ``EpisodeData`` as an ``Episode`` of numpy arrays."""
+    return Episode(
+        observations=_arrays(episode.observations),
+        actions=np.asarray(episode.actions),
+        rewards=np.asarray(episode.rewards),
+        terminations=np.asarray(episode.terminations, bool),
+        truncations=np.asarray(episode.truncations, bool),
+    )
 
 
 def _arrays(observations: Any) -> Any:

@@ -16,8 +16,8 @@ from typing import Any
 import jax
 
 from acme import specs
-from acme.datasets.minari_format import Dataset, check_spec, read_dataset
-from acme.datasets.offline import dataset_replay
+from acme.datasets.minari_format import Dataset, check_spec, read_dataset, read_metadata
+from acme.datasets.offline import StreamedReplay, dataset_replay
 from acme.experiments.checkpointing import learner_steps_of, open_resume
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.evaluation import EvaluationResult, Evaluator
@@ -38,12 +38,18 @@ class OfflineExperimentConfig:
       max_num_learner_steps: the training budget in learner steps (one learner step: one update, or U fused ones).
       eval_every: learner steps between evaluations (0 turns evaluation off); evaluations log learner steps in the
         ``actor_steps`` column, since an offline run takes no actor step.
+      stream_buffer: 0 reads the whole dataset into memory; N > 0 streams it from disk through a shuffle buffer of
+        N items (``acme.datasets.offline.StreamedReplay``), for datasets larger than memory.
+      stream_samples_per_insert: with ``stream_buffer``, about how many times each item is sampled before it leaves
+        the buffer (each place in a batch counts once).
     """
 
     experiment: ExperimentConfig
     dataset: str
     max_num_learner_steps: int = 10_000
     eval_every: int = 1_000
+    stream_buffer: int = 0
+    stream_samples_per_insert: float = 32.0
 
     def __post_init__(self):
         for name in ("max_num_learner_steps", "eval_every"):
@@ -53,6 +59,17 @@ class OfflineExperimentConfig:
                 raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
         if not isinstance(self.dataset, str) or not self.dataset:
             raise ValueError(f"dataset must be the directory of a recorded dataset, got {self.dataset!r}.")
+        if isinstance(self.stream_buffer, bool) or not isinstance(self.stream_buffer, int) or self.stream_buffer < 0:
+            raise ValueError(
+                f"stream_buffer must be an integer >= 0 (0: the dataset in memory), got {self.stream_buffer!r}."
+            )
+        spi = self.stream_samples_per_insert
+        if isinstance(spi, bool) or not isinstance(spi, (int, float)) or not spi > 0:
+            raise ValueError(f"stream_samples_per_insert must be a number > 0, got {spi!r}.")
+
+    def open_dataset(self) -> Dataset:
+        """The dataset: every episode read into memory, or only its metadata where it is streamed."""
+        return read_metadata(self.dataset) if self.stream_buffer else read_dataset(self.dataset)
 
 
 def evaluation_spec(experiment: ExperimentConfig) -> specs.EnvironmentSpec:
@@ -65,18 +82,28 @@ def evaluation_spec(experiment: ExperimentConfig) -> specs.EnvironmentSpec:
 
 
 def make_offline_learner(
-    experiment: ExperimentConfig, spec: specs.EnvironmentSpec, dataset: Dataset, counter: Any, resumes: int = 0
+    config: OfflineExperimentConfig, spec: specs.EnvironmentSpec, dataset: Dataset, counter: Any, resumes: int = 0
 ) -> tuple[Any, Any]:
-    """``(networks, learner)``: the agent's learner sampling ``dataset`` as its replay (``dataset_replay``),
-    counting into ``counter`` under ``learner``; ``resumes`` reseeds the sampling of a resumed run."""
+    """``(networks, learner)``: the agent's learner sampling ``dataset`` (``config.open_dataset()``) as its replay,
+    in memory (``dataset_replay``) or streamed (``StreamedReplay``), counting into ``counter`` under ``learner``;
+    ``resumes`` reseeds the sampling of a resumed run."""
+    experiment = config.experiment
     builder = experiment.builder
     networks = experiment.network_factory(spec)
     policy = builder.make_policy(networks, spec, evaluation=False)
-    replay = dataset_replay(builder, spec, policy, dataset, seed=experiment.seed + resumes)
+    seed = experiment.seed + resumes
+    if config.stream_buffer:
+        stream = StreamedReplay(
+            builder, spec, policy, dataset, config.stream_buffer, config.stream_samples_per_insert, seed=seed
+        )
+        replay, iterator = stream.replay, stream.iterator(builder.make_dataset_iterator(stream.replay))
+    else:
+        replay = dataset_replay(builder, spec, policy, dataset, seed=seed)
+        iterator = builder.make_dataset_iterator(replay)
     learner = builder.make_learner(
         ExperimentSeeds(experiment.seed).learner_key(),
         networks,
-        builder.make_dataset_iterator(replay),
+        iterator,
         experiment.get_logger_factory(),
         spec,
         replay,
@@ -90,15 +117,15 @@ def run_offline_experiment(
     config: OfflineExperimentConfig, progress: bool = True, dataset: Dataset | None = None
 ) -> ExperimentResult:
     """Trains ``config.experiment.builder``'s agent from ``config.dataset``; see the module docstring.
-    ``dataset`` is that dataset already read (it is read from disk otherwise)."""
+    ``dataset`` is that dataset already opened (``config.open_dataset()`` otherwise)."""
     experiment = config.experiment
-    dataset = dataset if dataset is not None else read_dataset(config.dataset)
+    dataset = dataset if dataset is not None else config.open_dataset()
     spec = evaluation_spec(experiment)
     check_spec(dataset, spec, config.dataset)
     resume = open_resume(experiment)
     loop = resume.loop
     counter = counting.Counter()
-    networks, learner = make_offline_learner(experiment, spec, dataset, counter, resume.resumes)
+    networks, learner = make_offline_learner(config, spec, dataset, counter, resume.resumes)
     evaluator = Evaluator(experiment, spec, networks, learner) if config.eval_every else None
     if resume.restore(learner, counter):
         print(resume.restored.describe(), flush=True)

@@ -16,7 +16,7 @@ from typing import Any
 
 import launch
 from acme import specs
-from acme.datasets.minari_format import check_spec, read_dataset, read_metadata
+from acme.datasets.minari_format import check_spec, read_metadata
 from acme.experiments.checkpointing import learner_steps_of, open_resume
 from acme.experiments.distributed import make_counter
 from acme.experiments.evaluation import Evaluator
@@ -29,10 +29,10 @@ class OfflineLearnerNode:
 
     def __init__(self, config: OfflineExperimentConfig, environment_spec: specs.EnvironmentSpec, counter: Any):
         experiment = config.experiment
-        dataset = read_dataset(config.dataset)
+        dataset = config.open_dataset()
         check_spec(dataset, environment_spec, config.dataset)
         resume = open_resume(experiment)
-        _, self._learner = make_offline_learner(experiment, environment_spec, dataset, counter, resume.resumes)
+        _, self._learner = make_offline_learner(config, environment_spec, dataset, counter, resume.resumes)
         self._counter = counter
         self._max_steps = config.max_num_learner_steps
         self._checkpointer = resume.checkpointer

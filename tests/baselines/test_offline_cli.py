@@ -40,7 +40,7 @@ def test_learn_offline_resume_then_record_the_policy_and_a_runs_actors(expert_da
     common = ["run", "bc", "--env", CARTPOLE, "--dataset", expert_dataset, "--eval-every", "200", "--no-progress"]
     assert main([*common, "--max-steps", "400", "--checkpoint-dir", checkpoints, "--run-dir", first]) == 0
     out = capsys.readouterr().out
-    assert "Training bc offline on" in out and "(3 episodes, 1500 steps of gymnasium:CartPole-v1)" in out
+    assert "Training bc offline on" in out and "(3 episodes, 1500 steps of gymnasium:CartPole-v1, in memory)" in out
     result = json.load(open(os.path.join(first, "result.json")))
     assert result["learner_steps"] == 400 and [e["learner_steps"] for e in result["evaluations"]] == [200, 400]
     assert os.path.exists(os.path.join(first, "policy", "manifest.json"))
@@ -75,6 +75,8 @@ def test_learn_offline_resume_then_record_the_policy_and_a_runs_actors(expert_da
         (["run", "bc", "--env", CARTPOLE, "--launcher", "anakin"], "--dataset runs with the local, threads or ray"),
         (["run", "bc", "--env", CARTPOLE, "--num-envs", "4"], "--num-envs sets up actors"),
         (["run", "bc", "--env", CARTPOLE, "--record", "x"], "a --dataset run has no actors"),
+        (["run", "bc", "--env", CARTPOLE, "--stream-samples-per-insert", "8"], "give --stream-buffer N too"),
+        (["run", "bc", "--env", CARTPOLE, "--stream-buffer", "0"], "argument --stream-buffer: must be an integer >= 1"),
     ],
 )
 def test_offline_runs_that_cannot_work_are_refused(expert_dataset, tmp_path, capsys, argv, message):
@@ -95,15 +97,27 @@ def test_recording_refuses_another_kind_of_exploration_and_an_existing_dataset(e
         with pytest.raises(SystemExit):
             main(["record", "--snapshot", run, "--episodes", "1", *argv])
         assert message in capsys.readouterr().err
+    for argv, message in (  # refused before the run starts: no run directory is made
+        (["--record", expert_dataset], f"--record {expert_dataset} already holds a dataset"),
+        (["--stream-buffer", "100"], "--stream-buffer streams a --dataset"),
+    ):
+        with pytest.raises(SystemExit):
+            main(["run", "dqn", "--env", CARTPOLE, *argv, "--no-progress", "--run-dir", str(tmp_path / "refused")])
+        assert message in capsys.readouterr().err and not os.path.exists(tmp_path / "refused")
 
 
-@pytest.mark.parametrize("launcher", ["threads", pytest.param("ray", marks=pytest.mark.ray)])
-def test_a_distributed_offline_run_has_a_learner_and_an_evaluator_node(expert_dataset, tmp_path, capsys, launcher):
-    """The learner node reads the dataset and steps to the budget; the evaluator node evaluates on the way and
-    once the learner is done, then ends the program."""
+@pytest.mark.parametrize(
+    "launcher, stream",
+    [("threads", []), ("threads", ["--stream-buffer", "300"]), pytest.param("ray", [], marks=pytest.mark.ray)],
+)
+def test_a_distributed_offline_run_has_a_learner_and_an_evaluator_node(
+    expert_dataset, tmp_path, capsys, launcher, stream
+):
+    """The learner node reads the dataset (into memory, or streamed through a buffer of a fifth of it) and steps to
+    the budget; the evaluator node evaluates on the way and once the learner is done, then ends the program."""
     run = str(tmp_path / "run")
     argv = ["run", "bc", "--env", CARTPOLE, "--dataset", expert_dataset, "--launcher", launcher, "--no-progress"]
-    assert main([*argv, "--max-steps", "600", "--eval-every", "300", "--run-dir", run]) == 0
+    assert main([*argv, *stream, "--max-steps", "600", "--eval-every", "300", "--run-dir", run]) == 0
     assert f"Training bc offline on {expert_dataset} on the {launcher} launcher" in capsys.readouterr().out
     from baselines import results
 

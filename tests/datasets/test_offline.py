@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from acme import specs
-from acme.datasets.minari_format import Dataset, Episode
-from acme.datasets.offline import dataset_replay
+from acme.datasets.minari_format import Dataset, Episode, read_dataset, read_metadata, stream_episodes, write_dataset
+from acme.datasets.offline import StreamedReplay, dataset_replay
 from agents import dqn, ppo, r2d2
 
 
@@ -63,3 +63,48 @@ def test_a_recurrent_agent_is_refused():
     policy = builder.make_policy(r2d2.make_networks(SPEC), SPEC)
     with pytest.raises(ValueError, match="R2D2 learns from sequences that carry its recurrent state"):
         dataset_replay(builder, SPEC, policy, Dataset([_episode(5, True)], {}))
+
+
+def _written(directory, lengths) -> str:
+    episodes = [_episode(n, terminated=True) for n in lengths]
+    for i, episode in enumerate(episodes):
+        episode.observations[:, 1] = i  # the episode's index, to tell them apart
+    write_dataset(str(directory), episodes, SPEC, "test:counting")
+    return str(directory)
+
+
+def test_streaming_reads_every_episode_once_per_epoch_in_a_fresh_order(tmp_path):
+    directory = _written(tmp_path / "d", [3, 4, 5, 6, 7, 8])
+    stored = read_dataset(directory).episodes
+    streamed = list(stream_episodes(directory, seed=1, epochs=3))
+    orders = [[int(e.observations[0, 1]) for e in streamed[k : k + 6]] for k in (0, 6, 12)]
+    assert all(sorted(order) == list(range(6)) for order in orders) and len({tuple(o) for o in orders}) > 1
+    for episode in streamed:
+        original = stored[int(episode.observations[0, 1])]
+        np.testing.assert_array_equal(episode.observations, original.observations)
+        np.testing.assert_array_equal(episode.rewards, original.rewards)
+    with pytest.raises(ValueError, match="epochs must be a positive integer or None"):
+        next(stream_episodes(directory, epochs=0))
+
+
+def test_a_streamed_dataset_holds_at_most_its_buffer_and_reads_as_the_ratio_asks(tmp_path):
+    """A 20-item buffer over 90 steps: sampling starts once it is full, it never holds more, and each 32-item batch
+    at 4 samples per insert has read about 8 items more from disk."""
+    directory = _written(tmp_path / "d", [10, 20, 30, 30])
+    builder = dqn.DQNBuilder(dqn.DQNConfig(n_step=1, batch_size=32, num_sgd_steps_per_step=1))
+    policy = builder.make_policy(dqn.make_networks(SPEC), SPEC)
+    stream = StreamedReplay(builder, SPEC, policy, read_metadata(directory), buffer_size=20, samples_per_insert=4.0)
+    batches = stream.iterator(builder.make_dataset_iterator(stream.replay))
+    table = stream.replay.table("priority_table")
+    seen = set()
+    for _ in range(40):
+        batch = next(batches)
+        assert len(table) <= 20
+        observations = np.asarray(batch.data.observation).reshape(-1, 4)
+        seen.update(zip(observations[:, 0].tolist(), observations[:, 1].tolist()))
+    info = table.info()
+    assert info["num_samples"] == 40 * 32
+    assert info["num_samples"] <= 4 * info["num_inserts"] + 4 + 4 * 20 and info["num_inserts"] <= 40 * 8 + 20 + 30
+    assert stream.episodes_read > 4 and len(seen) == 90  # every (step, episode) pair was sampled: more than a pass
+    with pytest.raises(ValueError, match="buffer_size must be a positive integer"):
+        StreamedReplay(builder, SPEC, policy, read_metadata(directory), buffer_size=0, samples_per_insert=4.0)
