@@ -160,7 +160,7 @@ def make_parser() -> argparse.ArgumentParser:
         formatter_class=_HelpFormatter,
     )
     commands = parser.add_subparsers(
-        dest="command", required=True, metavar="{run,config,list,evaluate,record,reproduce,report}"
+        dest="command", required=True, metavar="{run,config,list,evaluate,record,reproduce,report,sweep}"
     )
     run = commands.add_parser(
         "run",
@@ -348,6 +348,11 @@ def make_parser() -> argparse.ArgumentParser:
         default=None,
         help="summary file (default: baselines/results/continuous_control.json for continuous "
         "agents, baselines/results/discrete_control.json otherwise)",
+    )
+    commands.add_parser(
+        "sweep",
+        help="a grid or Optuna search over config fields and seeds on Ray Tune (python -m baselines sweep --help)",
+        add_help=False,
     )
     report = commands.add_parser(
         "report",
@@ -711,6 +716,11 @@ def launch_and_report(program, options, run_dir: str, steps: str = "step") -> in
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["sweep"]:  # its own parser: every flag it does not know is a `run` flag for its trials
+        from baselines import sweep
+
+        return sweep.main(argv[1:])
     parser = make_parser()
     args = parser.parse_args(argv)
     if args.command == "list":

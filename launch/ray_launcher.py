@@ -543,3 +543,6 @@ def run_ray(
     if guard.signum is not None and outcome.signum is None:
         outcome.signum = guard.signum
     return outcome
+
+
+RaySession = _Session  # the public name, for callers that drive Ray themselves (e.g. a Ray Tune sweep)
