@@ -28,7 +28,8 @@ CORE = [
     "bsuite>=0.3.6",
     f"dm-control>=1.0.50; {_HAS_DM_CONTROL}",
     f"mujoco==3.17.0; {_HAS_DM_CONTROL}",  # 3.3 and 4.0 fail when a suite task loads
-    "ray[default]>=2.60.0",
+    "ray[default,tune]>=2.60.0",  # tune: python -m baselines sweep
+    "optuna>=4.0",  # sweeps' --search optuna, through Ray Tune
     "tqdm",
     "psutil",
     "matplotlib",
