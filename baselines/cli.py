@@ -386,6 +386,19 @@ def make_parser() -> argparse.ArgumentParser:
         help="your runs: `python -m baselines run` folders (their result.json) or per-seed records, at any depth",
     )
     report.add_argument(
+        "--sweep",
+        default=None,
+        metavar="DIR",
+        help="report on the sweep in DIR (python -m baselines sweep --run-dir DIR): its table, plots and best "
+        "setting, written to DIR/report/ (or --output)",
+    )
+    report.add_argument(
+        "--target",
+        type=float,
+        default=None,
+        help="with --sweep: the return whose first crossing is counted (default: the registered baseline's)",
+    )
+    report.add_argument(
         "--against",
         default=None,
         metavar="AGENT:ENVIRONMENT",
@@ -399,6 +412,17 @@ def report_command(args: argparse.Namespace) -> int:
     """Writes the report and prints what it wrote."""
     from baselines import report, results
 
+    if args.sweep is not None:
+        from baselines import sweep_report
+
+        others = [flag for flag in ("records", "readme", "runs", "against") if getattr(args, flag) is not None]
+        if others:
+            raise ValueError(f"--sweep reports on one sweep; leave out --{', --'.join(others)}.")
+        for path in sweep_report.report(args.sweep, args.output, args.target):
+            print(f"wrote {path}", flush=True)
+        return 0
+    if args.target is not None:
+        raise ValueError("--target is for --sweep DIR.")
     official = args.records is None and args.runs is None
     default_output = os.path.join(args.runs, "report") if args.runs else results.RESULTS_DIR
     written = report.report(

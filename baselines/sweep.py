@@ -35,6 +35,7 @@ from baselines import arguments, registry
 SPEC_FILE = "sweep.json"  # what the sweep is: written when it starts, compared when it resumes
 RUNS = "runs"  # DIR/runs/<label>: the trials' run directories
 TUNE = "tune"  # DIR/tune: Ray Tune's experiment state
+TRIAL_FILE = "sweep_trial.json"  # in each run directory: the setting and seeds it runs, and its command
 _OWN_FLAGS = ("--seed", "--run-dir", "--checkpoint-dir", "--no-progress", "--num-seeds", "--sweep")
 
 
@@ -397,6 +398,16 @@ def run_trial(config: dict) -> None:
     max_steps = int(config["max_steps"])
     for run_dir, argv in trial_runs(sweep, setting, seeds, config["sweep_dir"]):
         os.makedirs(run_dir, exist_ok=True)
+        with open(os.path.join(run_dir, TRIAL_FILE), "w") as f:  # what the report groups the run under
+            json.dump(
+                {
+                    "setting": setting,
+                    "seeds": seeds if sweep.anakin else [int(_flag_value(argv, "--seed"))],
+                    "command": ["python", "-m", "baselines", *argv],
+                },
+                f,
+                indent=2,
+            )
         reported = 0
 
         def report_new_rows(last: bool = False) -> None:

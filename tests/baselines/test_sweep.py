@@ -1,0 +1,127 @@
+"""Sweeps as a user runs them: a grid of short DQN runs on Ray Tune, stopped by SIGTERM and resumed with the same
+command, then reported; and every kind of bad input refused before anything starts."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from baselines.cli import main
+
+CARTPOLE = "gymnasium:CartPole-v1"
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--grid", "learning_rte=1e-3,1e-4"], "dqn's config has no field 'learning_rte'"),
+        (["--grid", "learning_rate=fast,1e-4"], "--grid learning_rate: 'fast' is refused"),
+        (["--grid", "learning_rate="], "--grid learning_rate= gives no values"),
+        ([], "A grid sweep needs at least one --grid"),
+        (["--search", "optuna", "--range", "learning_rate=1e-4:1e-2:log"], "--search optuna needs --trials N"),
+        (["--search", "optuna", "--trials", "4"], "--search optuna needs a space to search"),
+        (["--grid", "n_step=1,3", "--range", "learning_rate=1e-4:1e-2"], "--range is sampled by a search"),
+        (["--search", "optuna", "--trials", "2", "--range", "learning_rate=1e-2:1e-4"], "LOW < HIGH"),
+        (["--grid", "n_step=1,3", "--seed", "3"], "--seed is set by the sweep for each trial"),
+        (["--grid", "n_step=1,3", "--set", "n_step=5"], "n_step is swept and also given by --set"),
+        (["--grid", "n_step=1,3", "--max-steps", "0"], "The trials' `run` flags are refused"),
+        (["--grid", "n_step=0,3"], "is refused by dqn's config"),
+        (["--grid", "n_step=1,3", "--launcher", "anakin", "--seeds", "0", "2"], "consecutive seeds"),
+    ],
+)
+def test_a_sweep_that_cannot_run_is_refused_before_anything_starts(tmp_path, capsys, flags, message):
+    sweep_dir = tmp_path / "sweep"
+    assert main(["sweep", "dqn", "--env", CARTPOLE, *flags, "--run-dir", str(sweep_dir)]) == 2
+    assert message in capsys.readouterr().err
+    assert not sweep_dir.exists()
+
+
+def _sweep_command(sweep_dir: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "baselines",
+        "sweep",
+        "dqn",
+        "--env",
+        CARTPOLE,
+        "--grid",
+        "learning_rate=1e-3,3e-3",
+        "--seeds",
+        "0",
+        "1",
+        "--max-concurrent",
+        "1",
+        "--max-steps",
+        "6000",
+        "--eval-every",
+        "1000",
+        "--run-dir",
+        sweep_dir,
+    ]
+
+
+def _runs(sweep_dir: str) -> dict[str, str]:
+    runs = os.path.join(sweep_dir, "runs")
+    return {name: os.path.join(runs, name) for name in sorted(os.listdir(runs))} if os.path.isdir(runs) else {}
+
+
+@pytest.mark.ray
+def test_a_grid_sweep_stopped_by_sigterm_resumes_with_the_same_command_and_is_reported(tmp_path):
+    """2 learning rates x 2 seeds, one trial at a time. SIGTERM once one run finished and another is under way:
+    the running run saves a checkpoint, the sweep says the same command resumes it. Run again: the finished run
+    is kept (its result untouched), the stopped one resumes from its checkpoint, the rest run. The report has
+    both settings over both seeds and names the best one with its command."""
+    sweep_dir = str(tmp_path / "sweep")
+    log = open(tmp_path / "first.log", "w")
+    sweep = subprocess.Popen(_sweep_command(sweep_dir), cwd=REPOSITORY, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and sweep.poll() is None:
+        runs = _runs(sweep_dir)
+        finished = [r for r in runs.values() if os.path.exists(os.path.join(r, "result.json"))]
+        under_way = [
+            r
+            for r in runs.values()
+            if r not in finished
+            and os.path.exists(os.path.join(r, "evaluator.csv"))
+            and len(open(os.path.join(r, "evaluator.csv")).readlines()) >= 2
+        ]
+        if finished and under_way:
+            break
+        time.sleep(0.5)
+    assert sweep.poll() is None, open(tmp_path / "first.log").read()[-3000:]
+    sweep.send_signal(signal.SIGTERM)
+    assert sweep.wait(timeout=180) == 1
+    first = open(tmp_path / "first.log").read()
+    assert "each running trial saves a checkpoint first" in first and "the same command resumes it" in first, first
+    stopped = under_way[0]
+    assert os.listdir(os.path.join(stopped, "checkpoints")) and not os.path.exists(os.path.join(stopped, "result.json"))
+    kept = {path: os.path.getmtime(os.path.join(path, "result.json")) for path in finished}
+
+    second = subprocess.run(_sweep_command(sweep_dir), cwd=REPOSITORY, capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
+    assert "Resuming the sweep" in second.stdout
+    runs = _runs(sweep_dir)
+    assert sorted(runs) == [f"learning_rate=1e-3-seed{s}" for s in (0, 1)] + [
+        f"learning_rate=3e-3-seed{s}" for s in (0, 1)
+    ]
+    for path in runs.values():
+        result = json.load(open(os.path.join(path, "result.json")))
+        assert result["actor_steps"] >= 6000 and len(result["evaluations"]) == 6
+    assert all(os.path.getmtime(os.path.join(path, "result.json")) == mtime for path, mtime in kept.items())
+    assert "Resuming from checkpoint" in open(os.path.join(stopped, "output.log")).read()
+
+    assert main(["report", "--sweep", sweep_dir]) == 0
+    report = open(os.path.join(sweep_dir, "report", "README.md")).read()
+    assert "| learning_rate=1e-3 | 2 |" in report and "| learning_rate=3e-3 | 2 |" in report
+    assert "**Best setting: learning_rate=" in report and "python -m baselines run dqn --env" in report
+    assert "over 2 session(s)" in report
+    for name in ("return_vs_learning_rate.png", "learning_curves.png", "summary.json"):
+        assert os.path.getsize(os.path.join(sweep_dir, "report", name)) > 0
