@@ -391,7 +391,7 @@ def run_trial(config: dict) -> None:
     from ray import tune
 
     sweep = Sweep.from_dict(config["sweep"])
-    setting = {field: str(config[field]) for field in sweep.fields}
+    setting = {field: _text(config[field]) for field in sweep.fields if field in config}  # anakin vmaps one
     seeds = [config["seed"]] if "seed" in config else list(sweep.seeds)
     finals: list[float] = []
     offset = 0
@@ -440,13 +440,21 @@ def run_trial(config: dict) -> None:
             if process.returncode != 0:
                 with open(os.path.join(run_dir, "output.log")) as f:
                     tail = "".join(f.readlines()[-15:])
-                raise RuntimeError(f"The run in {run_dir} failed (exit status {process.returncode}):\n{tail}")
+                raise RuntimeError(
+                    f"{tail}\nThe run in {run_dir} failed (exit status {process.returncode}); its log: "
+                    f"{os.path.join(run_dir, 'output.log')}"
+                )
         finals.extend(final_returns(run_dir))
         report_new_rows()
         if not reported:
             tune.report({"progress": offset + max_steps, "evaluation_return": finals[-1], "objective": _mean(finals)})
         offset += max_steps
     tune.report({"progress": offset, "evaluation_return": finals[-1], "objective": _mean(finals)})
+
+
+def _text(value: Any) -> str:
+    """A setting's value as its runs' ``--set`` gets it: a sampled float to 4 significant digits."""
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -503,7 +511,7 @@ def _param_space(sweep: Sweep, args: argparse.Namespace, sweep_dir: str) -> dict
 def _trial_dirname(trial: Any) -> str:
     config = trial.config
     sweep = Sweep.from_dict(config["sweep"])
-    name = label({field: str(config[field]) for field in sweep.fields if field in config})
+    name = label({field: _text(config[field]) for field in sweep.fields if field in config})
     return f"{name}-seed{config['seed']}" if "seed" in config else f"{name}-{trial.trial_id}"
 
 
@@ -640,21 +648,26 @@ def run_sweep(argv: Sequence[str]) -> int:
         session.close()
         state["sessions"].append({"started": started, "wall_seconds": round(time.time() - started, 1)})
         _save_state(sweep_dir, state)
-    unfinished = [r for r in grid if r.error is not None]
     done = _finished_runs(sweep_dir)
-    if unfinished or len(done) < _expected_runs(sweep):
+    if stop.requested:
         print(
-            f"The sweep stopped with {len(done)} of {_expected_runs(sweep)} runs finished; the same command resumes "
-            "it.",
+            f"The sweep stopped with {len(done)} runs finished; the same command resumes it.",
             file=sys.stderr,
             flush=True,
         )
-        for result in unfinished:
-            print(f"  {result.path}: {str(result.error).splitlines()[0]}", file=sys.stderr)
         return 1
+    if grid.num_errors:
+        print(
+            f"{grid.num_errors} trial(s) failed; the same command runs them again (each from its checkpoint):",
+            file=sys.stderr,
+        )
+        for error in grid.errors:
+            print(f"  {str(error).strip().splitlines()[-1]}", file=sys.stderr)
+        return 1
+    early = f" ({_expected_runs(sweep) - len(done)} stopped early by ASHA)" if len(done) < _expected_runs(sweep) else ""
     print(
-        f"Sweep finished: {len(done)} runs in {sweep_dir}/{RUNS}. Report: python -m baselines report --sweep "
-        f"{sweep_dir}",
+        f"Sweep finished: {len(done)} runs{early} in {sweep_dir}/{RUNS}. Report: python -m baselines report "
+        f"--sweep {sweep_dir}",
         flush=True,
     )
     return 0

@@ -125,3 +125,31 @@ def test_a_grid_sweep_stopped_by_sigterm_resumes_with_the_same_command_and_is_re
     assert "over 2 session(s)" in report
     for name in ("return_vs_learning_rate.png", "learning_curves.png", "summary.json"):
         assert os.path.getsize(os.path.join(sweep_dir, "report", name)) > 0
+
+
+@pytest.mark.ray
+@pytest.mark.parametrize(
+    "flags, expected_settings",
+    [
+        # Optuna samples the learning rate (4 significant digits) for 2 settings; ASHA may stop one early.
+        (["--search", "optuna", "--trials", "2", "--range", "learning_rate=1e-4:1e-2:log", "--asha"], 2),
+        # On the device: one trial per n_step, its 2 seeds x 2 learning rates in one vmapped call.
+        (
+            ["--env", "jax:CartPole-v1", "--launcher", "anakin", "--grid", "learning_rate=1e-3,3e-3"]
+            + ["--grid", "n_step=1,3", "--seeds", "0", "1"],
+            4,
+        ),
+    ],
+)
+def test_an_optuna_search_and_an_anakin_grid_finish_and_are_reported(tmp_path, capsys, flags, expected_settings):
+    sweep_dir = str(tmp_path / "sweep")
+    argv = ["sweep", "dqn", "--env", CARTPOLE, *flags, "--max-steps", "2000", "--eval-every", "1000"]
+    assert main([*argv, "--run-dir", sweep_dir]) == 0
+    assert "Sweep finished" in capsys.readouterr().out
+    assert main(["report", "--sweep", sweep_dir]) == 0
+    summary = json.load(open(os.path.join(sweep_dir, "report", "summary.json")))
+    assert len(summary["settings"]) == expected_settings
+    for setting in summary["settings"]:
+        assert 1e-4 <= float(setting["setting"]["learning_rate"]) <= 1e-2
+        if "--launcher" in flags:
+            assert setting["seeds"] == [0, 1] and setting["finished"] == 2
