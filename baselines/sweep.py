@@ -122,13 +122,9 @@ class Sweep:
 
 
 def _flag_value(args: Sequence[str], flag: str) -> str | None:
-    value = None
-    for i, arg in enumerate(args):
-        if arg == flag and i + 1 < len(args):
-            value = args[i + 1]
-        elif arg.startswith(flag + "="):
-            value = arg.split("=", 1)[1]
-    return value
+    """The last value ``flag`` is given in ``args`` (``--flag V`` or ``--flag=V``), or None."""
+    values = _flag_values(args, flag)
+    return values[-1] if values else None
 
 
 def parse_grid(text: str) -> tuple[str, tuple[str, ...]]:
