@@ -267,7 +267,7 @@ def make_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="DIR",
         help="also write every transition the actors make to a new dataset in DIR (Minari's format) when the run "
-        "ends (local launcher)",
+        "ends (local, threads or ray launcher; on a Ray cluster DIR must be on a file system every node sees)",
     )
     planning.add_sharding_flags(run)
     run.add_argument(
@@ -716,7 +716,12 @@ def run_distributed(args: argparse.Namespace, config, run_dir: str, options) -> 
         f"for {config.max_num_actor_steps} steps ({replay} replay{feed}); logs in {run_dir}",
         flush=True,
     )
-    return launch_and_report(program, options, run_dir)
+    status = launch_and_report(program, options, run_dir)
+    if config.record_dataset is not None:
+        from acme.experiments.distributed import merge_recording
+
+        print(f"Recorded the actors' episodes to {merge_recording(config)}.", flush=True)
+    return status
 
 
 def launch_and_report(program, options, run_dir: str, steps: str = "step") -> int:

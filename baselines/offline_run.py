@@ -12,9 +12,10 @@ from typing import Any
 
 def check_flags(args: argparse.Namespace, launcher: str) -> None:
     """Refuses the flags an offline (or recording) run cannot honour, before anything starts."""
-    if args.record is not None and launcher != "local":
+    if args.record is not None and launcher not in ("local", "threads", "ray"):
         raise ValueError(
-            f"--record records the actors of one process (the local launcher); leave --launcher {launcher} out."
+            f"--record records the actors of a local, threads or ray run; the {launcher} launcher has no actor "
+            "process to record (record its policy snapshot with python -m baselines record)."
         )
     if args.dataset is not None and launcher not in ("local", "threads", "ray"):
         raise ValueError(f"--dataset runs with the local, threads or ray launcher, not {launcher}.")

@@ -152,9 +152,15 @@ def summarize(records: Sequence[RunRecord], target: float | None) -> list[Settin
 
 
 def best_setting(summaries: Sequence[SettingSummary]) -> SettingSummary:
-    """The highest mean final return among settings whose every seed finished (among all if none did)."""
+    """The highest mean final return among settings whose every seed finished (among all if none did); ties go
+    to the higher mean best return, then to more seeds reaching the target, then to fewer steps to reach it."""
+
+    def rank(s: SettingSummary) -> tuple:
+        reached = [x for x in s.steps_to_target if x is not None]
+        return s.final[0], s.best[0], s.reached, -(sum(reached) / len(reached)) if reached else -math.inf
+
     complete = [s for s in summaries if s.finished == len(s.seeds)]
-    return max(complete or summaries, key=lambda s: s.final[0])
+    return max(complete or summaries, key=rank)
 
 
 def run_command(sweep: Sweep, setting: dict[str, str]) -> str:

@@ -3,7 +3,10 @@ with optional exploration, both as ``Episode``s for ``acme.datasets.minari_forma
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import os
+import shutil
+import time
+from typing import Any, Callable, Sequence
 
 import dm_env
 import jax
@@ -11,7 +14,9 @@ import numpy as np
 
 from acme import specs, types
 from acme.adders.base import Adder
-from acme.datasets.minari_format import Episode, EpisodeRecorder
+from acme.datasets.minari_format import Episode, EpisodeRecorder, read_dataset, write_dataset
+
+SHARDS_SUFFIX = ".shards"  # DIR.shards/: each distributed actor's episodes, until they are merged into DIR
 
 
 class RecordingAdder(Adder):
@@ -97,3 +102,41 @@ def play_episodes(
         if on_episode is not None:
             on_episode(recorder.episodes[-1])
     return recorder.episodes
+
+
+def shards_directory(dataset: str) -> str:
+    """Where the actors of a distributed run write their episodes before they are merged into ``dataset``."""
+    return os.path.abspath(dataset).rstrip(os.sep) + SHARDS_SUFFIX
+
+
+def write_shard(
+    dataset: str,
+    label: str,
+    episodes: Sequence[Episode],
+    environment_spec: specs.EnvironmentSpec,
+    environment_id: str | None,
+    metadata: dict | None = None,
+) -> str | None:
+    """Writes one actor's finished ``episodes`` as a dataset of its own in ``shards_directory(dataset)`` (a new
+    folder per call, so a restarted actor adds one); None where there is no episode."""
+    if not episodes:
+        return None
+    path = os.path.join(shards_directory(dataset), f"{label}-{os.getpid()}-{time.time_ns()}")
+    return write_dataset(path, list(episodes), environment_spec, environment_id, metadata)
+
+
+def merge_shards(
+    dataset: str, environment_spec: specs.EnvironmentSpec, environment_id: str | None, metadata: dict | None = None
+) -> str:
+    """Writes the episodes of every shard of ``dataset`` as one dataset at ``dataset`` (shard by shard, in the
+    order they were written), then removes the shards; refuses where no actor wrote one."""
+    shards = shards_directory(dataset)
+    names = sorted(os.listdir(shards), key=lambda n: int(n.rsplit("-", 1)[-1])) if os.path.isdir(shards) else []
+    if not names:
+        raise ValueError(f"No actor recorded an episode for {dataset} (nothing in {shards}).")
+    episodes = [episode for name in names for episode in read_dataset(os.path.join(shards, name)).episodes]
+    path = write_dataset(
+        dataset, episodes, environment_spec, environment_id, {**(metadata or {}), "acme_shards": len(names)}
+    )
+    shutil.rmtree(shards)
+    return path

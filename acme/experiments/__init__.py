@@ -18,6 +18,7 @@ _LAZY = {
     "OfflineExperimentConfig": "acme.experiments.offline",
     "run_offline_experiment": "acme.experiments.offline",
     "make_distributed_experiment": "acme.experiments.distributed",
+    "merge_recording": "acme.experiments.distributed",
     "RunOptions": "acme.experiments.options",
 }
 

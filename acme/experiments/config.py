@@ -44,7 +44,9 @@ class ExperimentConfig:
       environment_batch_factory: seeds -> the K environments of an actor as one ``EnvironmentBatch`` stepped at
         once (Atari: ale-py's C++ vector environment), used when K > 1; None: K from ``environment_factory``.
       record_dataset: a new directory to write every transition the actors make to, as a Minari dataset
-        (``acme.datasets.minari_format``), when the run ends; in-process runs only. None: nothing recorded.
+        (``acme.datasets.minari_format``), when the run ends. In a distributed program each actor node writes its
+        episodes to ``DIR.shards/`` as it ends, and ``acme.experiments.distributed.merge_recording(config)``
+        merges them into ``DIR`` once the program is over. None: nothing recorded.
     """
 
     builder: builders.AgentBuilder

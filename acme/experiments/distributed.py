@@ -12,6 +12,8 @@ import numpy as np
 
 import launch
 from acme import specs
+from acme.datasets.minari_format import EpisodeRecorder
+from acme.datasets.recording import RecordingAdder, merge_shards, write_shard
 from acme.environment_loop import EnvironmentLoop
 from acme.experiments.checkpointing import (
     learner_steps_of,
@@ -358,6 +360,10 @@ class ActorNode:
             source = PollingVariableSource(self._learner, ["policy"], self._poll)
         num_envs = config.num_envs_per_actor
         self._adders = [builder.make_adder(client, spec, policy) for _ in range(num_envs)]
+        recorders = None
+        if config.record_dataset is not None:  # one recorder per environment: their episodes interleave
+            recorders = [RecordingAdder(adder, EpisodeRecorder()) for adder in self._adders]
+        adders = recorders or self._adders
         # A restarted or resumed actor takes up its share of the steps so far, so exploration
         # schedules go on rather than start again.
         share = int(self._counter.get_counts().get("actor_steps", 0)) // (self._num_actors * num_envs)
@@ -367,10 +373,10 @@ class ActorNode:
         keys = seeds.actor_keys(self._actor_id, num_envs)
         environments = config.environments(seeds.environment_seeds(self._actor_id, num_envs))
         if self._inference is not None:
-            actor = ServedActor(server, keys, self._adders, self._actor_id)
+            actor = ServedActor(server, keys, adders, self._actor_id)
         else:
             actor = builder.make_actor(
-                keys, policy, spec, variable_source=source, adders=self._adders, device=device_of(config.actor_device)
+                keys, policy, spec, variable_source=source, adders=adders, device=device_of(config.actor_device)
             )
         actor.restore({"num_steps": np.full(num_envs, share, np.int32)})
         loop = EnvironmentLoop(environments, actor, counter=counter, logger=logger, label="actor")
@@ -393,10 +399,27 @@ class ActorNode:
             if self._inference is not None:
                 actor.close()  # the server drops this actor's recurrent states
                 disconnect()
+            if recorders is not None:  # its finished episodes, merged with the other actors' when the run ends
+                write_shard(
+                    config.record_dataset,
+                    f"actor-{self._actor_id}",
+                    [episode for recorder in recorders for episode in recorder.recorder.episodes],
+                    spec,
+                    config.environment_id,
+                    {"acme_agent": getattr(builder, "agent_name", type(builder).__name__)},
+                )
         # A last row with the shared counts, also written by an actor restarted after the budget was spent.
         counts = self._counter.increment(actor_node_finishes=1)
         logger.write({**counts, "actor_finished": 1})
         logger.close()
+
+
+def merge_recording(config: ExperimentConfig) -> str:
+    """After a distributed program with ``config.record_dataset`` has ended: writes the episodes each actor node
+    recorded (``DIR.shards/``) as one Minari dataset in ``DIR``, and returns ``DIR``."""
+    builder = config.builder
+    metadata = {"acme_agent": getattr(builder, "agent_name", type(builder).__name__), "acme_source": "training run"}
+    return merge_shards(config.record_dataset, _spec_of(config), config.environment_id, metadata)
 
 
 def _close_remote(client: Any) -> None:
@@ -493,11 +516,6 @@ def make_distributed_experiment(
     environment, and evaluates each actor with its own ``builder.for_actor`` policy; builders that bound the
     policy lag, ``actors_fetch_directly``, are refused).
     """
-    if config.record_dataset is not None:
-        raise ValueError(
-            "record_dataset records the actors of an in-process run (run_experiment); a distributed program's actors "
-            "record nothing. Record with run_experiment, or from a policy snapshot (python -m baselines record)."
-        )
     if options is None:
         options = RunOptions(**fields)
     elif fields:

@@ -67,6 +67,20 @@ def test_learn_offline_resume_then_record_the_policy_and_a_runs_actors(expert_da
     assert all(np.all(np.isin(e.actions, [0, 1])) for e in dataset.iterate_episodes())
 
 
+def test_a_distributed_runs_actors_are_recorded_into_one_dataset(tmp_path):
+    """Each actor node of a threads run writes its episodes as a shard when it ends; the run merges the shards
+    into one dataset that Minari reads, and removes them."""
+    actors = str(tmp_path / "actors")
+    argv = ["run", "dqn", "--env", CARTPOLE, "--launcher", "threads", "--num-actors", "2", "--max-steps", "1500"]
+    argv += ["--eval-every", "0", "--record", actors, "--no-progress", "--run-dir", str(tmp_path / "run")]
+    assert main(argv) == 0
+    dataset = minari.MinariDataset(os.path.join(actors, "data"))
+    metadata = json.load(open(os.path.join(actors, "data", "metadata.json")))
+    assert metadata["acme_shards"] == 2 and metadata["acme_agent"] == "DQN"
+    assert 500 <= dataset.total_steps <= 1500 + 2 * 500 and dataset.total_episodes >= 10
+    assert not os.path.exists(actors + ".shards")
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [
