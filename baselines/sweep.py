@@ -406,7 +406,7 @@ def run_trial(config: dict) -> None:
             )
         reported = 0
 
-        def report_new_rows(last: bool = False) -> None:
+        def report_new_rows() -> None:
             nonlocal reported
             rows = _reported_rows(run_dir)
             for steps, value in rows[reported:]:
