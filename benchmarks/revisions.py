@@ -1,4 +1,5 @@
-"""The working tree against an earlier git revision, as a user runs DQN: the same command, seed and interpreter.
+"""The working tree against an earlier git revision, as a user runs an agent (DQN on CartPole unless ``--agent``
+and ``--env`` say otherwise): the same command, seed and interpreter.
 
 The host's speed drifts by more than the changes worth measuring (the same code has measured 1.6x apart on
 different days, and a few per cent within an hour), so a figure "before" taken at one time and "after" at
@@ -8,8 +9,8 @@ temporary git worktree, and each round runs ``python -m baselines run dqn --env 
 single-threaded XLA and BLAS (``stacks.run_once``). Reported: each side's runs and median, and the median of the
 rounds' after/before ratios with its spread.
 
-    python benchmarks/revisions.py REV [--steps 30000] [--rounds 6]
-writes benchmarks/results/revisions.json.
+    python benchmarks/revisions.py REV [--steps 30000] [--rounds 6] [--agent sac --env gymnasium:Pendulum-v1]
+writes benchmarks/results/revisions.json (revisions-<agent>.json for another agent).
 """
 
 from __future__ import annotations
@@ -40,8 +41,12 @@ def main() -> None:
     parser.add_argument("--steps", type=arguments.positive_integer, default=30_000)
     parser.add_argument("--rounds", type=arguments.positive_integer, default=6)
     parser.add_argument("--core", type=int, default=0)
-    parser.add_argument("--output", default=os.path.join(ROOT, "benchmarks", "results", "revisions.json"))
+    parser.add_argument("--agent", default="dqn", help="the agent both sides run")
+    parser.add_argument("--env", default="gymnasium:CartPole-v1", help="the environment both sides run")
+    parser.add_argument("--output", default=None, help="default: benchmarks/results/revisions[-<agent>].json")
     args = parser.parse_args()
+    name = "revisions.json" if args.agent == "dqn" else f"revisions-{args.agent}.json"
+    args.output = args.output or os.path.join(ROOT, "benchmarks", "results", name)
     python = os.path.join(ROOT, ".venv", "bin", "python")
     if not os.path.exists(python):
         parser.exit(2, "error: .venv missing: make install builds it.\n")
@@ -57,14 +62,16 @@ def main() -> None:
         for round_index in range(args.rounds):
             order = [("before", before_root), ("after", ROOT)]
             for side, root in order if round_index % 2 == 0 else order[::-1]:
-                runs[side].append(run_once(python, args.steps, args.core, root=os.path.abspath(root)))
+                runs[side].append(
+                    run_once(python, args.steps, args.core, root=os.path.abspath(root), agent=args.agent, env=args.env)
+                )
                 print(round_index, side, runs[side][-1], flush=True)
     finally:
         _git("worktree", "remove", "--force", before_root)
     ratios = [a["steps_per_second"] / b["steps_per_second"] for a, b in zip(runs["after"], runs["before"])]
     report = {
         "benchmark": "revisions",
-        "command": f"python -m baselines run dqn --env gymnasium:CartPole-v1 --seed 0 --max-steps {args.steps} "
+        "command": f"python -m baselines run {args.agent} --env {args.env} --seed 0 --max-steps {args.steps} "
         "--eval-every 0",
         "before": {"revision": args.revision, "commit": commit},
         "after": {"commit": head, "uncommitted_changes": dirty},

@@ -28,10 +28,13 @@ from benchmarks.peer_protocol import SINGLE_THREAD_ENV  # noqa: E402
 STACKS = {"default": ".venv/bin/python", "reverb": ".venv-reverb/bin/python"}
 
 
-def run_once(python: str, steps: int, core: int, root: str = ROOT) -> dict:
-    """One pinned run with ``python`` of the code in ``root``; its steps, wall seconds and steps/s."""
+def run_once(
+    python: str, steps: int, core: int, root: str = ROOT, agent: str = "dqn", env: str = "gymnasium:CartPole-v1"
+) -> dict:
+    """One pinned run of ``agent`` on ``env`` with ``python`` of the code in ``root``; its steps, wall seconds and
+    steps/s."""
     run_dir = tempfile.mkdtemp(prefix="bench-stack-")
-    command = [python, "-m", "baselines", "run", "dqn", "--env", "gymnasium:CartPole-v1", "--seed", "0"]
+    command = [python, "-m", "baselines", "run", agent, "--env", env, "--seed", "0"]
     command += ["--max-steps", str(steps), "--eval-every", "0", "--no-progress", "--run-dir", run_dir]
     subprocess.run(
         command,
