@@ -224,6 +224,11 @@ def parse(argv: Sequence[str]) -> tuple[argparse.Namespace, Sweep]:
     check(sweep)
     if args.asha and _flag_value(run_args, "--eval-every") == "0":
         raise ValueError("--asha stops trials on their evaluations, and --eval-every 0 turns them off.")
+    if args.asha and sweep.anakin:
+        raise ValueError(
+            "--asha stops trials one by one, and an anakin trial runs all its seeds and values in one vmapped call; "
+            "leave --asha out."
+        )
     if args.asha_grace is not None and not args.asha:
         raise ValueError("--asha-grace is for --asha: add --asha or leave --asha-grace out.")
     return args, sweep

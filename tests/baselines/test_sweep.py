@@ -34,6 +34,7 @@ REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__f
         (["--grid", "n_step=1,3", "--max-steps", "0"], "The trials' `run` flags are refused"),
         (["--grid", "n_step=0,3"], "is refused by dqn's config"),
         (["--grid", "n_step=1,3", "--launcher", "anakin", "--seeds", "0", "2"], "consecutive seeds"),
+        (["--grid", "n_step=1,3", "--launcher", "anakin", "--asha"], "--asha stops trials one by one"),
     ],
 )
 def test_a_sweep_that_cannot_run_is_refused_before_anything_starts(tmp_path, capsys, flags, message):
