@@ -716,7 +716,7 @@ def run_distributed(args: argparse.Namespace, config, run_dir: str, options) -> 
         f"for {config.max_num_actor_steps} steps ({replay} replay{feed}); logs in {run_dir}",
         flush=True,
     )
-    status = launch_and_report(program, options, run_dir)
+    status = launch_and_report(program, options, run_dir, summary=_summary_of(args))
     if config.record_dataset is not None:
         from acme.experiments.distributed import merge_recording
 
@@ -724,18 +724,59 @@ def run_distributed(args: argparse.Namespace, config, run_dir: str, options) -> 
     return status
 
 
-def launch_and_report(program, options, run_dir: str, steps: str = "step") -> int:
-    """Launches ``program`` with ``options`` and prints the evaluator's best row (its ``actor_steps`` column, a
-    ``steps`` in the message)."""
+def _last_count(run_dir: str, column: str) -> int:
+    """The highest ``column`` (a shared count: actor or learner steps) in the last row of the run's CSV logs."""
+    import csv
+    import glob
+
+    counts = [0]
+    for path in glob.glob(os.path.join(run_dir, "*.csv")):
+        with open(path) as f:
+            rows = list(csv.DictReader(f))
+        for row in rows[-1:]:
+            try:
+                counts.append(int(float(row.get(column) or 0)))
+            except ValueError:
+                continue
+    return max(counts)
+
+
+def _summary_of(args: argparse.Namespace) -> dict:
+    return {"agent": args.agent, "environment": args.env, "seed": args.seed}
+
+
+def launch_and_report(program, options, run_dir: str, steps: str = "step", summary: dict | None = None) -> int:
+    """Launches ``program`` with ``options``, writes ``result.json`` (``summary`` and the evaluator's rows, as an
+    in-process run's) and prints the evaluator's best row (its ``actor_steps`` column, a ``steps`` in the
+    message)."""
     import launch
     from baselines import results
 
     start = time.perf_counter()
     launch.launch(program, options.launch_options())
     elapsed = time.perf_counter() - start
-    evaluations = [
-        (int(float(r["actor_steps"])), float(r["evaluation_return"])) for r in results.evaluator_rows(run_dir)
-    ]
+    rows = [r for r in results.evaluator_rows(run_dir) if r.get("evaluation_return")]
+    evaluations = [(int(float(r["actor_steps"])), float(r["evaluation_return"])) for r in rows]
+    if summary is not None:
+        steps_key = "learner_steps" if steps == "learner step" else "actor_steps"
+        record = {
+            **summary,
+            "launcher": options.launcher,
+            steps_key: _last_count(run_dir, steps_key),
+            "wall_seconds": round(elapsed, 2),
+            "evaluations": [
+                {
+                    "actor_steps": at,
+                    "mean_return": value,
+                    "std_return": float(row.get("evaluation_return_std") or 0.0),
+                    "wall_seconds": float(row.get("wall_seconds") or 0.0),
+                    **({"learner_steps": at} if steps_key == "learner_steps" else {}),
+                }
+                for (at, value), row in zip(evaluations, rows)
+            ],
+        }
+        with open(os.path.join(run_dir, "result.json"), "w") as f:
+            json.dump(record, f, indent=2)
     if evaluations:
         at, best = max(evaluations, key=lambda e: e[1])
         print(f"Best evaluation return {best:.1f} at {steps} {at} ({elapsed:.0f} s; logs in {run_dir})", flush=True)

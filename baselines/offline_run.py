@@ -55,7 +55,13 @@ def train_distributed(args: argparse.Namespace, offline: Any, run_dir: str, opti
         f"learner steps, evaluated on {args.env} (seed {args.seed}); logs in {run_dir}",
         flush=True,
     )
-    return launch_and_report(program, options, run_dir, steps="learner step")
+    summary = {
+        "agent": args.agent,
+        "environment": args.env,
+        "dataset": os.path.abspath(args.dataset),
+        "seed": args.seed,
+    }
+    return launch_and_report(program, options, run_dir, steps="learner step", summary=summary)
 
 
 def train(args: argparse.Namespace, config: Any, run_dir: str, options: Any = None) -> int:

@@ -79,6 +79,8 @@ def test_a_distributed_runs_actors_are_recorded_into_one_dataset(tmp_path):
     assert metadata["acme_shards"] == 2 and metadata["acme_agent"] == "DQN"
     assert 500 <= dataset.total_steps <= 1500 + 2 * 500 and dataset.total_episodes >= 10
     assert not os.path.exists(actors + ".shards")
+    result = json.load(open(os.path.join(tmp_path, "run", "result.json")))  # as an in-process run's
+    assert result["launcher"] == "threads" and result["actor_steps"] >= 1500 and result["evaluations"] == []
 
 
 @pytest.mark.parametrize(
@@ -137,4 +139,6 @@ def test_a_distributed_offline_run_has_a_learner_and_an_evaluator_node(
 
     rows = results.evaluator_rows(run)
     assert len(rows) >= 2 and int(float(rows[-1]["learner_steps"])) == 600
+    result = json.load(open(os.path.join(run, "result.json")))
+    assert result["learner_steps"] == 600 and [e["learner_steps"] for e in result["evaluations"]][-1] == 600
     assert float(rows[-1]["evaluation_return"]) >= 475  # 3 expert episodes suffice for CartPole
