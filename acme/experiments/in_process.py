@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from typing import Any, Callable
 
@@ -10,7 +11,7 @@ import jax
 import numpy as np
 
 from acme.datasets.minari_format import EpisodeRecorder, write_dataset
-from acme.datasets.recording import RecordingAdder
+from acme.datasets.recording import RecordingAdder, merge_shards, shards_directory, write_shard
 from acme.environment_loop import EnvironmentLoop
 from acme.experiments.checkpointing import (
     ExperimentCheckpointer,
@@ -76,7 +77,11 @@ def run_experiment(
         raise ValueError(f"replay must be one of {REPLAY_BACKENDS}, got {replay!r}.")
     run = _InProcessRun(config, replay)
     try:
-        run.train(progress, stop_at_return)
+        try:
+            run.train(progress, stop_at_return)
+        except BaseException:  # stopped (Ctrl-C, SIGTERM) or failed: what was recorded is kept for the resumed run
+            run.write_recording(partial=True)
+            raise
         run.write_recording()
     finally:
         run.close()
@@ -229,19 +234,26 @@ class _InProcessRun:
         )
         say(f"Checkpoint saved: {path} (actor steps {self.actor_steps}).")
 
-    def write_recording(self) -> str | None:
-        """Writes the recorded episodes (finished ones, from every environment) to ``config.record_dataset``."""
+    def write_recording(self, partial: bool = False) -> str | None:
+        """Writes the recorded episodes (finished ones, from every environment) to ``config.record_dataset``, with
+        those an earlier, stopped attempt of the run kept; ``partial`` (a stopped run) keeps them as a shard in
+        ``DIR.shards/`` for the resumed run to add instead."""
         if self.recording is None:
             return None
         episodes = [episode for adder in self.recording for episode in adder.recorder.episodes]
         builder = self.config.builder
-        path = write_dataset(
-            self.config.record_dataset,
-            episodes,
-            self._spec,
-            self.config.environment_id,
-            {"acme_agent": getattr(builder, "agent_name", type(builder).__name__), "acme_source": "training run"},
-        )
+        metadata = {"acme_agent": getattr(builder, "agent_name", type(builder).__name__), "acme_source": "training run"}
+        directory, environment_id = self.config.record_dataset, self.config.environment_id
+        if partial:
+            path = write_shard(directory, "run", episodes, self._spec, environment_id, metadata)
+            if path is not None:
+                print(f"Recorded {len(episodes)} episodes so far to {path}; the resumed run adds them.", flush=True)
+            return path
+        if os.path.isdir(shards_directory(directory)):
+            write_shard(directory, "run", episodes, self._spec, environment_id, metadata)
+            path = merge_shards(directory, self._spec, environment_id, metadata)
+        else:
+            path = write_dataset(directory, episodes, self._spec, environment_id, metadata)
         print(f"Recorded {len(episodes)} episodes of the actors to {path}.", flush=True)
         return path
 

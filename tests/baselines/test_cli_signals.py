@@ -99,3 +99,25 @@ def test_a_signal_to_a_checkpointed_run_saves_a_checkpoint_then_exits_with_the_s
     _, _, metadata = checkpointer.restore_latest()
     actor_steps = metadata["counts"]["actor_steps"]
     assert 0 < actor_steps < 100_000 and f"Stopped by {name} at actor step {actor_steps}," in output, metadata
+
+
+def test_a_recording_run_stopped_by_sigterm_keeps_its_episodes_for_the_resumed_run(tmp_path):
+    """The stopped run writes what it recorded as a shard beside the dataset; the same command resumes from the
+    checkpoint and writes one dataset of both parts."""
+    import json
+
+    import minari
+
+    dataset, checkpoints = str(tmp_path / "episodes"), str(tmp_path / "checkpoints")
+    flags = ("--max-steps", "4000", "--checkpoint-dir", checkpoints, "--record", dataset)
+    output, status = _run_and_signal(tmp_path, signal.SIGTERM, *flags)
+    assert status == 143 and "episodes so far to" in output, output
+    assert len(os.listdir(dataset + ".shards")) == 1 and not os.path.exists(dataset)
+    command = [sys.executable, "-m", "baselines", "run", "dqn", "--eval-every", "0", "--no-progress", *flags]
+    resumed = subprocess.run(
+        [*command, "--run-dir", str(tmp_path / "run2")], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert resumed.returncode == 0 and "Resuming from checkpoint" in resumed.stdout, resumed.stdout + resumed.stderr
+    metadata = json.load(open(os.path.join(dataset, "data", "metadata.json")))
+    assert metadata["acme_shards"] == 2 and not os.path.exists(dataset + ".shards")
+    assert 3000 <= minari.MinariDataset(os.path.join(dataset, "data")).total_steps <= 4000
