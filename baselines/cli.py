@@ -777,6 +777,18 @@ def launch_and_report(program, options, run_dir: str, steps: str = "step", summa
         }
         with open(os.path.join(run_dir, "result.json"), "w") as f:
             json.dump(record, f, indent=2)
+        if evaluations:
+            from baselines.plotting import plot_learning_curve
+
+            plot_learning_curve(
+                os.path.join(run_dir, "learning_curve.png"),
+                [at for at, _ in evaluations],
+                [value for _, value in evaluations],
+                [e["std_return"] for e in record["evaluations"]],
+                title=f"{summary.get('agent')} on {summary.get('environment')}, seed {summary.get('seed')} "
+                f"({options.launcher} launcher)",
+                steps_label=steps.replace("step", "steps"),
+            )
     if evaluations:
         at, best = max(evaluations, key=lambda e: e[1])
         print(f"Best evaluation return {best:.1f} at {steps} {at} ({elapsed:.0f} s; logs in {run_dir})", flush=True)

@@ -141,4 +141,5 @@ def test_a_distributed_offline_run_has_a_learner_and_an_evaluator_node(
     assert len(rows) >= 2 and int(float(rows[-1]["learner_steps"])) == 600
     result = json.load(open(os.path.join(run, "result.json")))
     assert result["learner_steps"] == 600 and [e["learner_steps"] for e in result["evaluations"]][-1] == 600
+    assert os.path.getsize(os.path.join(run, "learning_curve.png")) > 0
     assert float(rows[-1]["evaluation_return"]) >= 475  # 3 expert episodes suffice for CartPole
