@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 from typing import Any
 
@@ -74,8 +73,9 @@ def train(args: argparse.Namespace, config: Any, anakin: Any, run_dir: str) -> i
             for run in result.agents
         ],
     }
-    with open(os.path.join(run_dir, "result.json"), "w") as f:
-        json.dump(summary, f, indent=2)
+    from baselines.results import write_result
+
+    write_result(run_dir, summary)
     if first.evaluations:
         baseline = registry.BASELINES.get((args.agent, args.env))
         groups = [

@@ -645,8 +645,9 @@ def _train(args: argparse.Namespace, config, run_dir: str, options) -> int:
         "wall_seconds": round(result.wall_seconds, 2),
         "evaluations": [dataclasses.asdict(e) for e in result.evaluations],
     }
-    with open(os.path.join(run_dir, "result.json"), "w") as f:
-        json.dump(summary, f, indent=2)
+    from baselines.results import write_result
+
+    write_result(run_dir, summary)
     if result.evaluations:  # the curve and the summary line first: a snapshot that fails to save loses neither
         baseline = registry.BASELINES.get((args.agent, args.env))
         plot_learning_curve(
@@ -775,8 +776,9 @@ def launch_and_report(program, options, run_dir: str, steps: str = "step", summa
                 for (at, value), row in zip(evaluations, rows)
             ],
         }
-        with open(os.path.join(run_dir, "result.json"), "w") as f:
-            json.dump(record, f, indent=2)
+        from baselines.results import write_result
+
+        write_result(run_dir, record)
         if evaluations:
             from baselines.plotting import plot_learning_curve
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 from typing import Any
 
@@ -100,8 +99,9 @@ def train(args: argparse.Namespace, config: Any, run_dir: str, options: Any = No
         "wall_seconds": round(result.wall_seconds, 2),
         "evaluations": [{**dataclasses.asdict(e), "learner_steps": e.actor_steps} for e in result.evaluations],
     }
-    with open(os.path.join(run_dir, "result.json"), "w") as f:
-        json.dump(summary, f, indent=2)
+    from baselines.results import write_result
+
+    write_result(run_dir, summary)
     if result.evaluations:
         plot_learning_curve(
             os.path.join(run_dir, "learning_curve.png"),

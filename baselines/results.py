@@ -277,6 +277,15 @@ def describe_records(agent: str, environment_id: str, runs_dir: str = RUNS_DIR) 
     return f"seeds {seeds} recorded, {reached}/{len(records)} at target"
 
 
+def write_result(run_dir: str, result: dict) -> str:
+    """Writes a run's ``result.json`` atomically (a reader, such as a sweep's report, never sees half of it)."""
+    path = os.path.join(run_dir, "result.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(result, f, indent=2)
+    os.replace(path + ".tmp", path)
+    return path
+
+
 def write_record(record: dict, runs_dir: str = RUNS_DIR) -> str:
     """Writes a run record atomically; returns its path."""
     os.makedirs(runs_dir, exist_ok=True)

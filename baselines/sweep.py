@@ -573,6 +573,13 @@ def _alive(pid: int) -> bool:
         return True
 
 
+def _wait_for_runs(sweep_dir: str, timeout: float = 120.0) -> None:
+    """Waits (at most ``timeout`` seconds) until no trial's run process is alive."""
+    deadline = time.monotonic() + timeout
+    while _live_runs(sweep_dir) and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
 class _GracefulStop:
     """Ctrl-C or SIGTERM to the sweep: each running trial's run gets SIGTERM and saves a checkpoint, then Tune is
     told to stop (SIGUSR1, its own graceful stop) and saves its experiment state. A second signal stops at once."""
@@ -605,9 +612,7 @@ class _GracefulStop:
     def _stop_runs_then_tune(self, timeout: float = 120.0) -> None:
         for pid in _live_runs(self.sweep_dir):
             os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while _live_runs(self.sweep_dir) and time.monotonic() < deadline:
-            time.sleep(0.2)
+        _wait_for_runs(self.sweep_dir, timeout)
         os.kill(os.getpid(), signal.SIGUSR1)
 
 
@@ -646,6 +651,7 @@ def run_sweep(argv: Sequence[str]) -> int:
         with stop:
             grid = tuner.fit()
     finally:
+        _wait_for_runs(sweep_dir)  # a trial Tune stopped (ASHA) ends its run with SIGTERM: let it save and exit
         session.close()
         state["sessions"].append({"started": started, "wall_seconds": round(time.time() - started, 1)})
         _save_state(sweep_dir, state)

@@ -88,7 +88,14 @@ def _records_of(sweep: Sweep, run_dir: str, trial: dict) -> list[RunRecord]:
 
     setting = dict(trial["setting"])
     result_path = os.path.join(run_dir, "result.json")
-    if not os.path.exists(result_path):  # stopped early (ASHA) or not finished: what its evaluator logged
+    result = None
+    if os.path.exists(result_path):
+        try:
+            with open(result_path) as f:
+                result = json.load(f)
+        except ValueError:  # not a run's complete result: read as an unfinished run
+            result = None
+    if result is None:  # stopped early (ASHA) or not finished: what its evaluator logged
         rows = [r for r in evaluator_rows(run_dir) if r.get("evaluation_return")]
         if not rows or "seed" in rows[0]:
             return []
@@ -102,8 +109,6 @@ def _records_of(sweep: Sweep, run_dir: str, trial: dict) -> list[RunRecord]:
                 finished=False,
             )
         ]
-    with open(result_path) as f:
-        result = json.load(f)
     records = []
     for agent in result.get("agents") or [result]:
         own = dict(setting)
