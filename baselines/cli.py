@@ -756,8 +756,7 @@ def launch_and_report(program, options, run_dir: str, steps: str = "step", summa
     start = time.perf_counter()
     launch.launch(program, options.launch_options())
     elapsed = time.perf_counter() - start
-    rows = [r for r in results.evaluator_rows(run_dir) if r.get("evaluation_return")]
-    evaluations = [(int(float(r["actor_steps"])), float(r["evaluation_return"])) for r in rows]
+    evaluations = results.evaluations_from_rows(results.evaluator_rows(run_dir))
     if summary is not None:
         steps_key = "learner_steps" if steps == "learner step" else "actor_steps"
         record = {
@@ -766,34 +765,30 @@ def launch_and_report(program, options, run_dir: str, steps: str = "step", summa
             steps_key: _last_count(run_dir, steps_key),
             "wall_seconds": round(elapsed, 2),
             "evaluations": [
-                {
-                    "actor_steps": at,
-                    "mean_return": value,
-                    "std_return": float(row.get("evaluation_return_std") or 0.0),
-                    "wall_seconds": float(row.get("wall_seconds") or 0.0),
-                    **({"learner_steps": at} if steps_key == "learner_steps" else {}),
-                }
-                for (at, value), row in zip(evaluations, rows)
+                {**e, **({"learner_steps": e["actor_steps"]} if steps_key == "learner_steps" else {})}
+                for e in evaluations
             ],
         }
-        from baselines.results import write_result
-
-        write_result(run_dir, record)
+        results.write_result(run_dir, record)
         if evaluations:
             from baselines.plotting import plot_learning_curve
 
             plot_learning_curve(
                 os.path.join(run_dir, "learning_curve.png"),
-                [at for at, _ in evaluations],
-                [value for _, value in evaluations],
-                [e["std_return"] for e in record["evaluations"]],
+                [e["actor_steps"] for e in evaluations],
+                [e["mean_return"] for e in evaluations],
+                [e["std_return"] for e in evaluations],
                 title=f"{summary.get('agent')} on {summary.get('environment')}, seed {summary.get('seed')} "
                 f"({options.launcher} launcher)",
                 steps_label=steps.replace("step", "steps"),
             )
     if evaluations:
-        at, best = max(evaluations, key=lambda e: e[1])
-        print(f"Best evaluation return {best:.1f} at {steps} {at} ({elapsed:.0f} s; logs in {run_dir})", flush=True)
+        best = max(evaluations, key=lambda e: e["mean_return"])
+        print(
+            f"Best evaluation return {best['mean_return']:.1f} at {steps} {best['actor_steps']} ({elapsed:.0f} s; "
+            f"logs in {run_dir})",
+            flush=True,
+        )
     else:
         print(f"Finished in {elapsed:.0f} s with no evaluation (logs in {run_dir}).", flush=True)
     return 0

@@ -133,6 +133,21 @@ def evaluator_rows(log_dir: str) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+def evaluations_from_rows(rows: list[dict]) -> list[dict]:
+    """The evaluations of ``evaluator.csv`` rows (those that hold one) as a run's ``result.json`` lists them:
+    ``actor_steps``, ``mean_return``, ``std_return``, ``wall_seconds``."""
+    return [
+        {
+            "actor_steps": int(float(row["actor_steps"])),
+            "mean_return": float(row["evaluation_return"]),
+            "std_return": float(row.get("evaluation_return_std") or 0.0),
+            "wall_seconds": float(row.get("wall_seconds") or 0.0),
+        }
+        for row in rows
+        if row.get("evaluation_return")
+    ]
+
+
 def _last_learner_steps(evaluator_rows: list[dict], log_dir: str) -> int:
     """The learner steps last logged by the learner (``learner.csv``, a row every few seconds) or with the
     evaluations, whichever is later."""

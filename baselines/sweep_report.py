@@ -84,7 +84,7 @@ def load_runs(sweep_dir: str) -> tuple[Sweep, dict, list[RunRecord]]:
 
 
 def _records_of(sweep: Sweep, run_dir: str, trial: dict) -> list[RunRecord]:
-    from baselines.results import evaluator_rows
+    from baselines.results import evaluations_from_rows, evaluator_rows
 
     setting = dict(trial["setting"])
     result_path = os.path.join(run_dir, "result.json")
@@ -95,20 +95,14 @@ def _records_of(sweep: Sweep, run_dir: str, trial: dict) -> list[RunRecord]:
                 result = json.load(f)
         except ValueError:  # not a run's complete result: read as an unfinished run
             result = None
-    if result is None:  # stopped early (ASHA) or not finished: what its evaluator logged
-        rows = [r for r in evaluator_rows(run_dir) if r.get("evaluation_return")]
-        if not rows or "seed" in rows[0]:
+    finished = result is not None
+    if not finished:  # stopped early (ASHA) or not finished: what its evaluator logged
+        rows = evaluator_rows(run_dir)
+        if rows and "seed" in rows[0]:  # an anakin run's rows, one per agent: only its result tells them apart
             return []
-        return [
-            RunRecord(
-                tuple(setting.items()),
-                trial["seeds"][0],
-                tuple(int(float(r["actor_steps"])) for r in rows),
-                tuple(float(r["wall_seconds"]) for r in rows),
-                tuple(float(r["evaluation_return"]) for r in rows),
-                finished=False,
-            )
-        ]
+        result = {"evaluations": evaluations_from_rows(rows)}
+        if not result["evaluations"]:
+            return []
     records = []
     for agent in result.get("agents") or [result]:
         own = dict(setting)
@@ -124,7 +118,7 @@ def _records_of(sweep: Sweep, run_dir: str, trial: dict) -> list[RunRecord]:
                 tuple(int(e["actor_steps"]) for e in evaluations),
                 tuple(float(e["wall_seconds"]) for e in evaluations),
                 tuple(float(e["mean_return"]) for e in evaluations),
-                finished=True,
+                finished=finished,
             )
         )
     return records
