@@ -26,9 +26,9 @@ def check_flags(args: argparse.Namespace, launcher: str) -> None:
             if value is not None:
                 raise ValueError(f"{flag} streams a --dataset; give --dataset DIR, or leave {flag} out.")
         if args.record is not None:
-            from acme.datasets.minari_format import DATA_DIR
+            from acme.datasets.minari_format import holds_dataset
 
-            if os.path.exists(os.path.join(args.record, DATA_DIR, "metadata.json")):
+            if holds_dataset(args.record):
                 raise ValueError(
                     f"--record {args.record} already holds a dataset, which is never overwritten: name a new directory."
                 )

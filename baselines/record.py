@@ -38,11 +38,11 @@ def add_parser(commands) -> None:
 
 def record_command(args: argparse.Namespace, snapshot_directory: str) -> int:
     from acme import snapshots, specs
-    from acme.datasets.minari_format import write_dataset
+    from acme.datasets.minari_format import holds_dataset, write_dataset
     from acme.datasets.recording import explore, play_episodes
     from baselines.policy_export import load_policy
 
-    if os.path.exists(os.path.join(args.out, "data")):
+    if holds_dataset(args.out):
         raise ValueError(f"{args.out} already holds a dataset; record to a new directory (nothing is overwritten).")
     policy, environment, params = load_policy(snapshot_directory, seed=args.seed)
     _, metadata = snapshots.load_policy_snapshot(snapshot_directory)

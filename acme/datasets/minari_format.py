@@ -132,6 +132,12 @@ def library_version() -> str:
         return "unknown"
 
 
+def holds_dataset(directory: str) -> bool:
+    """Whether ``directory`` already holds a dataset (its ``data`` folder), which ``write_dataset`` never
+    overwrites: callers refuse such a directory before they record anything."""
+    return os.path.exists(os.path.join(directory, DATA_DIR))
+
+
 def write_dataset(
     directory: str,
     episodes: Sequence[Episode],
@@ -145,7 +151,7 @@ def write_dataset(
         raise ValueError("A dataset needs at least one finished episode; none was given.")
     directory = os.path.abspath(directory)  # minari 0.5.4 joins a relative data path onto itself when sizing it
     final_path = os.path.join(directory, DATA_DIR)
-    if os.path.exists(final_path):
+    if holds_dataset(directory):
         raise FileExistsError(
             f"{directory} already holds a dataset; write to a new directory (nothing is overwritten)."
         )
