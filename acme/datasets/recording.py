@@ -104,6 +104,11 @@ def play_episodes(
     return recorder.episodes
 
 
+def training_run_metadata(builder: Any) -> dict:
+    """The metadata of a dataset recorded from a training run's actors: the agent, and that a run made it."""
+    return {"acme_agent": getattr(builder, "agent_name", type(builder).__name__), "acme_source": "training run"}
+
+
 def shards_directory(dataset: str) -> str:
     """Where the actors of a distributed run write their episodes before they are merged into ``dataset``."""
     return os.path.abspath(dataset).rstrip(os.sep) + SHARDS_SUFFIX

@@ -13,7 +13,7 @@ import numpy as np
 import launch
 from acme import specs
 from acme.datasets.minari_format import EpisodeRecorder
-from acme.datasets.recording import RecordingAdder, merge_shards, write_shard
+from acme.datasets.recording import RecordingAdder, merge_shards, training_run_metadata, write_shard
 from acme.environment_loop import EnvironmentLoop
 from acme.experiments.checkpointing import (
     learner_steps_of,
@@ -406,7 +406,7 @@ class ActorNode:
                     [episode for recorder in recorders for episode in recorder.recorder.episodes],
                     spec,
                     config.environment_id,
-                    {"acme_agent": getattr(builder, "agent_name", type(builder).__name__)},
+                    training_run_metadata(builder),
                 )
         # A last row with the shared counts, also written by an actor restarted after the budget was spent.
         counts = self._counter.increment(actor_node_finishes=1)
@@ -417,8 +417,7 @@ class ActorNode:
 def merge_recording(config: ExperimentConfig) -> str:
     """After a distributed program with ``config.record_dataset`` has ended: writes the episodes each actor node
     recorded (``DIR.shards/``) as one Minari dataset in ``DIR``, and returns ``DIR``."""
-    builder = config.builder
-    metadata = {"acme_agent": getattr(builder, "agent_name", type(builder).__name__), "acme_source": "training run"}
+    metadata = training_run_metadata(config.builder)
     return merge_shards(config.record_dataset, _spec_of(config), config.environment_id, metadata)
 
 

@@ -11,7 +11,13 @@ import jax
 import numpy as np
 
 from acme.datasets.minari_format import EpisodeRecorder, write_dataset
-from acme.datasets.recording import RecordingAdder, merge_shards, shards_directory, write_shard
+from acme.datasets.recording import (
+    RecordingAdder,
+    merge_shards,
+    shards_directory,
+    training_run_metadata,
+    write_shard,
+)
 from acme.environment_loop import EnvironmentLoop
 from acme.experiments.checkpointing import (
     ExperimentCheckpointer,
@@ -241,8 +247,7 @@ class _InProcessRun:
         if self.recording is None:
             return None
         episodes = [episode for adder in self.recording for episode in adder.recorder.episodes]
-        builder = self.config.builder
-        metadata = {"acme_agent": getattr(builder, "agent_name", type(builder).__name__), "acme_source": "training run"}
+        metadata = training_run_metadata(self.config.builder)
         directory, environment_id = self.config.record_dataset, self.config.environment_id
         if partial:
             path = write_shard(directory, "run", episodes, self._spec, environment_id, metadata)
