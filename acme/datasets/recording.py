@@ -131,17 +131,24 @@ def write_shard(
 
 
 def merge_shards(
-    dataset: str, environment_spec: specs.EnvironmentSpec, environment_id: str | None, metadata: dict | None = None
+    dataset: str,
+    environment_spec: specs.EnvironmentSpec,
+    environment_id: str | None,
+    metadata: dict | None = None,
+    last: Sequence[Episode] = (),
 ) -> str:
-    """Writes the episodes of every shard of ``dataset`` as one dataset at ``dataset`` (shard by shard, in the
-    order they were written), then removes the shards; refuses where no actor wrote one."""
+    """Writes the episodes of every shard of ``dataset`` (in the order they were written), then ``last`` (a final
+    part still in memory), as one dataset at ``dataset``, then removes the shards; ``acme_shards`` in its metadata
+    counts the parts. Refuses where there is no episode."""
     shards = shards_directory(dataset)
     names = sorted(os.listdir(shards), key=lambda n: int(n.rsplit("-", 1)[-1])) if os.path.isdir(shards) else []
-    if not names:
-        raise ValueError(f"No actor recorded an episode for {dataset} (nothing in {shards}).")
     episodes = [episode for name in names for episode in read_dataset(os.path.join(shards, name)).episodes]
+    if not episodes and not last:
+        raise ValueError(f"No actor recorded an episode for {dataset} (nothing in {shards}).")
+    parts = len(names) + (1 if last else 0)
     path = write_dataset(
-        dataset, episodes, environment_spec, environment_id, {**(metadata or {}), "acme_shards": len(names)}
+        dataset, [*episodes, *last], environment_spec, environment_id, {**(metadata or {}), "acme_shards": parts}
     )
-    shutil.rmtree(shards)
+    if os.path.isdir(shards):
+        shutil.rmtree(shards)
     return path

@@ -254,9 +254,8 @@ class _InProcessRun:
             if path is not None:
                 print(f"Recorded {len(episodes)} episodes so far to {path}; the resumed run adds them.", flush=True)
             return path
-        if os.path.isdir(shards_directory(directory)):
-            write_shard(directory, "run", episodes, self._spec, environment_id, metadata)
-            path = merge_shards(directory, self._spec, environment_id, metadata)
+        if os.path.isdir(shards_directory(directory)):  # an earlier, stopped attempt's episodes come first
+            path = merge_shards(directory, self._spec, environment_id, metadata, last=episodes)
         else:
             path = write_dataset(directory, episodes, self._spec, environment_id, metadata)
         print(f"Recorded {len(episodes)} episodes of the actors to {path}.", flush=True)
