@@ -323,50 +323,54 @@ def run_anakin(config: ExperimentConfig, anakin: AnakinConfig | None = None, pro
 
         bar = tqdm(total=config.max_num_actor_steps, unit="step", desc=f"anakin {len(labels)} agent(s)")
         bar.update(int(actor_steps().min()))
-    last_save = time.monotonic()
-    while actor_steps().min() < config.max_num_actor_steps:
-        remaining = config.max_num_actor_steps - int(actor_steps().min())
-        iterations = min(chunk_iterations, math.ceil(remaining / per_iteration))
-        carry, metrics = agents.chunk(carry, agents.swept, iterations)
-        iteration += iterations
-        steps = actor_steps()
-        _check_finite(definition.name, carry.first_bad, labels, definition.hint(config.builder.config))
-        learner_steps = np.asarray(jax.device_get(carry.learner.steps))
-        metrics = jax.device_get(metrics)
-        elapsed = time.perf_counter() - start
-        for agent, label in enumerate(labels):
-            row = {k: np.asarray(v[agent]) for k, v in metrics.items() if np.ndim(v[agent]) == 0}
-            learner_logger.write(
-                {**label, **row, "learner_steps": int(learner_steps[agent]), "actor_steps": int(steps[agent])}
-            )
-        if config.eval_every:
-            eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, iteration))(keys)
-            returns = np.asarray(jax.device_get(agents.evaluate(carry.learner, eval_keys, agents.swept)))
+    try:
+        last_save = time.monotonic()
+        while actor_steps().min() < config.max_num_actor_steps:
+            remaining = config.max_num_actor_steps - int(actor_steps().min())
+            iterations = min(chunk_iterations, math.ceil(remaining / per_iteration))
+            carry, metrics = agents.chunk(carry, agents.swept, iterations)
+            iteration += iterations
+            steps = actor_steps()
+            _check_finite(definition.name, carry.first_bad, labels, definition.hint(config.builder.config))
+            learner_steps = np.asarray(jax.device_get(carry.learner.steps))
+            metrics = jax.device_get(metrics)
+            elapsed = time.perf_counter() - start
             for agent, label in enumerate(labels):
-                result = EvaluationResult(
-                    int(steps[agent]), float(returns[agent].mean()), float(returns[agent].std()), elapsed
+                row = {k: np.asarray(v[agent]) for k, v in metrics.items() if np.ndim(v[agent]) == 0}
+                learner_logger.write(
+                    {**label, **row, "learner_steps": int(learner_steps[agent]), "actor_steps": int(steps[agent])}
                 )
-                evaluations[agent].append(result)
-                evaluator_logger.write(
-                    {
-                        **label,
-                        "actor_steps": result.actor_steps,
-                        "learner_steps": int(learner_steps[agent]),
-                        "evaluation_return": result.mean_return,
-                        "evaluation_return_std": result.std_return,
-                        "wall_seconds": elapsed,
-                    }
-                )
+            if config.eval_every:
+                eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, iteration))(keys)
+                returns = np.asarray(jax.device_get(agents.evaluate(carry.learner, eval_keys, agents.swept)))
+                for agent, label in enumerate(labels):
+                    result = EvaluationResult(
+                        int(steps[agent]), float(returns[agent].mean()), float(returns[agent].std()), elapsed
+                    )
+                    evaluations[agent].append(result)
+                    evaluator_logger.write(
+                        {
+                            **label,
+                            "actor_steps": result.actor_steps,
+                            "learner_steps": int(learner_steps[agent]),
+                            "evaluation_return": result.mean_return,
+                            "evaluation_return_std": result.std_return,
+                            "wall_seconds": elapsed,
+                        }
+                    )
+            if bar is not None:
+                bar.update(int(steps.min()) - bar.n)
+            done = steps.min() >= config.max_num_actor_steps
+            if checkpointer is not None and (done or _due(config.checkpointing, last_save, iterations, learner_steps)):
+                _save(checkpointer, carry, iteration, metadata, evaluations)
+                last_save = time.monotonic()
         if bar is not None:
-            bar.update(int(steps.min()) - bar.n)
-        done = steps.min() >= config.max_num_actor_steps
-        if checkpointer is not None and (done or _due(config.checkpointing, last_save, iterations, learner_steps)):
-            _save(checkpointer, carry, iteration, metadata, evaluations)
-            last_save = time.monotonic()
-    if bar is not None:
-        bar.close()
-    learner_logger.close()
-    evaluator_logger.close()
+            bar.close()
+        learner_logger.close()
+        evaluator_logger.close()
+    finally:
+        if checkpointer is not None:  # lets go of the directory for a later run
+            checkpointer.close()
     policy = jax.device_get(agents.policy(carry.learner))
     steps = actor_steps()
     learner_steps = np.asarray(jax.device_get(carry.learner.steps))

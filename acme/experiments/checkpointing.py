@@ -30,13 +30,15 @@ from acme.utils.checkpoint_files import (
     Checkpointer,
     CheckpointError,
     CheckpointMismatchError,
+    ensure_writable_dir,
+    hold_directory,
     signatures_match,
     tree_signature,
 )
 
 REPLAY = "replay"  # the attached reverb checkpoint inside ckpt-<step>
 STAGING = ".replay-staging"  # where the replay server writes before a checkpoint takes the files
-_OWN_ENTRY = re.compile(r"^(ckpt-\d+|\.tmp-.*|\.replay-staging)$")
+_OWN_ENTRY = re.compile(r"^(ckpt-\d+|\.tmp-.*|\.replay-staging|\.lock)$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,24 +148,30 @@ class ExperimentCheckpointer:
     afresh over them.
     """
 
-    def __init__(self, config: CheckpointingConfig, identity: Mapping[str, Any]):
+    def __init__(self, config: CheckpointingConfig, identity: Mapping[str, Any], exclusive: bool = True):
         if not isinstance(config, CheckpointingConfig):
             raise TypeError(f"config must be a CheckpointingConfig, got {type(config).__name__}.")
         self._config = config
         self._identity = dict(identity)
-        self._checkpointer = Checkpointer(config.directory, keep=config.keep, label="experiment checkpoint")
-        foreign = sorted(e for e in os.listdir(self.directory) if not _OWN_ENTRY.match(e))
+        foreign = sorted(e for e in _entries(config.directory) if not _OWN_ENTRY.match(e))
         if foreign:
             raise CheckpointError(
-                f"{self.directory} is not an experiment checkpoint directory: it holds {foreign[:5]}. Give a new or "
+                f"{config.directory} is not an experiment checkpoint directory: it holds {foreign[:5]}. Give a new or "
                 "empty directory, or the checkpoint directory of an earlier run of this experiment."
             )
+        self._checkpointer = Checkpointer(
+            config.directory, keep=config.keep, label="experiment checkpoint", exclusive=exclusive
+        )
         self._last_save_time = time.monotonic()
         self._last_save_steps: int | None = None
 
     @property
     def config(self) -> CheckpointingConfig:
         return self._config
+
+    def close(self) -> None:
+        """Lets go of the directory, so that a later run may write there (see ``Checkpointer.close``)."""
+        self._checkpointer.close()
 
     @property
     def directory(self) -> str:
@@ -317,6 +325,11 @@ class Resume:
         self.checkpointer = checkpointer  # None: the experiment is not checkpointed
         self.restored = restored
 
+    def close(self) -> None:
+        """Lets go of the checkpoint directory once the run is over (nothing without checkpointing)."""
+        if self.checkpointer is not None:
+            self.checkpointer.close()
+
     @property
     def counts(self) -> dict:
         """The counts to start from: the checkpoint's, with its exact learner step (the learner adds its steps
@@ -384,17 +397,43 @@ class Resume:
         return True
 
 
-def open_resume(config: Any, replay_backend: str | None = None) -> Resume:
+def open_resume(config: Any, replay_backend: str | None = None, exclusive: bool = True) -> Resume:
     """The newest checkpoint of ``config``'s experiment (an ``ExperimentConfig`` with ``checkpointing``), checked
     against the replay backend this run uses when it is given (``"local"`` for any tables of ``LocalReplay``, or
-    ``"reverb"``); a ``Resume`` of nothing without checkpointing."""
+    ``"reverb"``); a ``Resume`` of nothing without checkpointing.
+
+    The run that opens it ``exclusive`` holds the directory until ``Resume.close`` (or its process ends): another
+    run on the same directory is refused with ``DirectoryInUseError``. Nodes of a distributed program, whose driver
+    holds the directory, open it with ``exclusive=False``."""
     if config.checkpointing is None:
         return Resume(None)
-    checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config))
-    restored = checkpointer.restore()
-    if restored is not None and replay_backend is not None:
-        checkpointer.check_replay_backend(restored, replay_backend)
+    checkpointer = ExperimentCheckpointer(config.checkpointing, experiment_identity(config), exclusive=exclusive)
+    try:
+        restored = checkpointer.restore()
+        if restored is not None and replay_backend is not None:
+            checkpointer.check_replay_backend(restored, replay_backend)
+    except BaseException:
+        checkpointer.close()
+        raise
     return Resume(checkpointer, restored)
+
+
+def hold_checkpoint_directory(config: CheckpointingConfig) -> None:
+    """Holds ``config.directory`` for this process until it ends, as the driver of a distributed program does
+    (its nodes open it with ``exclusive=False``); raises ``DirectoryInUseError`` if another run holds it."""
+    hold_directory(ensure_writable_dir(config.directory, "experiment checkpoint directory"), "experiment checkpoint")
+
+
+def _entries(directory: str) -> list[str]:
+    try:
+        return os.listdir(directory)
+    except FileNotFoundError:
+        return []
+    except OSError as error:
+        raise CheckpointError(
+            f"Cannot use {directory} as the experiment checkpoint directory: {error.strerror or error}. Give a "
+            "directory that exists or can be created, and that this process can read and write."
+        ) from error
 
 
 def _table_sizes(replay_client: Any) -> dict:

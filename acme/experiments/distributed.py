@@ -155,7 +155,7 @@ class LearnerNode:
         self._save_lock = threading.Lock()
         self._step_lock = threading.Lock()  # held while run() steps; finish() takes it to stop stepping
         self._finished = threading.Event()
-        resume = open_resume(config)
+        resume = open_resume(config, exclusive=False)  # the program's driver holds the directory
         self._checkpointer = resume.checkpointer
         # Tables held here are lost with the process, so every start loads them; a replay node's were loaded when
         # it was built, and are checked at the first start only (later, actors have added to them).

@@ -3,21 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from typing import Any, Callable
 
 import jax
 import numpy as np
 
-from acme.datasets.minari_format import EpisodeRecorder, write_dataset
-from acme.datasets.recording import (
-    RecordingAdder,
-    merge_shards,
-    shards_directory,
-    training_run_metadata,
-    write_shard,
-)
+from acme.datasets.minari_format import EpisodeRecorder
+from acme.datasets.recording import RecordingAdder, merge_shards, training_run_metadata, write_shard
 from acme.environment_loop import EnvironmentLoop
 from acme.experiments.checkpointing import (
     ExperimentCheckpointer,
@@ -100,6 +93,14 @@ class _InProcessRun:
     def __init__(self, config: ExperimentConfig, replay: str):
         self.config = config
         resume = open_resume(config, replay)
+        self._resume = resume
+        try:
+            self._build(config, replay, resume)
+        except BaseException:  # a run that could not be built lets go of its checkpoint directory
+            resume.close()
+            raise
+
+    def _build(self, config: ExperimentConfig, replay: str, resume: Resume) -> None:
         self.checkpointer = resume.checkpointer
         self.resumes = resume.resumes
         loop_state = resume.loop
@@ -138,6 +139,7 @@ class _InProcessRun:
         keys = seeds.actor_keys(0, num_envs, self.resumes)  # a resumed run does not replay its first random streams
         adders = [builder.make_adder(self.replay_client, spec, policy) for _ in range(num_envs)]
         self.recording = None
+        self._recorded_from = self.actor_steps  # a resumed run records from its checkpoint's step on
         if config.record_dataset is not None:  # one recorder per environment: their episodes interleave
             self.recording = [RecordingAdder(adder, EpisodeRecorder()) for adder in adders]
             adders = self.recording
@@ -243,21 +245,20 @@ class _InProcessRun:
     def write_recording(self, partial: bool = False) -> str | None:
         """Writes the recorded episodes (finished ones, from every environment) to ``config.record_dataset``, with
         those an earlier, stopped attempt of the run kept; ``partial`` (a stopped run) keeps them as a shard in
-        ``DIR.shards/`` for the resumed run to add instead."""
+        ``DIR.shards/`` for the resumed run to add instead. The metadata says which actor steps no part covers
+        (``acme_missing_steps``: before a resumed run's checkpoint step, where no shard holds them)."""
         if self.recording is None:
             return None
         episodes = [episode for adder in self.recording for episode in adder.recorder.episodes]
-        metadata = training_run_metadata(self.config.builder)
+        metadata = training_run_metadata(self.config, self._recorded_from, self.actor_steps)
         directory, environment_id = self.config.record_dataset, self.config.environment_id
         if partial:
             path = write_shard(directory, "run", episodes, self._spec, environment_id, metadata)
             if path is not None:
                 print(f"Recorded {len(episodes)} episodes so far to {path}; the resumed run adds them.", flush=True)
             return path
-        if os.path.isdir(shards_directory(directory)):  # an earlier, stopped attempt's episodes come first
-            path = merge_shards(directory, self._spec, environment_id, metadata, last=episodes)
-        else:
-            path = write_dataset(directory, episodes, self._spec, environment_id, metadata)
+        # An earlier, stopped attempt's shards come first.
+        path = merge_shards(directory, self._spec, environment_id, metadata, last=episodes)
         print(f"Recorded {len(episodes)} episodes of the actors to {path}.", flush=True)
         return path
 
@@ -274,6 +275,7 @@ class _InProcessRun:
             self.iterator.close()
         if self.stop_replay is not None:
             self.stop_replay()
+        self._resume.close()
 
     def result(self) -> ExperimentResult:
         return ExperimentResult(

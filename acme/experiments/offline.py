@@ -18,7 +18,7 @@ import jax
 from acme import specs
 from acme.datasets.minari_format import Dataset, check_spec, read_dataset, read_metadata
 from acme.datasets.offline import StreamedReplay, dataset_replay
-from acme.experiments.checkpointing import learner_steps_of, open_resume
+from acme.experiments.checkpointing import Resume, learner_steps_of, open_resume
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.evaluation import EvaluationResult, Evaluator
 from acme.experiments.in_process import ExperimentResult
@@ -123,6 +123,17 @@ def run_offline_experiment(
     spec = evaluation_spec(experiment)
     check_spec(dataset, spec, config.dataset)
     resume = open_resume(experiment)
+    try:
+        return _train(config, progress, dataset, spec, resume)
+    finally:
+        resume.close()
+
+
+def _train(
+    config: OfflineExperimentConfig, progress: bool, dataset: Dataset, spec: specs.EnvironmentSpec, resume: Resume
+) -> ExperimentResult:
+    """The training loop of ``run_offline_experiment``, on its checkpoint directory ``resume``."""
+    experiment = config.experiment
     loop = resume.loop
     counter = counting.Counter()
     networks, learner = make_offline_learner(config, spec, dataset, counter, resume.resumes)

@@ -17,7 +17,7 @@ from typing import Any
 import launch
 from acme import specs
 from acme.datasets.minari_format import check_spec, read_metadata
-from acme.experiments.checkpointing import learner_steps_of, open_resume
+from acme.experiments.checkpointing import hold_checkpoint_directory, learner_steps_of, open_resume
 from acme.experiments.distributed import make_counter
 from acme.experiments.evaluation import Evaluator
 from acme.experiments.offline import OfflineExperimentConfig, evaluation_spec, make_offline_learner
@@ -31,7 +31,7 @@ class OfflineLearnerNode:
         experiment = config.experiment
         dataset = config.open_dataset()
         check_spec(dataset, environment_spec, config.dataset)
-        resume = open_resume(experiment)
+        resume = open_resume(experiment, exclusive=False)  # the program's driver holds the directory
         _, self._learner = make_offline_learner(config, environment_spec, dataset, counter, resume.resumes)
         self._counter = counter
         self._max_steps = config.max_num_learner_steps
@@ -109,6 +109,8 @@ def make_distributed_offline_experiment(config: OfflineExperimentConfig, learner
     checkpoint when the experiment is checkpointed; Ray only) and ``OfflineEvaluatorNode`` (terminal)."""
     spec = evaluation_spec(config.experiment)
     check_spec(read_metadata(config.dataset), spec, config.dataset)  # refused before anything starts
+    if config.experiment.checkpointing is not None:  # one run at a time writes there, this process's
+        hold_checkpoint_directory(config.experiment.checkpointing)
     program = launch.Program("offline")
     counter = program.add_node(launch.ServiceNode(make_counter, {}), label="counter")
     restarts = learner_restarts if config.experiment.checkpointing is not None else 0

@@ -23,20 +23,24 @@ names ``python -m acme.utils.legacy_checkpoints``, which converts them.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import io
 import json
 import os
 import re
 import shutil
+import socket
+import sys
 import tempfile
+import threading
 import warnings
 from typing import Any, Callable, Mapping
 
 import jax
 import numpy as np
 
-from acme.utils import tree_structure
+from acme.utils import regular_files, tree_structure
 
 FORMAT = "acme-tree"
 VERSION = 2
@@ -46,6 +50,10 @@ STRUCTURE = "structure.json"
 LEGACY_VERSION = 1  # structure pickled in structure.pkl; see acme.utils.legacy_checkpoints
 LEGACY_STRUCTURE = "structure.pkl"
 _TMP_PREFIX = ".tmp-"
+# The most each of a checkpoint's own files may hold: a manifest is a page of metadata, the structure a JSON
+# description of the containers, the leaves every array of a learner state (local replay tables included). A file
+# over its limit is refused before it is read; none is ever near these in a real checkpoint.
+MAX_FILE_BYTES = {MANIFEST: 16 << 20, STRUCTURE: 256 << 20, LEGACY_STRUCTURE: 256 << 20, LEAVES: 64 << 30}
 _CKPT_RE = re.compile(r"^ckpt-(\d+)$")
 
 
@@ -59,6 +67,10 @@ class CheckpointMismatchError(CheckpointError):
 
 class LegacyFormatError(CheckpointError):
     """A checkpoint of format version 1, whose pickled structure could run code if it were loaded."""
+
+
+class DirectoryInUseError(CheckpointError):
+    """Another process holds the checkpoint directory: two runs writing one directory would overwrite each other."""
 
 
 class CorruptCheckpointWarning(UserWarning):
@@ -271,12 +283,15 @@ def read_manifest(directory: str) -> dict:
     """
     manifest_path = os.path.join(directory, MANIFEST)
     try:
-        with open(manifest_path, "rb") as f:
-            manifest = json.loads(f.read().decode())
+        manifest = json.loads(regular_files.read_regular_file(manifest_path, MAX_FILE_BYTES[MANIFEST]).decode())
     except FileNotFoundError:
         raise CheckpointError(f"{directory} has no {MANIFEST} (missing or incompletely written).") from None
+    except regular_files.FileRefusedError as error:
+        raise CheckpointError(str(error)) from None
+    except RecursionError:
+        raise CheckpointError(f"{manifest_path} is nested too deeply to be a manifest.") from None
     except (OSError, ValueError) as error:
-        raise CheckpointError(f"{manifest_path} is unreadable: {error}.") from error
+        raise CheckpointError(f"{manifest_path} is unreadable: {str(error)[:200]}.") from error
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise CheckpointError(f"{manifest_path} is not a manifest of format {FORMAT!r}.")
     return manifest
@@ -289,8 +304,9 @@ def read_verified(directory: str, name: str, manifest: Mapping[str, Any]) -> byt
     """
     path = os.path.join(directory, name)
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = regular_files.read_regular_file(path, MAX_FILE_BYTES.get(name, MAX_FILE_BYTES[LEAVES]))
+    except regular_files.FileRefusedError as error:
+        raise CheckpointError(str(error)) from None
     except OSError as error:
         raise CheckpointError(f"{path} is missing or unreadable: {error.strerror or error}.") from error
     expected = manifest.get("sha256", {}).get(name)
@@ -423,6 +439,73 @@ def ensure_writable_dir(directory: str, what: str = "checkpoint directory") -> s
 
 
 # ----------------------------------------------------------------------------------------------
+# One writer per directory.
+
+LOCK = ".lock"  # inside the directory: an flock held by the run that writes there, and who that run is
+_HOLDS: dict[str, list] = {}  # directory -> [open lock file, number of holders in this process]
+_HOLDS_LOCK = threading.Lock()
+
+
+def _holder_of(path: str) -> str:
+    try:
+        text = regular_files.read_regular_file(path, 4096).decode(errors="replace").strip()
+    except OSError:
+        return "another process (its details are unreadable)"
+    return " ".join(text.split())[:300] or "another process"
+
+
+def hold_directory(directory: str, label: str = "checkpoint") -> bool:
+    """Holds ``directory`` for this process until ``release_directory`` (or the process's end, however it ends).
+
+    The hold is an ``flock`` on ``<directory>/.lock``, which the kernel lets go when the holder's process dies,
+    even by SIGKILL, so a crashed run never leaves the directory stuck. Holding it again in the same process is
+    shared (counted). Raises ``DirectoryInUseError`` naming the holder (PID, host, command) when another process
+    holds it.
+    """
+    path = os.path.abspath(directory)
+    with _HOLDS_LOCK:
+        held = _HOLDS.get(path)
+        if held is not None:
+            held[1] += 1
+            return False
+        lock_path = os.path.join(path, LOCK)
+        try:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o644)
+        except OSError as error:
+            raise CheckpointError(
+                f"Cannot open {lock_path}, which marks the run writing to this {label} directory: "
+                f"{error.strerror or error}. It must be a regular file this process can write."
+            ) from error
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise DirectoryInUseError(
+                f"The {label} directory {path} is in use by another run: {_holder_of(lock_path)}. Two runs writing "
+                "one directory would overwrite each other's checkpoints. Wait for that run to end (or stop it), or "
+                "give this run another directory."
+            ) from None
+        holder = f"PID {os.getpid()} on {socket.gethostname()}, started with: {' '.join(sys.argv)[:200]}\n"
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, holder.encode(), 0)
+        _HOLDS[path] = [fd, 1]
+        return True
+
+
+def release_directory(directory: str) -> None:
+    """Lets go of one hold of this process on ``directory`` (see ``hold_directory``); the last one unlocks it."""
+    path = os.path.abspath(directory)
+    with _HOLDS_LOCK:
+        held = _HOLDS.get(path)
+        if held is None:
+            return
+        held[1] -= 1
+        if held[1] == 0:
+            del _HOLDS[path]
+            os.close(held[0])  # closing the descriptor releases the flock
+
+
+# ----------------------------------------------------------------------------------------------
 # The checkpointer.
 
 
@@ -432,15 +515,27 @@ class Checkpointer:
     ``save`` writes atomically; ``restore_latest`` returns the newest readable
     checkpoint, skipping (with a ``CorruptCheckpointWarning``) any that are
     missing files, truncated or fail their checksum.
+
+    An ``exclusive`` checkpointer (the default) holds the directory for its process (``hold_directory``) until
+    ``close``: a second process's is refused with ``DirectoryInUseError``. A node of a distributed run whose
+    driver holds the directory opens it with ``exclusive=False``.
     """
 
-    def __init__(self, directory: str, keep: int = 3, label: str = "checkpoint"):
+    def __init__(self, directory: str, keep: int = 3, label: str = "checkpoint", exclusive: bool = True):
         if not isinstance(keep, int) or isinstance(keep, bool) or keep < 1:
             raise ValueError(f"keep must be an integer >= 1 (how many checkpoints to keep), got {keep!r}.")
         self._label = label
         self._keep = keep
         self._directory = ensure_writable_dir(directory, f"{label} directory")
-        self._remove_stale_temporaries()
+        self._holds = exclusive
+        if exclusive and hold_directory(self._directory, label):
+            self._remove_stale_temporaries()  # only a new holder may: another's may be a checkpoint being written
+
+    def close(self) -> None:
+        """Lets go of the directory (``exclusive``); the checkpointer is not used afterwards. Safe to call twice."""
+        if self._holds:
+            self._holds = False
+            release_directory(self._directory)
 
     @property
     def directory(self) -> str:

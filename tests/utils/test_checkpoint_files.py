@@ -98,7 +98,7 @@ def test_keeps_only_the_newest_n(tmp_path):
         checkpointer.save(_state(step), step=step)
     assert checkpointer.list_checkpoints() == [30, 40]
     assert checkpointer.latest_step() == 40
-    assert sorted(os.listdir(tmp_path)) == ["ckpt-30", "ckpt-40"]
+    assert sorted(os.listdir(tmp_path)) == [".lock", "ckpt-30", "ckpt-40"]  # .lock: the run that writes there
     assert checkpointer.restore_latest()[1] == 40
     with pytest.raises(ValueError, match="keep must be an integer >= 1"):
         Checkpointer(str(tmp_path), keep=0)
@@ -110,7 +110,7 @@ def test_saving_the_same_step_again_replaces_it(tmp_path):
     checkpointer.save(_state(9.0), step=5)
     state, step, _ = checkpointer.restore_latest()
     assert step == 5 and state["w"][0, 0] == 9.0
-    assert sorted(os.listdir(tmp_path)) == ["ckpt-5"]
+    assert sorted(os.listdir(tmp_path)) == [".lock", "ckpt-5"]
 
 
 @pytest.mark.parametrize("damage", ["truncate_npz", "delete_structure", "delete_manifest", "flip_byte"])
@@ -186,13 +186,14 @@ def test_a_crash_mid_write_leaves_the_previous_checkpoint(tmp_path, monkeypatch)
     with pytest.raises(CheckpointError, match="No space left on device"):
         checkpointer.save(_state(2.0), step=2)
     monkeypatch.undo()
-    assert sorted(os.listdir(tmp_path)) == ["ckpt-1"]  # no partial directory left behind
+    assert sorted(os.listdir(tmp_path)) == [".lock", "ckpt-1"]  # no partial directory left behind
     state, step, _ = checkpointer.restore_latest()
     assert step == 1 and state["w"][0, 0] == 1.0
     # A temporary left by a killed process is invisible to restore and removed on the next start.
     os.makedirs(tmp_path / ".tmp-ckpt-3-abc")
+    checkpointer.close()
     assert Checkpointer(str(tmp_path)).list_checkpoints() == [1]
-    assert sorted(os.listdir(tmp_path)) == ["ckpt-1"]
+    assert sorted(os.listdir(tmp_path)) == [".lock", "ckpt-1"]
 
 
 def test_attached_directories_move_in_and_come_back_when_the_write_fails(tmp_path, monkeypatch):
