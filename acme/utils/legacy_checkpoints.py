@@ -27,6 +27,7 @@ import argparse
 import ast
 import importlib
 import importlib.machinery
+import importlib.util
 import io
 import json
 import os
@@ -105,6 +106,33 @@ def _locate(fullname: str, roots: Sequence[str]) -> tuple[str | None, list[str] 
     return None, namespace or None
 
 
+def _locate_top_level(name: str) -> tuple[str | None, list[str] | None]:
+    """``(file, search path)`` of the top-level module ``name`` as ``import`` would find it, through every finder
+    (an editable install finds the library's packages through an import hook, not ``sys.path``); nothing runs:
+    finding a top-level module imports nothing."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None, None
+    if spec is None:
+        return None, None
+    locations = spec.submodule_search_locations
+    return spec.origin, None if locations is None else list(locations)
+
+
+def _without_the_working_directory() -> None:
+    """``python -m`` puts the working directory first on ``sys.path``: an ``agents/`` folder there would stand in
+    for the library's own package. It is taken off the path, unless the library itself runs from there."""
+    library_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    here = os.getcwd()
+    sys.path[:] = [
+        entry
+        for entry in sys.path
+        if not isinstance(entry, str) or os.path.abspath(entry or ".") != here or here == library_root
+    ]
+    importlib.invalidate_caches()
+
+
 def _module_source(module: str) -> str | None:
     """The source of ``module``, read from the file ``import`` would run, without importing anything; None for
     a module that is compiled, missing, or inside a module that is not a package (``baselines.__main__.x``)."""
@@ -115,6 +143,8 @@ def _module_source(module: str) -> str | None:
         prefix, last = ".".join(parts[: i + 1]), i == len(parts) - 1
         if not last and prefix in sys.modules:
             roots = list(getattr(sys.modules[prefix], "__path__", None) or []) or None
+        elif i == 0:
+            origin, roots = _locate_top_level(prefix)
         else:
             origin, roots = _locate(prefix, roots)
         if roots is None and not last:
@@ -185,13 +215,17 @@ def convert(directory: str) -> bool:
             f"{checkpoint_files.LEGACY_VERSION} is converted."
         )
     treedef, leaves = _read_legacy(directory, manifest)
-    if treedef.num_leaves != len(leaves):
+    try:
+        if treedef.num_leaves != len(leaves):
+            raise ValueError(f"the structure has {treedef.num_leaves} leaves but {len(leaves)} are stored")
+        # Leaves keep their order: encode() visits containers as jax flattens them (dicts by sorted key).
+        tree = jax.tree_util.tree_unflatten(treedef, list(range(len(leaves))))
+        structure, order = tree_structure.encode(tree)
+    except Exception as error:  # noqa: BLE001 - a malformed PyTreeDef fails in jax's own code, in any way
         raise CheckpointError(
-            f"{directory}: the structure has {treedef.num_leaves} leaves but {len(leaves)} are stored."
-        )
-    # Leaves keep their order: encode() visits containers as jax flattens them (dicts by sorted key).
-    tree = jax.tree_util.tree_unflatten(treedef, list(range(len(leaves))))
-    structure, order = tree_structure.encode(tree)
+            f"{directory}/{checkpoint_files.LEGACY_STRUCTURE} is not a tree structure jax can rebuild "
+            f"({type(error).__name__}: {str(error)[:200].rstrip('.')}); it was not converted."
+        ) from None
     if order != list(range(len(leaves))):
         raise CheckpointError(f"{directory}: the structure's leaves could not be kept in their stored order.")
     structure_bytes = json.dumps(structure, separators=(",", ":")).encode()
@@ -232,6 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("paths", nargs="+", help="checkpoints, snapshots or checkpoint directories")
     args = parser.parse_args(argv)
+    _without_the_working_directory()
     try:
         for path in args.paths:
             if not os.path.isdir(path):

@@ -474,3 +474,69 @@ def test_snapshot_metadata_naming_no_known_agent_or_environment_is_refused(train
     _rewrite_manifest(snapshot, metadata=["dqn"])
     with pytest.raises(CheckpointError, match="holds metadata of type list, not a dict"):
         policy_export.load_policy(snapshot)
+
+
+def _version_1_naming_an_agent_module(directory: str) -> None:
+    """Rewrites a DQN checkpoint as version 1 wrote it when DQN's state was ``agents.dqn.learning.TrainingState``
+    (the name is still an alias there): the converter must find that module without importing anything else."""
+    import agents.dqn.learning  # noqa: F401 - reading the honest checkpoint needs its state class
+    from acme.jax.value_learning import TargetNetworkState
+
+    tree, _ = checkpoint_files.read_tree(directory)
+    data = pickle.dumps(jax.tree_util.tree_structure(tree), protocol=2)  # globals as text lines
+    stored = b"c" + TargetNetworkState.__module__.encode() + b"\nTargetNetworkState\n"
+    assert stored in data
+    _make_version_1(directory, structure_pickle=data.replace(stored, b"cagents.dqn.learning\nTrainingState\n"))
+
+
+_HOSTILE_AGENTS = {
+    "agents/__init__.py": "open({marker!r}, 'w').write('agents/__init__.py ran')\n",
+    "agents/dqn/__init__.py": "open({marker!r}, 'w').write('agents/dqn ran')\n",
+    "agents/dqn/learning.py": (
+        "from typing import NamedTuple\nopen({marker!r}, 'w').write('agents/dqn/learning.py ran')\n"
+        "class TrainingState(NamedTuple):\n    params: object\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("working_directory", ["elsewhere", "holding a hostile agents/ package"])
+def test_an_honest_version_1_checkpoint_converts_on_an_editable_install_from_any_directory(
+    trained_run, tmp_path, working_directory
+):
+    """The package is found as ``import`` finds it (the editable install's hook), never from the working
+    directory that ``python -m`` puts first on the path."""
+    checkpoint = _copy(_newest_checkpoint(trained_run / "ckpt"), tmp_path / "ckpt-1")
+    _version_1_naming_an_agent_module(checkpoint)
+    cwd, marker = tmp_path / "cwd", tmp_path / "owned"
+    cwd.mkdir()
+    if working_directory != "elsewhere":
+        for name, text in _HOSTILE_AGENTS.items():
+            (cwd / name).parent.mkdir(parents=True, exist_ok=True)
+            (cwd / name).write_text(text.format(marker=str(marker)))
+    environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    result = subprocess.run(
+        [sys.executable, "-m", "acme.utils.legacy_checkpoints", checkpoint],
+        cwd=str(cwd),
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0 and "converted" in result.stdout, result.stderr[-2000:]
+    assert not marker.exists()
+    tree, manifest = checkpoint_files.read_tree(checkpoint)
+    assert manifest["version"] == checkpoint_files.VERSION and type(tree["learner"]).__name__ == "TargetNetworkState"
+
+
+def test_a_malformed_pickled_structure_is_refused_by_the_converter_with_exit_2(trained_run, tmp_path):
+    snapshot = _copy(trained_run / "run" / "policy", tmp_path / "policy")
+    tree, _ = checkpoint_files.read_tree(snapshot)
+    data = bytearray(pickle.dumps(jax.tree_util.tree_structure(tree), protocol=pickle.HIGHEST_PROTOCOL))
+    # The last node's leaf count (the BININT1 before the closing TUPLE, APPENDS, TUPLE2, BUILD, STOP) made wrong.
+    count = len(data) - 10
+    assert data[count - 1 : count] == b"K"
+    data[count] = (data[count] + 7) % 256
+    _make_version_1(snapshot, structure_pickle=bytes(data))
+    result = _run_cli(["acme.utils.legacy_checkpoints", snapshot], cwd=str(tmp_path))
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert "was not converted" in result.stderr
