@@ -28,7 +28,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from baselines import arguments, registry
 
@@ -36,6 +36,7 @@ SPEC_FILE = "sweep.json"  # what the sweep is: written when it starts, compared 
 RUNS = "runs"  # DIR/runs/<label>: the trials' run directories
 TUNE = "tune"  # DIR/tune: Ray Tune's experiment state
 TRIAL_FILE = "sweep_trial.json"  # in each run directory: the setting and seeds it runs, and its command
+PID_FILE = "trial.pid"  # in a run directory while its run process runs: its id and start time
 _OWN_FLAGS = ("--seed", "--run-dir", "--checkpoint-dir", "--no-progress", "--num-seeds", "--sweep")
 
 
@@ -358,6 +359,80 @@ def trial_runs(sweep: Sweep, setting: dict[str, str], seeds: Sequence[int], swee
     return runs
 
 
+def run_process(
+    command: Sequence[str], run_dir: str, environment: dict[str, str], cwd: str, poll: Callable[[], None]
+) -> int:
+    """Runs a trial's run ``command``, its output appended to ``run_dir/output.log``, and returns its exit status.
+
+    While it runs, ``run_dir/trial.pid`` names it (its process id and start time, which the sweep checks before it
+    signals or waits for the id, as ids are reused); the file is removed when it ends. ``poll`` is called about
+    once a second. The run gets SIGTERM (and saves a checkpoint) if the calling thread ends first.
+    """
+    pid_file = os.path.join(run_dir, PID_FILE)
+    with open(os.path.join(run_dir, "output.log"), "a") as log:
+        process = subprocess.Popen(
+            list(command),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=environment,
+            cwd=cwd,
+            preexec_fn=_die_with_parent,
+            start_new_session=True,  # one SIGTERM when the trial ends, not Ray's kill of its process group
+        )
+    try:
+        _write_pid_file(pid_file, process.pid)
+        while True:
+            try:
+                return process.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                poll()
+    finally:
+        if process.poll() is not None:  # one still running (``poll`` raised) keeps its file: the sweep waits for it
+            _remove(pid_file)
+
+
+def _write_pid_file(path: str, pid: int) -> None:
+    """Names process ``pid`` in ``path``: its id and its start time (clock ticks after boot, /proc/PID/stat)."""
+    stat = _process_stat(pid)
+    if stat is None:
+        return  # it has already ended and been reaped: nothing to wait for
+    with open(path + ".tmp", "w") as f:
+        json.dump({"pid": pid, "started": stat[1]}, f)
+    os.replace(path + ".tmp", path)
+
+
+def _process_stat(pid: int) -> tuple[str, int] | None:
+    """Process ``pid``'s state letter and start time (clock ticks after boot), or None if there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()  # after the command name, which may hold spaces
+        return fields[0], int(fields[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _recorded_run(path: str) -> int | None:
+    """The id of the run process the pid file ``path`` names, if that process still runs; None if it has ended,
+    if the id now names another process, or if the file cannot be read (as an older sweep's bare id)."""
+    try:
+        with open(path) as f:
+            recorded = json.load(f)
+        pid, started = int(recorded["pid"]), int(recorded["started"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    stat = _process_stat(pid)
+    if stat is None or stat[1] != started or stat[0] in ("Z", "X"):
+        return None
+    return pid
+
+
+def _remove(path: str) -> None:
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+
+
 def _die_with_parent() -> None:
     """In a trial's run process: SIGTERM when the trial's process ends (a run with checkpoints then saves)."""
     import ctypes
@@ -423,26 +498,13 @@ def run_trial(config: dict) -> None:
             if os.path.exists(os.path.join(config["sweep_dir"], STOPPING)):
                 raise RuntimeError("The sweep is stopping; this run starts when it resumes.")
             environment = {**os.environ, **_thread_environment(config["cpus"])}
-            with open(os.path.join(run_dir, "output.log"), "a") as log:
-                process = subprocess.Popen(
-                    [sys.executable, "-m", "baselines", *argv],
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    env=environment,
-                    cwd=config["cwd"],
-                    preexec_fn=_die_with_parent,
-                    start_new_session=True,  # one SIGTERM when the trial ends, not Ray's kill of its process group
-                )
-                with open(os.path.join(run_dir, "trial.pid"), "w") as f:
-                    f.write(str(process.pid))
-                while process.poll() is None:
-                    time.sleep(1.0)
-                    report_new_rows()
-            if process.returncode != 0:
+            command = [sys.executable, "-m", "baselines", *argv]
+            status = run_process(command, run_dir, environment, config["cwd"], report_new_rows)
+            if status != 0:
                 with open(os.path.join(run_dir, "output.log")) as f:
                     tail = "".join(f.readlines()[-15:])
                 raise RuntimeError(
-                    f"{tail}\nThe run in {run_dir} failed (exit status {process.returncode}); its log: "
+                    f"{tail}\nThe run in {run_dir} failed (exit status {status}); its log: "
                     f"{os.path.join(run_dir, 'output.log')}"
                 )
         finals.extend(final_returns(run_dir))
@@ -547,30 +609,20 @@ STOPPING = "stopping"  # DIR/stopping: the sweep is being stopped; no trial star
 
 
 def _live_runs(sweep_dir: str) -> list[int]:
-    """The process ids of the trials' runs still running."""
+    """The process ids of the trials' runs still running; the pid file of one that has ended (or whose id now
+    names another process) is removed."""
     runs = os.path.join(sweep_dir, RUNS)
     pids = []
     for folder in os.listdir(runs) if os.path.isdir(runs) else []:
-        path = os.path.join(runs, folder, "trial.pid")
+        path = os.path.join(runs, folder, PID_FILE)
         if not os.path.exists(path):
             continue
-        with open(path) as f:
-            text = f.read().strip()
-        if text and _alive(int(text)):
-            pids.append(int(text))
+        pid = _recorded_run(path)
+        if pid is None:
+            _remove(path)
+        else:
+            pids.append(pid)
     return pids
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
 
 
 def _wait_for_runs(sweep_dir: str, timeout: float = 120.0) -> None:
@@ -609,11 +661,21 @@ class _GracefulStop:
         open(os.path.join(self.sweep_dir, STOPPING), "w").close()
         threading.Thread(target=self._stop_runs_then_tune, daemon=True).start()
 
-    def _stop_runs_then_tune(self, timeout: float = 120.0) -> None:
-        for pid in _live_runs(self.sweep_dir):
-            os.kill(pid, signal.SIGTERM)
-        _wait_for_runs(self.sweep_dir, timeout)
+    def _stop_runs_then_tune(self) -> None:
+        stop_runs(self.sweep_dir)
         os.kill(os.getpid(), signal.SIGUSR1)
+
+
+def stop_runs(sweep_dir: str, timeout: float = 120.0) -> None:
+    """SIGTERM to each trial's run still running (it saves a checkpoint and exits), then waits (at most ``timeout``
+    seconds) until they have ended. Only processes their pid files name, with the start time recorded, are
+    signalled."""
+    for pid in _live_runs(sweep_dir):
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass  # it has just ended
+    _wait_for_runs(sweep_dir, timeout)
 
 
 def run_sweep(argv: Sequence[str]) -> int:

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -154,3 +155,62 @@ def test_an_optuna_search_and_an_anakin_grid_finish_and_are_reported(tmp_path, c
         assert 1e-4 <= float(setting["setting"]["learning_rate"]) <= 1e-2
         if "--launcher" in flags:
             assert setting["seeds"] == [0, 1] and setting["finished"] == 2
+
+
+def _wait_until(condition, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_a_pid_file_naming_another_process_is_neither_signalled_nor_waited_for(tmp_path):
+    """A run's id, once its run ended, may name an unrelated process: stopping the sweep's runs leaves that process
+    alone, returns at once, and removes the stale pid files (one with another start time, one an older sweep's
+    bare id)."""
+    from baselines import sweep
+
+    unrelated = subprocess.Popen(["sleep", "60"])
+    try:
+        started = sweep._process_stat(unrelated.pid)[1]
+        stale = {"other-start": json.dumps({"pid": unrelated.pid, "started": started - 1}), "bare": str(unrelated.pid)}
+        for folder, text in stale.items():
+            os.makedirs(tmp_path / "runs" / folder)
+            (tmp_path / "runs" / folder / "trial.pid").write_text(text)
+        begun = time.monotonic()
+        sweep.stop_runs(str(tmp_path), timeout=60)
+        assert time.monotonic() - begun < 30  # not the 60 s a wait on the unrelated process would take
+        assert unrelated.poll() is None
+        assert not any((tmp_path / "runs" / folder / "trial.pid").exists() for folder in stale)
+    finally:
+        unrelated.kill()
+        unrelated.wait()
+
+
+def test_a_trial_run_is_named_by_its_pid_file_while_it_runs_and_stopped_through_it(tmp_path):
+    """A run under way is named by its pid file: stopping the sweep's runs sends it SIGTERM; once it ended, its
+    pid file is gone."""
+    from baselines import sweep
+
+    run_dir = tmp_path / "runs" / "learning_rate=1e-3-seed0"
+    run_dir.mkdir(parents=True)
+    pid_file = run_dir / "trial.pid"
+    status: list[int] = []
+    runner = threading.Thread(
+        target=lambda: status.append(
+            sweep.run_process(["sleep", "60"], str(run_dir), dict(os.environ), str(tmp_path), lambda: None)
+        )
+    )
+    runner.start()
+    try:
+        _wait_until(pid_file.exists)
+        assert sweep._live_runs(str(tmp_path)) == [json.loads(pid_file.read_text())["pid"]]
+        sweep.stop_runs(str(tmp_path), timeout=30)
+        runner.join(timeout=30)
+        assert status == [-signal.SIGTERM]
+        assert not pid_file.exists()
+        assert sweep._live_runs(str(tmp_path)) == []
+    finally:
+        for pid in sweep._live_runs(str(tmp_path)):
+            os.kill(pid, signal.SIGKILL)
+        runner.join(timeout=30)
