@@ -309,7 +309,13 @@ def read_verified(directory: str, name: str, manifest: Mapping[str, Any]) -> byt
         raise CheckpointError(str(error)) from None
     except OSError as error:
         raise CheckpointError(f"{path} is missing or unreadable: {error.strerror or error}.") from error
-    expected = manifest.get("sha256", {}).get(name)
+    digests = manifest.get("sha256")
+    if not isinstance(digests, dict):
+        raise CheckpointError(
+            f"{os.path.join(directory, MANIFEST)} lists its checksums as {str(digests)[:80]!r}; expected a mapping "
+            "of file names to sha256 digests."
+        )
+    expected = digests.get(name)
     actual = _sha256(data)
     if actual != expected:
         raise CheckpointError(
