@@ -12,10 +12,9 @@ A server whose process dies fails its actors' next ``select`` with ``InferenceSe
 from __future__ import annotations
 
 import threading
-from multiprocessing.connection import Client
 from typing import Any
 
-from acme.utils.connections import AuthenticatedListener
+from acme.utils.connections import AuthenticatedListener, connect
 
 
 class InferenceListener:
@@ -61,8 +60,8 @@ class InferenceClient:
     def __init__(self, host: str, port: int, authkey: bytes):
         self._address = f"{host}:{port}"
         try:
-            self._connection = Client((host, port), authkey=authkey)
-        except (EOFError, ConnectionError) as error:
+            self._connection = connect((host, port, authkey))
+        except (EOFError, ConnectionError, TimeoutError) as error:
             raise InferenceServerGoneError(
                 f"Cannot reach the inference server at {self._address} ({_describe(error)}): its process is not "
                 "running or does not listen there any more."

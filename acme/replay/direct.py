@@ -31,7 +31,6 @@ from __future__ import annotations
 import collections
 import threading
 import time
-from multiprocessing.connection import Client
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -40,7 +39,7 @@ import tree
 from acme.replay import tables
 from acme.replay.local import RateLimiterTimeout, ReplaySample, _shape_dtype
 from acme.replay.local_client import LocalReplay, LocalTablesClient, LocalTrajectoryWriter, TableInfo, _check_leaves
-from acme.utils.connections import AuthenticatedListener
+from acme.utils.connections import AuthenticatedListener, connect
 
 _POLL_SECONDS = 0.1  # how often an insert waiting on the rate limiter looks whether the listener was closed
 _REQUESTS = ("insert", "info", "sample", "can_sample", "mutate_priorities", "save")
@@ -171,7 +170,7 @@ class RemoteReplay:
         host, port, authkey = address
         self._where = f"{host}:{port}"
         try:
-            self._connection = Client((host, port), authkey=authkey)
+            self._connection = connect((host, port, authkey))
         except (EOFError, OSError) as error:
             raise ReplayTransportError(
                 f"Cannot reach the replay listener at {self._where} ({type(error).__name__}: {error}): the process "
@@ -339,7 +338,7 @@ class RemoteTables(LocalTablesClient):
         self._where = f"{host}:{port}"
         self._lock = threading.Lock()
         try:
-            self._connection = Client((host, port), authkey=authkey)
+            self._connection = connect((host, port, authkey))
         except (EOFError, OSError) as error:
             raise ReplayTransportError(
                 f"Cannot reach the replay node at {self._where} ({type(error).__name__}: {error})."
