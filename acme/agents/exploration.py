@@ -7,7 +7,7 @@ import dataclasses
 
 import jax.numpy as jnp
 
-from acme.agents.config_checks import ConfigChecker
+from acme.agents.config_checks import MAX_STEPS, ConfigChecker
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,15 +31,11 @@ class EpsilonGreedyConfig:
 
 def check_epsilon_greedy(config: EpsilonGreedyConfig) -> None:
     check = ConfigChecker(config)
-    for name in ("epsilon_start", "epsilon_end", "evaluation_epsilon"):
-        value = getattr(config, name)
-        check(0 <= value <= 1, f"{name} must be a probability in [0, 1], got {value}.")
-    check(config.epsilon_decay_steps >= 0, f"epsilon_decay_steps must be >= 0, got {config.epsilon_decay_steps}.")
-    check(
-        config.actor_epsilon_base is None or 0 < config.actor_epsilon_base < 1,
-        f"actor_epsilon_base must be None or in (0, 1), got {config.actor_epsilon_base}.",
-    )
-    check(config.actor_epsilon_spread >= 0, f"actor_epsilon_spread must be >= 0, got {config.actor_epsilon_spread}.")
+    check.probability(config, "epsilon_start", "epsilon_end", "evaluation_epsilon")
+    check.integer(config, "epsilon_decay_steps", minimum=0, maximum=MAX_STEPS)
+    if config.actor_epsilon_base is not None:
+        check.in_range(config, "actor_epsilon_base", 0, 1, low_open=True, high_open=True)
+    check.non_negative(config, "actor_epsilon_spread")
 
 
 def linear_epsilon(config: EpsilonGreedyConfig, step: jnp.ndarray) -> jnp.ndarray:

@@ -22,7 +22,7 @@ import optax
 
 from acme import specs, types
 from acme.agents import exploration
-from acme.agents.config_checks import ConfigChecker, check_transition_replay
+from acme.agents.config_checks import MAX_STEPS, ConfigChecker, check_transition_replay
 from acme.agents.exploration import EpsilonGreedyConfig, check_epsilon_greedy
 from acme.agents.transition_builder import NStepTransitionBuilder
 from acme.agents.transition_config import TransitionReplayConfig
@@ -65,7 +65,7 @@ def check_q_learning(config: QLearningConfig) -> None:
     """Checks ``QLearningConfig``'s fields (a member's own are its to check)."""
     check = ConfigChecker(config)
     check.positive(config, "learning_rate", "adam_eps", "max_gradient_norm")
-    check(config.target_update_period >= 1, f"target_update_period must be >= 1, got {config.target_update_period}.")
+    check.positive_int(config, "target_update_period", maximum=MAX_STEPS)
     check.layer_sizes(config, "hidden_sizes")
     check.one_of(config, "torso", TORSOS)
     check.in_unit_interval(config, "priority_exponent", "importance_sampling_exponent")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from acme.agents.config_checks import ConfigChecker, check_max_abs_reward
+from acme.agents.config_checks import MAX_REPLAY_ITEMS, MAX_STEPS, ConfigChecker, check_max_abs_reward, is_integer
+from acme.utils.quoting import quote
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,7 +52,9 @@ class RolloutConfig:
 def check_rollout_config(config: RolloutConfig) -> None:
     """Checks ``RolloutConfig``'s fields."""
     check = ConfigChecker(config)
-    check.positive_int(config, "unroll_length", "batch_size", "queue_size", "prefetch_size", "variable_update_period")
+    check.positive_int(config, "unroll_length", "batch_size", "prefetch_size")
+    check.positive_int(config, "queue_size", maximum=MAX_REPLAY_ITEMS)
+    check.positive_int(config, "variable_update_period", maximum=MAX_STEPS)
     check(
         config.queue_size >= config.batch_size,
         f"queue_size ({config.queue_size}) must be >= batch_size ({config.batch_size}): a batch must fit the queue.",
@@ -59,7 +62,5 @@ def check_rollout_config(config: RolloutConfig) -> None:
     check(bool(config.replay_table_name), "replay_table_name must be a non-empty string.")
     check_max_abs_reward(config)
     lag = config.max_policy_lag
-    check(
-        lag is None or (isinstance(lag, int) and not isinstance(lag, bool) and lag >= 0),
-        f"max_policy_lag must be None or an integer >= 0, got {lag!r}.",
-    )
+    if lag is not None and not (is_integer(lag) and 0 <= lag <= MAX_STEPS):
+        check.fail(f"max_policy_lag must be None or an integer >= 0 and at most {MAX_STEPS:,}, got {quote(lag)}.")

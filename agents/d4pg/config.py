@@ -6,7 +6,7 @@ import dataclasses
 import math
 from typing import Sequence
 
-from acme.agents.config_checks import ConfigChecker, check_transition_replay
+from acme.agents.config_checks import MAX_BATCH_DIMENSION, ConfigChecker, check_transition_replay
 from acme.agents.transition_config import TransitionReplayConfig
 
 
@@ -46,10 +46,7 @@ class D4PGConfig(TransitionReplayConfig):
         check = ConfigChecker(self)
         check.positive(self, "learning_rate")
         check(0 < self.tau <= 1, f"tau must be in (0, 1], got {self.tau}.")
-        check(
-            isinstance(self.num_atoms, int) and not isinstance(self.num_atoms, bool) and self.num_atoms >= 2,
-            f"num_atoms must be an integer >= 2, got {self.num_atoms!r}.",
-        )
+        check.integer(self, "num_atoms", minimum=2, maximum=MAX_BATCH_DIMENSION)
         check(
             math.isfinite(self.vmin) and math.isfinite(self.vmax) and self.vmin < self.vmax,
             f"vmin ({self.vmin}) must be < vmax ({self.vmax}), both finite.",

@@ -54,5 +54,5 @@ class IMPALAConfig(RolloutConfig):
         check.layer_sizes(self, "hidden_sizes")
         check.one_of(self, "torso", TORSOS)
         if self.lstm_size is not None:
-            check.positive_int(self, "lstm_size")
+            check.layer_width(self, "lstm_size")
         check_rollout_config(self)

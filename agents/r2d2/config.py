@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-from acme.agents.config_checks import ConfigChecker, check_transition_replay
+from acme.agents.config_checks import MAX_BATCH_DIMENSION, MAX_STEPS, ConfigChecker, check_transition_replay
 from acme.agents.exploration import EpsilonGreedyConfig, check_epsilon_greedy
 from acme.agents.transition_config import TransitionReplayConfig
 from acme.jax.torsos import TORSOS
@@ -57,11 +57,10 @@ class R2D2Config(TransitionReplayConfig, EpsilonGreedyConfig):
     def __post_init__(self):
         check = ConfigChecker(self)
         check.positive(self, "learning_rate", "adam_eps", "max_gradient_norm")
-        check.positive_int(self, "target_update_period", "trace_length", "sequence_period", "lstm_size")
-        check(
-            isinstance(self.burn_in_length, int) and self.burn_in_length >= 0,
-            f"burn_in_length must be an integer >= 0, got {self.burn_in_length!r}.",
-        )
+        check.positive_int(self, "target_update_period", maximum=MAX_STEPS)
+        check.positive_int(self, "trace_length", "sequence_period")
+        check.layer_width(self, "lstm_size")
+        check.integer(self, "burn_in_length", minimum=0, maximum=MAX_BATCH_DIMENSION)
         check(self.trace_length >= 2, f"trace_length must be >= 2 (a step and the one after), got {self.trace_length}.")
         check.layer_sizes(self, "torso_sizes")
         check.one_of(self, "torso", TORSOS)

@@ -75,7 +75,7 @@ CASES = {
             ("epsilon", 0.0, "epsilon must be > 0"),
             ("epsilon_mean", -1e-3, "epsilon_mean must be > 0"),
             ("epsilon_stddev", 0.0, "epsilon_stddev must be > 0"),
-            ("pre_tanh_penalty", float("nan"), "pre_tanh_penalty must be a finite number >= 0"),
+            ("pre_tanh_penalty", float("nan"), "pre_tanh_penalty must be a finite number"),
             ("num_samples", 0, "num_samples must be an integer >= 1"),
             ("num_critics", 0, "num_critics must be an integer >= 1"),
             ("tau", 0.0, r"tau must be in \(0, 1\]"),
