@@ -17,6 +17,7 @@ from acme.replay.local import RateLimiterTimeout
 from acme.replay.local_client import LocalBatches, LocalReplay
 from acme.testing import fakes
 from tests.adders.helpers import read_all, run_episode
+from tests.launch.testlib import eventually
 
 SIGNATURE = {"obs": specs.Array((2,), np.float32), "action": specs.Array((), np.int32)}
 
@@ -88,26 +89,40 @@ def test_an_adder_writes_the_same_items_through_it_as_into_local_tables(served):
 
 def test_an_actor_waits_for_the_learners_rate_limiter(served):
     """Back-pressure: with samples asked for first, the listener's insert waits, and after ``max_in_flight``
-    unacknowledged items so does the actor; sampling lets it go on."""
+    unacknowledged items so does the actor's next insert; each sample lets one more item through."""
     limiter = tables.SampleToInsertRatio(samples_per_insert=1.0, min_size_to_sample=5, error_buffer=2.0)
-    replay, listener, client = served(_spec(limiter), max_in_flight=4)
-    done = threading.Event()
-    writer = threading.Thread(target=lambda: (_write(client, "t", 0, 40), client.flush(), done.set()), daemon=True)
-    writer.start()
-    time.sleep(1.0)
-    held = listener.received
-    assert not done.is_set() and held < 40  # blocked: the limiter wants samples
-    time.sleep(0.5)
-    assert listener.received == held  # and stays so
+    in_flight = 4
+    replay, listener, client = served(_spec(limiter), max_in_flight=in_flight)
     table = replay.table("t")
+    # Before any sample the limiter lets inserts * samples_per_insert reach its upper bound: 7 items.
+    full = int(limiter.bounds[1] / limiter.samples_per_insert)
+    started, returned = [], []  # the items whose insert the actor began, and those whose insert came back
+
+    def write() -> None:
+        for i in range(40):
+            started.append(i)
+            _write(client, "t", i, 1)
+            returned.append(i)
+        client.flush()
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    for samples in range(3):
+        held = full + samples  # what the limiter lets the table hold after this many samples
+        # The actor's insert of item held + 4 begins only once item held - 1 was acknowledged, and cannot come back
+        # before item held is: the listener holds that one until a sample makes room.
+        assert eventually(lambda: len(started) > held + in_flight, timeout=30), (started, listener.received)
+        assert len(started) == held + in_flight + 1 and len(returned) == held + in_flight and writer.is_alive()
+        assert listener.received == held and len(table) == held and not table.can_insert()
+        table.sample(1, timeout=10)
     deadline = time.monotonic() + 30
-    while not done.is_set():
+    while writer.is_alive():
         assert time.monotonic() < deadline, "the actor never finished"
         try:
             table.sample(1, timeout=0.2)
         except RateLimiterTimeout:  # the limiter wants inserts now: they are on their way
             pass
-    assert listener.received == 40
+    assert listener.received == 40 and returned == list(range(40))
 
 
 def test_a_peer_without_the_key_is_refused_and_the_others_go_on(served):
