@@ -7,12 +7,22 @@ filled with ``n`` (so a stack of observations says which frames it holds), with 
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
 from acme import specs
 from acme.environments import make_environment, make_environment_batch
-from acme.environments.atari import AtariConfig, AtariEnvironment, AtariVectorBatch, parse_atari_id, rom_id
+from acme.environments.atari import (
+    AtariConfig,
+    AtariEnvironment,
+    AtariVectorBatch,
+    area_resize,
+    load_game,
+    parse_atari_id,
+    rom_id,
+)
 from acme.environments.factory import UnknownEnvironmentError
 
 HEIGHT, WIDTH = 210, 160
@@ -68,7 +78,7 @@ def test_each_step_repeats_the_action_and_observes_the_max_of_its_last_two_frame
     env = _env(ale)
     first = env.reset()
     assert first.first() and first.observation.shape == (84, 84, 4) and first.observation.dtype == np.uint8
-    assert (first.observation == 0).all()  # frame 0 fills the stack
+    assert (first.observation == 0).all()  # frame 0 (all zeros) after three frames of zeros
     step = env.step(2)  # the minimal set's third action: the emulator's 3
     assert ale.actions == [3, 3, 3, 3] and step.reward == np.float32(3.0)
     newest = step.observation[..., -1]
@@ -94,28 +104,33 @@ def test_a_game_starts_with_up_to_noop_max_noops_drawn_from_the_seed():
         counts.append(len(ale.actions))
     assert min(counts) >= 0 and max(counts) <= 30 and len(set(counts)) > 5
     again = ScriptedALE()
-    _env(again, seed=3, noop_max=30).reset()
+    first = _env(again, seed=3, noop_max=30).reset()
     assert len(again.actions) == counts[3]  # the same seed, the same start
+    start = counts[3]
+    assert start > 0 and first.observation[60, 60, -1] == start  # the frame after the no-ops, after zeros
+    assert (first.observation[..., :-1] == 0).all()
 
 
-def test_sticky_actions_repeat_the_previous_frames_action_with_their_probability_from_the_seed():
-    def actions(seed):
-        ale = ScriptedALE()
-        env = _env(ale, seed=seed, sticky_action_probability=0.25)
+def test_the_frame_cap_counts_frames_after_the_noops():
+    ale = ScriptedALE()
+    env = _env(ale, seed=3, noop_max=30, max_frames=12)
+    env.reset()
+    noops = ale.frame
+    timesteps = [env.step(0) for _ in range(3)]
+    assert noops > 0 and [t.last() for t in timesteps] == [False, False, True] and ale.frame == noops + 12
+
+
+def test_sticky_actions_are_drawn_by_the_emulator_from_the_seed():
+    assert load_game("Pong", 0, 0.25).getFloat("repeat_action_probability") == pytest.approx(0.25)
+
+    def observations(seed, sticky):
+        env = AtariEnvironment("Pong", AtariConfig(noop_max=0, sticky_action_probability=sticky), seed=seed)
         env.reset()
-        for i in range(250):
-            env.step(i % 4)
-        return ale.actions
+        return np.stack([env.step(2 + i % 2).observation[..., -1] for i in range(150)])  # up, down, up, ...
 
-    first = actions(7)
-    assert first == actions(7)  # a fixed seed fixes which frames stick
-    chosen = [[0, 1, 3, 4][i % 4] for i in range(250) for _ in range(4)]
-    # Where the chosen action differs from the one the emulator got on the frame before, the frame sticks (takes
-    # that one again) with probability 0.25, and otherwise takes the chosen one.
-    changes = [i for i in range(1, len(first)) if chosen[i] != first[i - 1]]
-    stuck = [first[i] == first[i - 1] for i in changes]
-    assert all(first[i] in (chosen[i], first[i - 1]) for i in changes)
-    assert len(changes) > 250 and 0.17 < np.mean(stuck) < 0.33, np.mean(stuck)
+    sticky = observations(7, 0.25)
+    assert (sticky == observations(7, 0.25)).all()  # a fixed seed fixes which frames stick
+    assert not (sticky == observations(7, 0.0)).all()  # and stuck frames change the game
 
 
 def test_the_game_ends_with_discount_0_and_a_frame_cap_truncates():
@@ -124,6 +139,8 @@ def test_the_game_ends_with_discount_0_and_a_frame_cap_truncates():
     timesteps = [over.step(0) for _ in range(3)]
     assert [t.last() for t in timesteps] == [False, False, True]
     assert timesteps[-1].discount == 0.0
+    # The game ended on the step's second frame: its observation repeats the screens before (frames 7 and 8).
+    assert timesteps[-1].observation[60, 60, -1] == 8 and timesteps[-1].observation[0, 0, -1] == 250
     capped = _env(max_frames=12)
     capped.reset()
     timesteps = [capped.step(0) for _ in range(3)]
@@ -158,6 +175,7 @@ def test_the_full_action_set_has_18_actions():
         ("Pong?noop_max=few", "atari option noop_max takes a int, got 'few'"),
         ("Pong?full_action_space=maybe", "takes true or false"),
         ("Pong?sticky_action_probability=1", "sticky_action_probability must be in [0, 1)"),
+        ("Pong?screen_size=200", "screen_size must be at most 160 (the screen's width"),
     ],
 )
 def test_options_in_the_id_are_checked(name, message):
@@ -209,3 +227,50 @@ def test_k_games_step_together_in_ales_vector_environment_with_one_games_convent
     assert make_environment_batch("gymnasium:CartPole-v1", [0, 1]) is None
     with pytest.raises(UnknownEnvironmentError, match="ale-py has no Atari game 'Pongg'"):
         make_environment_batch("atari:Pongg", [0, 1])
+
+
+def test_area_resize_averages_the_pixels_each_output_pixel_covers():
+    assert (area_resize(np.full((HEIGHT, WIDTH), 77, np.uint8), 84) == 77).all()
+    halves = np.zeros((HEIGHT, WIDTH), np.uint8)
+    halves[:, 80:] = 200
+    resized = area_resize(halves, 84)
+    # 160 columns into 84: output column 41 covers source columns 78.1 .. 80.0, column 42 80.0 .. 81.9
+    assert (resized[:, :42] == 0).all() and (resized[:, 42:] == 200).all()
+    blocks = np.kron(np.arange(100, dtype=np.uint8).reshape(10, 10), np.ones((21, 16), np.uint8))
+    assert (area_resize(blocks, 10) == np.arange(100).reshape(10, 10)).all()  # whole 21 x 16 blocks
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the no-op draws follow libstdc++, which ale-py's Linux wheels use")
+@pytest.mark.parametrize(
+    "environment_id, boundary",
+    [
+        ("atari:Breakout?terminal_on_life_loss=true", "lost life"),  # the game goes on after the episode's end
+        ("atari:Pong?max_frames=600", "truncation"),  # a new game, with its own no-ops, in the same step
+    ],
+)
+def test_one_game_and_the_vector_environment_give_the_same_timesteps(environment_id, boundary):
+    """Training steps K > 1 games in ale-py's vector environment, evaluation one AtariEnvironment: for the same
+    id, seeds and actions (sticky actions and no-op starts on) they must see the same observations, rewards and
+    step types, through episode ends."""
+    seeds = [3, 104_726]
+    singles = [make_environment(environment_id, seed=seed) for seed in seeds]
+    batch = make_environment_batch(environment_id, seeds)
+    batch.reset(), [env.reset() for env in singles]  # a second reset starts new games, not the seeded ones again
+    pairs = list(zip([env.reset() for env in singles], batch.reset()))
+    actions = np.random.default_rng(0).integers(0, batch.environment_spec().actions.num_values, (300, len(seeds)))
+    for step_actions in actions:
+        for env, action, (timestep, restart) in zip(singles, step_actions, batch.step(step_actions, len(seeds))):
+            pairs.append((env.step(action), timestep))
+            if pairs[-1][0].last():
+                pairs.append((env.reset(), restart))
+            else:
+                assert restart is None
+    for one, vector in pairs:
+        assert one.step_type == vector.step_type and one.reward == vector.reward and one.discount == vector.discount
+        np.testing.assert_array_equal(one.observation, vector.observation)
+    ends = [one for one, _ in pairs if one.last()]
+    if boundary == "lost life":
+        assert any(end.discount == 0.0 for end in ends)
+    else:
+        assert any(end.discount == 1.0 for end in ends)
+    batch.close()
