@@ -47,9 +47,9 @@ REVERB = [
     "numpy<2",
 ]
 
-# Atari games by id (atari:Pong): ale-py bundles the ROMs since 0.12.1 (0.12.0 shipped without them); Pillow
-# resizes the frames. make install includes it.
-ATARI = ["ale-py>=0.12.1", "pillow>=10"]
+# Atari games by id (atari:Pong): ale-py bundles the ROMs since 0.12.1 (0.12.0 shipped without them); frames are
+# resized in numpy (to the byte as ale-py's vector environment resizes them). make install includes it.
+ATARI = ["ale-py>=0.12.1"]
 
 setup(
     name="acme-jax",
