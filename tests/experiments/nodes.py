@@ -85,14 +85,34 @@ def kill_learner_after_checkpoint(learner, checkpoint_dir: str, min_step: int, r
     _kill_when(learner, newest, min_step, record_path)
 
 
-def record_held_replay(learner, counter, num_actors: int, record_path: str) -> None:
-    """Once every actor has finished, writes the learner's ``held_replay_info()`` (its own tables) as JSON."""
+def record_held_replay(learner, counter, num_actors: int, record_path: str, queues: str | None = None) -> None:
+    """Once every actor has finished and every item it wrote is in the learner's tables, writes the learner's
+    ``held_replay_info()`` (its own tables) as JSON.
+
+    Over the direct feed an actor finishes only once the learner acknowledged its last item. Through reverb's
+    transfer queues (``queues``: the replay node's address) the learner's feed may still be moving items: it has
+    moved them all once it has taken as many as the queues were given.
+    """
     import json
 
     while counter.get_counts().get("actor_node_finishes", 0) < num_actors:
         if launch.stop_requested():
             return
         time.sleep(0.05)
-    time.sleep(0.5)  # the last items cross the queue
+    if queues is not None:
+        import reverb
+
+        client = reverb.Client(queues)
+
+        def given() -> int:
+            return sum(info.rate_limiter_info.insert_stats.completed for info in client.server_info().values())
+
+        deadline = time.monotonic() + 60  # a guard against a hang, not a speed check
+        while learner.held_replay_info()["items_received"] < given():
+            if launch.stop_requested():
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the learner's feed moved {learner.held_replay_info()} of {given()} items")
+            time.sleep(0.05)
     with open(record_path, "w") as f:
         json.dump(learner.held_replay_info(), f)

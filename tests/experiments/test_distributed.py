@@ -119,9 +119,10 @@ def test_a_learner_that_holds_the_replay_samples_at_the_configured_ratio(tmp_pat
     else:
         assert "replay" not in program.labels  # the learner listens for the items itself
     record = tmp_path / "held_replay.json"
+    queues = program.get("replay").handle if feed == "reverb" else None
     program.add_node(
         launch.FunctionNode(
-            record_held_replay, program.get("learner").handle, program.get("counter").handle, 2, str(record)
+            record_held_replay, program.get("learner").handle, program.get("counter").handle, 2, str(record), queues
         ),
         label="recorder",
         terminal=True,
