@@ -13,6 +13,7 @@ import time
 import pytest
 
 from launch.ray_launcher import FORCED_KILL
+from tests.launch.testlib import eventually
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -152,7 +153,7 @@ def test_inherited_ignored_sigint_stays_ignored(tmp_path, launcher):
 
 
 SLOW_START_SCRIPT = textwrap.dedent("""
-    import time
+    import pathlib, sys, time
     import launch
 
     class SlowStart:
@@ -160,14 +161,25 @@ SLOW_START_SCRIPT = textwrap.dedent("""
             print("constructing", flush=True)
             time.sleep(120)
 
+    class Arrival:
+        \"\"\"Touches ``path`` where it is unpickled: in a dependent's Ray worker, as that worker builds its node (and
+        then waits for 'slow'). The node's argument is then None.\"\"\"
+
+        def __init__(self, path):
+            self.path = path
+
+        def __reduce__(self):
+            return pathlib.Path.touch, (pathlib.Path(self.path),)
+
     class Dependent:
-        def __init__(self, slow):
+        def __init__(self, slow, arrival):
             self.slow = slow
 
     program = launch.Program("slow-start")
     slow = program.add_node(launch.ServiceNode(SlowStart), "slow")
     for i in range(4):
-        program.add_node(launch.ServiceNode(Dependent, slow), f"dependent_{i}")
+        arrival = Arrival(pathlib.Path(sys.argv[1]) / f"dependent_{i}")
+        program.add_node(launch.ServiceNode(Dependent, slow, arrival), f"dependent_{i}")
     try:
         launch.launch(program, launcher="ray", grace_period=3.0)
     except KeyboardInterrupt:
@@ -179,8 +191,10 @@ SLOW_START_SCRIPT = textwrap.dedent("""
 def test_ray_ctrl_c_while_nodes_start_stops_them_without_a_warning_each(tmp_path):
     script = tmp_path / "slow_start.py"
     script.write_text(SLOW_START_SCRIPT)
+    arrivals = tmp_path / "arrivals"
+    arrivals.mkdir()
     proc = subprocess.Popen(
-        [sys.executable, str(script)],
+        [sys.executable, str(script), str(arrivals)],
         cwd=REPO_ROOT,
         text=True,
         env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
@@ -189,7 +203,8 @@ def test_ray_ctrl_c_while_nodes_start_stops_them_without_a_warning_each(tmp_path
     )
     try:
         before = _wait_for_line(proc, "constructing", timeout=180)
-        time.sleep(1.0)  # The dependents' constructors are waiting for 'slow'.
+        # Every dependent's worker is building its node, which waits for 'slow'.
+        assert eventually(lambda: len(list(arrivals.iterdir())) == 4), list(arrivals.iterdir())
         proc.send_signal(signal.SIGINT)
         output, _ = proc.communicate(timeout=120)  # guards against a hang only
     finally:
