@@ -23,7 +23,7 @@ Long-running node code should poll ``launch.stop_requested()``.
 
 from launch.config import Resources, RestartPolicy, thread_environment
 from launch.context import stop_requested, wait_for_stop
-from launch.errors import ClusterConnectionError, GraphError, LaunchError, LaunchTimeout, NodeError
+from launch.errors import ClusterConnectionError, GraphError, LaunchError, LaunchTimeout, NodeError, RayStartError
 from launch.handles import Handle
 from launch.launcher import launch
 from launch.nodes import FunctionNode, LocalServiceNode, Node, ReverbNode, ServiceNode
@@ -46,6 +46,7 @@ __all__ = [
     "NodeSpec",
     "Placement",
     "Program",
+    "RayStartError",
     "Resources",
     "RestartPolicy",
     "ReverbNode",

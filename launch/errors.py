@@ -32,5 +32,9 @@ class ClusterConnectionError(LaunchError, ConnectionError):
     """The requested cluster address could not be reached or joined."""
 
 
+class RayStartError(ClusterConnectionError):
+    """A local Ray instance did not start (in time, or at all); the message says what Ray said and what to do."""
+
+
 class LaunchTimeout(LaunchError, TimeoutError):
     """The program did not finish within the ``timeout`` given to ``launch()``."""

@@ -31,7 +31,8 @@ def launch(program: Program, launcher: str | LaunchOptions = "threads", **option
       GraphError: invalid program graph (checked before anything starts).
       NodeError: a node raised (constructor, run, function, stop) or its
         process died without restarts left; carries the label and traceback.
-      ClusterConnectionError: ``address`` could not be reached or joined.
+      ClusterConnectionError: ``address`` could not be reached or joined; ``RayStartError`` (one) if a local Ray
+        instance did not start (in time: ``LAUNCH_RAY_START_TIMEOUT``, see ``launch.ray_launcher``).
       LaunchTimeout: ``timeout`` expired.
       KeyboardInterrupt / SystemExit: SIGINT / SIGTERM received (after a
         clean shutdown; the previous signal handlers are restored).

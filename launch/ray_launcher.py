@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import math
 import os
 import socket
 import sys
@@ -14,7 +16,7 @@ from launch._outcome import Deadline, Outcome, run_recorded
 from launch._ray_worker import NodeActor
 from launch._signals import SignalGuard
 from launch.config import CORES_VARIABLE, Resources, thread_environment
-from launch.errors import ClusterConnectionError, NodeError
+from launch.errors import ClusterConnectionError, NodeError, RayStartError
 from launch.nodes import ReverbNode
 from launch.placement import Placement, resolve_placement
 from launch.program import NodeSpec, Program
@@ -144,7 +146,32 @@ def check_ray_cluster(address: str, timeout: float = _CONNECT_TIMEOUT_S) -> None
         )
 
 
-def _start_local_ray(ray: Any, runtime_env: dict[str, Any], bind_address: str | None, dashboard: bool) -> None:
+START_TIMEOUT_VARIABLE = "LAUNCH_RAY_START_TIMEOUT"  # seconds a local Ray instance is given to start
+DEFAULT_START_TIMEOUT_S = 60.0
+_RAY_START_WAIT_S = 30  # Ray (2.60) gives its raylet 30 s to register (fixed), its GCS 30 s to publish its port
+
+
+def start_timeout() -> float:
+    """Seconds a local Ray instance is given to start: ``LAUNCH_RAY_START_TIMEOUT``, else 60 (ValueError if it is
+    not a number of seconds > 0)."""
+    text = os.environ.get(START_TIMEOUT_VARIABLE)
+    if text is None:
+        return DEFAULT_START_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(
+            f"{START_TIMEOUT_VARIABLE}={text!r}: a number of seconds > 0 is accepted (how long a local Ray instance "
+            f"is given to start; {DEFAULT_START_TIMEOUT_S:g} if unset)."
+        )
+    return value
+
+
+def _start_local_ray(
+    ray: Any, runtime_env: dict[str, Any], bind_address: str | None, dashboard: bool, children_before: set[int]
+) -> None:
     """Starts a local Ray instance that listens on loopback only, unless ``bind_address`` opens it.
 
     With a loopback node address Ray (2.60) binds all its servers (GCS,
@@ -152,6 +179,11 @@ def _start_local_ray(ray: Any, runtime_env: dict[str, Any], bind_address: str | 
     address (``bind_address``) its gRPC servers listen on every interface and
     its HTTP servers on that address. The dashboard is started only if
     ``dashboard``; it listens on 127.0.0.1, or on ``bind_address``.
+
+    Ray gives its processes 30 s to come up, which a busy machine can overrun: a start that timed out is ended
+    (the processes it started, new since ``children_before``, are stopped) and tried again while
+    ``start_timeout()`` has time left (once per 30 s of it, twice at least), and Ray's GCS is given that time to
+    publish its port. A start that fails otherwise, or runs out of time, raises ``RayStartError``.
     """
     options: dict[str, Any] = dict(
         address="local", num_cpus=os.cpu_count(), include_dashboard=dashboard, runtime_env=runtime_env, **_QUIET_INIT
@@ -161,11 +193,35 @@ def _start_local_ray(ray: Any, runtime_env: dict[str, Any], bind_address: str | 
         options["_node_ip_address"] = bind_address
     if dashboard:
         options["dashboard_host"] = bind_address if opened else "127.0.0.1"
-    if opened:
-        ray.init(**options)
-        return
-    with ray_internals.node_address_on_loopback(ray):
-        ray.init(**options)
+    timeout = start_timeout()
+    deadline = Deadline(timeout)
+    most_attempts = max(2, math.ceil(timeout / _RAY_START_WAIT_S))  # Ray's own waits, fitted in the time given
+    began = time.monotonic()
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            with _gcs_port_wait(deadline.remaining()):
+                if opened:
+                    ray.init(**options)
+                    return
+                with ray_internals.node_address_on_loopback(ray):
+                    ray.init(**options)
+            break
+        except Exception as error:
+            _end_processes(_ray_descendants(children_before))
+            timed_out = "timed out" in str(error).lower()
+            if not timed_out or deadline.expired() or attempts == most_attempts:
+                elapsed = time.monotonic() - began
+                raise RayStartError(_start_failure(error, timed_out, elapsed, attempts, timeout)) from error
+            logger.warning(
+                "launch: Ray's local instance did not start in time (a busy machine?); trying again, %.0f s of "
+                "%s=%g left. Ray said: %s",
+                deadline.remaining(),
+                START_TIMEOUT_VARIABLE,
+                timeout,
+                _first_line(error),
+            )
     node_address = ray.util.get_node_ip_address()
     if not network.is_loopback(node_address):
         raise network.ExposureError(
@@ -173,6 +229,61 @@ def _start_local_ray(ray: Any, runtime_env: dict[str, Any], bind_address: str | 
             "servers would be reachable from other machines; it was shut down. Pass a bind address to "
             "open it up knowingly."
         )
+
+
+@contextlib.contextmanager
+def _gcs_port_wait(seconds: float) -> Iterator[None]:
+    """Ray's wait for its GCS to publish its port (``RAY_gcs_server_port_wait_time_s``, read by ``ray.init`` in
+    this process), as long as ``seconds`` (at least Ray's own 30 s), unless the environment sets it."""
+    name = "RAY_gcs_server_port_wait_time_s"
+    if name in os.environ:
+        yield
+        return
+    os.environ[name] = str(max(_RAY_START_WAIT_S, math.ceil(seconds)))
+    try:
+        yield
+    finally:
+        os.environ.pop(name, None)
+
+
+def _start_failure(error: Exception, timed_out: bool, elapsed: float, attempts: int, timeout: float) -> str:
+    """One paragraph: what happened when Ray's local instance did not start, and what to do."""
+    said = _first_line(error)
+    join = (
+        "or run on a running Ray cluster (`ray start --head`, then its address: --ray-address on the command line, "
+        "address= in Python)"
+    )
+    if timed_out:
+        tries = f"{attempts} attempts" if attempts > 1 else "1 attempt"
+        return (
+            f"Ray's local instance did not start within {elapsed:.0f} s ({tries}; Ray gives its processes "
+            f"{_RAY_START_WAIT_S} s each), as happens on a busy machine. Ray said: {said} Run it on a less loaded "
+            f"machine, give it longer with {START_TIMEOUT_VARIABLE}=SECONDS (now {timeout:g}), {join}."
+        )
+    return (
+        f"Ray's local instance did not start. Ray said: {said} Its logs are in its session folder "
+        f"(/tmp/ray/session_latest/logs unless RAY_TMPDIR moves it); fix what they name, {join}."
+    )
+
+
+def _first_line(error: Exception) -> str:
+    """The first line of ``error``'s message, as a sentence."""
+    line = " ".join((str(error).strip().splitlines() or [type(error).__name__])[0].split())
+    return line if line.endswith((".", "!", "?")) else line + "."
+
+
+def _end_processes(processes: list[Any]) -> None:
+    """SIGTERM to ``processes`` (a failed start's Ray processes), then ``_reap``."""
+    if not processes:
+        return
+    import psutil
+
+    for proc in processes:
+        try:
+            proc.terminate()
+        except psutil.Error:
+            pass
+    _reap(processes, timeout=5.0)
 
 
 class _Session:
@@ -215,7 +326,7 @@ class _Session:
         if address is None:
             self._children_before = _child_pids()
             try:
-                _start_local_ray(ray, runtime_env, bind_address, dashboard)
+                _start_local_ray(ray, runtime_env, bind_address, dashboard, self._children_before)
             except BaseException:
                 self._disconnect()
                 raise

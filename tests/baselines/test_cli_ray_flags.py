@@ -131,3 +131,54 @@ def test_address_that_is_not_ray_is_refused_with_the_reason(tmp_path):
         server.shutdown()
         server.server_close()
     _assert_refused(result, tmp_path, "not a Ray cluster")
+
+
+# What ray.init raises (a bare Exception, ray/_private/node.py) when its raylet has not registered within its 30 s.
+_RAYLET_TIMEOUT = (
+    "The current node timed out during startup. This could happen because some of the raylet failed to startup or "
+    "the GCS has become overloaded."
+)
+_SLOW_RAY = f"""
+import sys
+import ray
+
+def init(**options):
+    raise Exception({_RAYLET_TIMEOUT!r})
+
+ray.init = init
+from baselines.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(("run", "dqn", "--launcher", "ray", "--max-steps", "100", "--no-progress"), id="run"),
+        pytest.param(("sweep", "dqn", "--grid", "n_step=1,3", "--max-steps", "100"), id="sweep"),
+    ],
+)
+def test_a_local_ray_that_does_not_start_in_time_is_one_error_with_status_2(tmp_path, command):
+    """Ray's own 30 s start-up timeout (ray.init made to raise it at once): tried again, then one paragraph that
+    says what happened and what to do, with exit status 2 and no traceback."""
+    result = subprocess.run(
+        [sys.executable, "-c", _SLOW_RAY, *command, "--run-dir", str(tmp_path / "run")],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PYTHONPATH=str(REPO_ROOT), LAUNCH_RAY_START_TIMEOUT="45"),
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    errors = [line for line in result.stderr.splitlines() if "error: " in line]
+    assert len(errors) == 1, result.stderr
+    for phrase in (
+        "Ray's local instance did not start within",
+        "(2 attempts;",
+        _RAYLET_TIMEOUT,
+        "less loaded machine",
+        "LAUNCH_RAY_START_TIMEOUT=SECONDS (now 45)",
+        "--ray-address",
+    ):
+        assert phrase in errors[0], errors[0]
