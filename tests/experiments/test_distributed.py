@@ -321,7 +321,9 @@ def test_a_learner_crash_ends_the_run_with_its_label_and_traceback(tmp_path):
 
 @pytest.mark.parametrize("agent", ["sac", "td3", "d4pg", "mpo"])
 def test_threads_launcher_runs_continuous_agents_on_pendulum(tmp_path, agent):
-    """The same distributed program serves every continuous agent: nothing in it is agent-specific."""
+    """The same distributed program serves every continuous agent: nothing in it is agent-specific. Each agent's
+    learner takes in the actors' items and samples them at its configured ratio, and the evaluator plays whole
+    episodes of its policy."""
     small = dict(
         policy_hidden_sizes=(16, 16),
         critic_hidden_sizes=(16, 16),
@@ -339,8 +341,34 @@ def test_threads_launcher_runs_continuous_agents_on_pendulum(tmp_path, agent):
         logger_factory=loggers.make_logger_factory(str(tmp_path), time_delta=1.0, terminal=False),
         config_overrides=small,
     )
-    launch.launch(make_distributed_experiment(config, num_actors=2), launcher="threads", timeout=300)
-    check_progress(tmp_path, 600, 2)
+    program = make_distributed_experiment(config, num_actors=2, replay="learner", learner_feed="direct")
+    record = tmp_path / "held_replay.json"
+    learner, counter = program.get("learner").handle, program.get("counter").handle
+    program.add_node(
+        launch.FunctionNode(record_held_replay, learner, counter, 2, str(record)), label="recorder", terminal=True
+    )
+    launch.launch(program, launcher="threads", timeout=300)
+    final = check_progress(tmp_path, 600, 2)
+    held = json.loads(record.read_text())
+    (table,) = held["tables"].values()
+    # Every transition the actors made reached the learner (less the n-step tail of an unfinished episode each)...
+    actor_steps = max(last_row(tmp_path / f"actor_{i}.csv")["actor_steps"] for i in range(2))
+    assert 0.9 * actor_steps <= held["items_received"] == table["num_inserts"] <= actor_steps, (held, actor_steps)
+    # ...and the learner sampled them at samples_per_insert, within its rate limiter's bounds.
+    lower, upper = _rate_limiter(config).bounds
+    owed = table["num_inserts"] * small["samples_per_insert"]
+    assert owed - upper <= table["num_samples"] <= owed - lower, (table, lower, upper)
+    # One 200-step episode whose rewards lie in [-16.3, 0] (minus the largest angle and speed costs), summed.
+    assert -16.3 * 200 <= final["evaluation_return"] <= 0.0, final
+
+
+def _rate_limiter(config) -> object:
+    """The rate limiter of ``config``'s one replay table."""
+    from acme import specs
+
+    spec = specs.make_environment_spec(config.environment_factory(config.seed))
+    (table,) = config.builder.make_replay_tables(spec)
+    return table.rate_limiter
 
 
 @pytest.mark.ray
