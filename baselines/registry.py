@@ -344,4 +344,5 @@ def make_experiment_config(
         environment_id=environment_id,
         checkpointing=checkpointing,
         num_envs_per_actor=baseline.num_envs_per_actor if baseline else 1,
+        agent=agent,
     )

@@ -17,6 +17,8 @@ from acme.adders.base import Adder
 from acme.datasets.minari_format import Episode, EpisodeRecorder, read_dataset, write_dataset
 
 SHARDS_SUFFIX = ".shards"  # DIR.shards/: each distributed actor's episodes, until they are merged into DIR
+ACTOR_STEPS = "acme_actor_steps"  # the [first, last] shared actor counts a training run's recording covers
+MISSING_STEPS = "acme_missing_steps"  # the [first, last] actor counts before the last that no recorded part covers
 
 
 class RecordingAdder(Adder):
@@ -104,9 +106,22 @@ def play_episodes(
     return recorder.episodes
 
 
-def training_run_metadata(builder: Any) -> dict:
-    """The metadata of a dataset recorded from a training run's actors: the agent, and that a run made it."""
-    return {"acme_agent": getattr(builder, "agent_name", type(builder).__name__), "acme_source": "training run"}
+def training_run_metadata(config: Any, first_step: int | None = None, last_step: int | None = None) -> dict:
+    """The metadata of episodes a training run's actors recorded: the agent (``config.agent``, the registry's
+    name, where the config has one; else its builder's ``agent_name``), that a run made them, and with
+    ``first_step`` and ``last_step`` the shared actor counts between which they were recorded
+    (``acme_actor_steps``; ``merge_shards`` says from them which steps no part covers)."""
+    builder = config.builder
+    agent = getattr(config, "agent", "") or getattr(builder, "agent_name", type(builder).__name__)
+    metadata = {"acme_agent": agent, "acme_source": "training run"}
+    if first_step is not None and last_step is not None:
+        if not 0 <= first_step <= last_step:
+            raise ValueError(
+                f"Recorded actor steps run from first_step >= 0 to last_step >= first_step, got {first_step} and "
+                f"{last_step}."
+            )
+        metadata[ACTOR_STEPS] = [[int(first_step), int(last_step)]]
+    return metadata
 
 
 def shards_directory(dataset: str) -> str:
@@ -138,17 +153,48 @@ def merge_shards(
     last: Sequence[Episode] = (),
 ) -> str:
     """Writes the episodes of every shard of ``dataset`` (in the order they were written), then ``last`` (a final
-    part still in memory), as one dataset at ``dataset``, then removes the shards; ``acme_shards`` in its metadata
-    counts the parts. Refuses where there is no episode."""
+    part still in memory, described by ``metadata``), as one dataset at ``dataset``, then removes the shards;
+    ``acme_shards`` in its metadata counts the parts. Where every part says which actor steps it covers
+    (``acme_actor_steps``), the dataset says which steps before the last none covers (``acme_missing_steps``,
+    with a note): those a run resumed past without a shard of them (killed, by SIGKILL say, after a checkpoint).
+    Refuses where there is no episode."""
     shards = shards_directory(dataset)
     names = sorted(os.listdir(shards), key=lambda n: int(n.rsplit("-", 1)[-1])) if os.path.isdir(shards) else []
-    episodes = [episode for name in names for episode in read_dataset(os.path.join(shards, name)).episodes]
+    parts = [read_dataset(os.path.join(shards, name)) for name in names]
+    episodes = [episode for part in parts for episode in part.episodes]
     if not episodes and not last:
         raise ValueError(f"No actor recorded an episode for {dataset} (nothing in {shards}).")
-    parts = len(names) + (1 if last else 0)
-    path = write_dataset(
-        dataset, [*episodes, *last], environment_spec, environment_id, {**(metadata or {}), "acme_shards": parts}
-    )
+    metadata = {**(metadata or {}), "acme_shards": len(names) + (1 if last else 0)}
+    covered = [part.metadata.get(ACTOR_STEPS) for part in parts]
+    if ACTOR_STEPS in metadata:  # the steps of the part in memory (which may have finished no episode)
+        covered.append(metadata[ACTOR_STEPS])
+    if covered and all(covered):
+        metadata.update(coverage([span for spans in covered for span in spans]))
+    else:  # some part does not say which steps it covers, so neither can the dataset
+        metadata.pop(ACTOR_STEPS, None)
+    path = write_dataset(dataset, [*episodes, *last], environment_spec, environment_id, metadata)
     if os.path.isdir(shards):
         shutil.rmtree(shards)
     return path
+
+
+def coverage(spans: Sequence[Sequence[int]]) -> dict:
+    """``acme_actor_steps`` (the ``[first, last]`` actor-step spans, joined where they meet or overlap) and
+    ``acme_missing_steps`` (the spans from step 0 to the last that none covers), with a note where some are."""
+    joined: list[list[int]] = []
+    for first, last in sorted((int(a), int(b)) for a, b in spans):
+        if joined and first <= joined[-1][1]:
+            joined[-1][1] = max(joined[-1][1], last)
+        else:
+            joined.append([first, last])
+    starts = [0] + [end for _, end in joined]
+    missing = [[start, first] for start, (first, _) in zip(starts, joined) if first > start]
+    metadata = {ACTOR_STEPS: joined, MISSING_STEPS: missing}
+    if missing:
+        gaps = ", ".join(f"{a} to {b}" for a, b in missing)
+        metadata["acme_missing_note"] = (
+            f"The episodes of actor steps {gaps} are not in this dataset: the run resumed from a checkpoint at the "
+            "end of each such gap, and the attempt that acted them ended without writing them (killed by SIGKILL "
+            "or with its machine), or was not recording."
+        )
+    return metadata

@@ -32,6 +32,8 @@ class ExperimentConfig:
       num_eval_episodes: episodes per evaluation, acting greedily.
       logger_factory: (label, steps_key) -> logger; terminal-only by default.
       environment_id: a readable name for logs and results.
+      agent: the agent's name as the registry spells it (``"dqn"``), for results and recorded datasets; "": the
+        builder's ``agent_name``.
       checkpointing: where and how often to checkpoint; a directory with checkpoints is resumed from.
       num_envs_per_actor: K, the environments each actor drives with one batched policy call per step
         (each with its own seed, episode and adder; exploration schedules count each one's steps).
@@ -65,6 +67,7 @@ class ExperimentConfig:
     evaluation_environment_factory: EnvironmentFactory | None = None
     environment_batch_factory: Callable[[Sequence[int]], EnvironmentBatch] | None = None
     record_dataset: str | None = None
+    agent: str = ""
 
     def __post_init__(self):
         if not isinstance(self.builder, builders.AgentBuilder):

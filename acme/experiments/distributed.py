@@ -366,7 +366,8 @@ class ActorNode:
         adders = recorders or self._adders
         # A restarted or resumed actor takes up its share of the steps so far, so exploration
         # schedules go on rather than start again.
-        share = int(self._counter.get_counts().get("actor_steps", 0)) // (self._num_actors * num_envs)
+        first_step = int(self._counter.get_counts().get("actor_steps", 0))  # where this node's recording starts
+        share = first_step // (self._num_actors * num_envs)
         logger = config.get_logger_factory()(f"actor_{self._actor_id}", "actor_steps")
         should_stop = lambda: launch.stop_requested() or _budget_spent(self._counter, config.max_num_actor_steps)  # noqa: E731
         counter = counting.Counter(self._counter, prefix="actor")
@@ -406,7 +407,7 @@ class ActorNode:
                     [episode for recorder in recorders for episode in recorder.recorder.episodes],
                     spec,
                     config.environment_id,
-                    training_run_metadata(builder),
+                    training_run_metadata(config, first_step, _actor_steps_or_none(self._counter)),
                 )
         # A last row with the shared counts, also written by an actor restarted after the budget was spent.
         counts = self._counter.increment(actor_node_finishes=1)
@@ -417,8 +418,17 @@ class ActorNode:
 def merge_recording(config: ExperimentConfig) -> str:
     """After a distributed program with ``config.record_dataset`` has ended: writes the episodes each actor node
     recorded (``DIR.shards/``) as one Minari dataset in ``DIR``, and returns ``DIR``."""
-    metadata = training_run_metadata(config.builder)
+    metadata = training_run_metadata(config)
     return merge_shards(config.record_dataset, _spec_of(config), config.environment_id, metadata)
+
+
+def _actor_steps_or_none(counter: Any) -> int | None:
+    """The shared actor steps, or None where the counter cannot be reached (a program being torn down): a shard
+    that cannot say where its steps end leaves the merged dataset's coverage unsaid rather than wrong."""
+    try:
+        return int(counter.get_counts().get("actor_steps", 0))
+    except Exception:
+        return None
 
 
 def _close_remote(client: Any) -> None:

@@ -120,4 +120,5 @@ def test_a_recording_run_stopped_by_sigterm_keeps_its_episodes_for_the_resumed_r
     assert resumed.returncode == 0 and "Resuming from checkpoint" in resumed.stdout, resumed.stdout + resumed.stderr
     metadata = json.load(open(os.path.join(dataset, "data", "metadata.json")))
     assert metadata["acme_shards"] == 2 and not os.path.exists(dataset + ".shards")
+    assert metadata["acme_actor_steps"] == [[0, 4000]] and metadata["acme_missing_steps"] == []  # the shard's too
     assert 3000 <= minari.MinariDataset(os.path.join(dataset, "data")).total_steps <= 4000
