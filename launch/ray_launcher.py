@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import math
 import os
 import socket
+import subprocess
 import sys
 import time
 from typing import Any, Iterator
 
-from launch import network, ray_internals
+from launch import _fate_share, network, ray_internals
 from launch._outcome import Deadline, Outcome, run_recorded
 from launch._ray_worker import NodeActor
 from launch._signals import SignalGuard
@@ -301,6 +303,7 @@ class _Session:
         self._ray = ray
         self.connected_here = False
         self._children_before: set[int] | None = None
+        self._fate: _FateShare | None = None
         runtime_env = {
             "env_vars": {
                 "PYTHONPATH": worker_pythonpath(),
@@ -330,6 +333,7 @@ class _Session:
             except BaseException:
                 self._disconnect()
                 raise
+            self._fate = _FateShare.start(_ray_descendants(self._children_before))
         else:
             check_ray_cluster(address)
             try:
@@ -347,8 +351,13 @@ class _Session:
         if not self._ray.is_initialized():
             return
         started = _ray_descendants(self._children_before) if self._children_before is not None else []
+        if self._fate is not None:
+            started = [p for p in started if p.pid != self._fate.pid]
         self._ray.shutdown()
         _reap(started)
+        if self._fate is not None:
+            self._fate.close()
+            self._fate = None
         self._restore_ray_environ()
 
     def _restore_ray_environ(self) -> None:
@@ -366,6 +375,57 @@ class _Session:
         """Shuts Ray down (local instance) or disconnects (joined cluster)."""
         if self.connected_here:
             self._disconnect()
+
+
+class _FateShare:
+    """The watcher (``launch/_fate_share.py``) that ends a local Ray instance's processes if this process dies
+    without closing the session: Ray's agents otherwise outlive a SIGKILLed driver by a minute."""
+
+    def __init__(self, process: subprocess.Popen) -> None:
+        self._process = process
+        self.pid = process.pid
+
+    @classmethod
+    def start(cls, processes: list[Any]) -> "_FateShare | None":
+        """Starts a watcher of ``processes`` (psutil processes); None (logged) if it cannot be started."""
+        if not processes:
+            return None
+        import psutil
+
+        identities = []
+        for process in processes:
+            try:
+                identities.append([process.pid, process.create_time()])
+            except psutil.Error:
+                continue
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_fate_share.py")
+        try:
+            watcher = subprocess.Popen(
+                [sys.executable, script],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                text=True,
+                start_new_session=True,  # not stopped by the terminal's Ctrl-C, which this process handles
+            )
+            watcher.stdin.write(json.dumps(identities) + "\n")
+            watcher.stdin.flush()
+        except OSError as error:
+            logger.warning("launch: Ray's processes will not be ended if this process is killed: %s", error)
+            return None
+        return cls(watcher)
+
+    def close(self) -> None:
+        """Tells the watcher that Ray was shut down, and waits for it to exit."""
+        try:
+            self._process.stdin.write(_fate_share.CLOSE + "\n")
+            self._process.stdin.close()
+        except OSError:
+            pass  # it has already exited
+        try:
+            self._process.wait(timeout=10.0)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
 
 
 def _child_pids() -> set[int]:
