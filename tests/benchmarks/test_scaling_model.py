@@ -7,7 +7,6 @@ import json
 import math
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -150,13 +149,21 @@ def test_costs_from_run_divide_each_role_by_the_window():
 
 
 def test_cpu_sampler_attributes_a_busy_process_to_its_role():
-    spin = "import time\nwhile time.process_time() < 0.6: pass"  # 0.6 s of CPU, however the cores are shared
-    child = subprocess.Popen([sys.executable, "-c", spin])
+    """The sampler's CPU seconds for a process started after it equal what the process itself counted: the child
+    spins, reports its own CPU time, and waits (alive) until the sampler's last sample has been taken."""
+    spin = "import sys, time\nwhile time.process_time() < 0.3: pass\nprint(time.process_time(), flush=True)\n"
+    spin += "sys.stdin.read()"
     with cpu_accounting.CpuSampler(interval=0.1) as sampler:
-        child.wait()
-        time.sleep(0.2)
+        child = subprocess.Popen([sys.executable, "-c", spin], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            reported = float(child.stdout.readline())
+        except ValueError:
+            child.kill()
+            raise
+    child.communicate(timeout=60)  # it exits once its stdin closes
     by_role = cpu_accounting.cpu_by_role(sampler, {"learner": child.pid})
-    assert 0.45 <= by_role["learner"] <= 1.0  # its last 0.1 s sample may miss the final moments
+    # Both count user + system time; psutil in clock ticks (10 ms), the child to the nanosecond.
+    assert by_role["learner"] == pytest.approx(reported, abs=0.03)
     roles = {cpu_accounting.role_of(pid, s, {"learner": child.pid}, 1) for pid, s in sampler.processes.items()}
     assert "learner" in roles and roles <= {
         "learner",
