@@ -35,6 +35,9 @@ def check_flags(args: argparse.Namespace, launcher: str) -> None:
         return
     if args.stream_samples_per_insert is not None and args.stream_buffer is None:
         raise ValueError("--stream-samples-per-insert paces a streamed dataset: give --stream-buffer N too.")
+    from acme.datasets.minari_format import read_metadata
+
+    read_metadata(args.dataset)  # a DatasetError (no dataset there, or a damaged one) before the run folder is made
     if args.record is not None:
         raise ValueError("--record writes what actors do, and a --dataset run has no actors: give one of the two.")
     for flag, value in (("--num-envs", args.num_envs), ("--actor-device", args.actor_device)):

@@ -4,19 +4,30 @@ A dataset is a directory ``DIR`` holding ``DIR/data/metadata.json`` and ``DIR/da
 ``minari.MinariDataset(DIR + "/data")`` reads it (or ``minari.load_dataset(id, download=False)`` once it sits under
 ``MINARI_DATASETS_PATH``). Each episode stores its ``T + 1`` observations and its ``T`` actions, rewards,
 terminations and truncations; observations and actions are stored losslessly (no JPEG encoding of images).
+Minari's spaces are those of the stored data: discrete values are stored as int64 (its ``Discrete`` space's dtype)
+and read back by this library in the spec's own dtype; a ``Box`` has the spec's bounds, -inf and inf where it has
+none. A ``gymnasium:`` environment's spec is stored as Minari's ``env_spec``, so ``recover_environment()`` makes
+it; for the other families ``acme_env_spec`` says why Minari cannot.
 
 Besides Minari's own keys, the metadata names what made the data: the environment id and its spec (``acme_spec``,
 the dtypes and shapes this library reads back and checks), the policy (``acme_agent``, ``acme_snapshot``,
 ``acme_exploration``), the episodes' returns and the library's version.
+
+Reading checks a dataset's files before any library opens them: a folder with no dataset, a metadata file or HDF5
+file that is not a regular file (a FIFO, a link to ``/dev/zero``), metadata over ``MAX_METADATA_BYTES`` or not
+Minari's, an HDF5 file that is truncated or damaged: each is a ``DatasetError`` naming the folder or file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.metadata
 import inspect
+import json
 import os
 import shutil
+import sys
 import tempfile
 from typing import Any, Iterator, Sequence
 
@@ -24,8 +35,19 @@ import dm_env
 import numpy as np
 
 from acme import specs
+from acme.utils import regular_files
 
 DATA_DIR = "data"  # where Minari's files sit inside a dataset directory
+METADATA_FILE = "metadata.json"  # Minari's names for a dataset's two files
+MAIN_FILE = "main_data.hdf5"
+MAX_METADATA_BYTES = 64 << 20  # a dataset's metadata is a few kilobytes (its spaces' bounds: some hundreds for pixels)
+_MINARI_KEYS = ("data_format", "dataset_id", "minari_version", "total_episodes", "total_steps")
+
+
+class DatasetError(ValueError):
+    """A folder that holds no dataset this library can read: no Minari dataset at all, or one whose metadata or
+    HDF5 file is missing, not a regular file, too large, truncated or otherwise unreadable. The message names the
+    folder or file and what is expected."""
 
 
 @dataclasses.dataclass
@@ -91,8 +113,10 @@ def _stack(observations: Sequence[Any]) -> Any:
 
 
 def space_of(spec: Any):
-    """The gymnasium space of a spec: ``Discrete`` for a ``DiscreteArray``, ``Box`` for an array (its bounds where
-    it has them), ``Dict`` for a dict of specs."""
+    """The gymnasium space of a spec: ``Discrete`` for a ``DiscreteArray`` (whose values are stored as int64, the
+    dtype Minari gives every ``Discrete`` space), ``Box`` for an array with its bounds (a bounded array's minimum
+    and maximum; -inf and inf for an unbounded float array, the dtype's range for an unbounded integer one),
+    ``Dict`` for a dict of specs."""
     from gymnasium import spaces
 
     if isinstance(spec, dict):
@@ -105,9 +129,29 @@ def space_of(spec: Any):
         return spaces.Box(low, high, spec.shape, spec.dtype)
     if isinstance(spec, specs.Array):
         dtype = np.dtype(spec.dtype)
-        info = np.finfo(dtype) if np.issubdtype(dtype, np.floating) else np.iinfo(dtype)
+        if np.issubdtype(dtype, np.floating):
+            return spaces.Box(-np.inf, np.inf, spec.shape, dtype)
+        info = np.iinfo(dtype)
         return spaces.Box(info.min, info.max, spec.shape, dtype)
     raise TypeError(f"No Minari space for the spec {spec!r}: datasets hold arrays, discrete actions and dicts of them.")
+
+
+def _stored(values: Any, spec: Any) -> Any:
+    """``values`` as the dataset stores them under ``space_of(spec)``: discrete ones as int64 (the dtype of
+    Minari's ``Discrete`` space, which ``minari`` reads back), every other array as it is."""
+    if isinstance(spec, dict):
+        return {key: _stored(values[key], value) for key, value in spec.items()}
+    return np.asarray(values, np.int64) if isinstance(spec, specs.DiscreteArray) else values
+
+
+def _as_recorded(values: Any, described: Any) -> Any:
+    """Stored ``values`` back in the dtypes of the spec they were recorded under (``acme_spec``'s description):
+    discrete ones from int64 to the spec's own dtype, which holds every one of their values."""
+    if isinstance(described, dict) and "dtype" not in described:
+        return {key: _as_recorded(values[key], value) for key, value in described.items()}
+    if isinstance(described, dict) and "num_values" in described:
+        return np.asarray(values, described["dtype"])
+    return values
 
 
 def describe_spec(spec: Any, bounds: bool = False) -> Any:
@@ -176,10 +220,12 @@ def _write_storage(data_path, episodes, environment_spec, environment_id, metada
     # minari 0.5.4 JPEG-encodes image observations unless told not to; 0.5.3 (the Python 3.11 stack's, whose numpy
     # is 1.x) stores every array as it is.
     lossless = {"jpeg_encoding": False} if "jpeg_encoding" in inspect.signature(MinariStorage.new).parameters else {}
+    env_spec, not_recoverable = gymnasium_env_spec(environment_id)
     storage = MinariStorage.new(
         data_path,
         observation_space=space_of(environment_spec.observations),
         action_space=space_of(environment_spec.actions),
+        env_spec=env_spec,
         data_format="hdf5",
         **lossless,
     )
@@ -203,6 +249,7 @@ def _write_storage(data_path, episodes, environment_spec, environment_id, metada
                 "max": float(np.max(returns)),
             },
             "acme_version": library_version(),
+            **({"acme_env_spec": not_recoverable} if not_recoverable else {}),
             **(metadata or {}),
         }
     )
@@ -210,8 +257,8 @@ def _write_storage(data_path, episodes, environment_spec, environment_id, metada
         [
             EpisodeBuffer(
                 id=index,
-                observations=episode.observations,
-                actions=episode.actions,
+                observations=_stored(episode.observations, environment_spec.observations),
+                actions=_stored(episode.actions, environment_spec.actions),
                 rewards=episode.rewards,
                 terminations=episode.terminations,
                 truncations=episode.truncations,
@@ -220,6 +267,30 @@ def _write_storage(data_path, episodes, environment_spec, environment_id, metada
             for index, episode in enumerate(episodes)
         ]
     )
+
+
+def gymnasium_env_spec(environment_id: str | None) -> tuple[Any, str | None]:
+    """``(EnvSpec, None)`` for a ``gymnasium:`` id: the registered environment, stored as the dataset's
+    ``env_spec`` so that Minari's ``recover_environment()`` makes it. ``(None, why)`` for every other id: why
+    Minari cannot make that environment, and how this library makes it."""
+    if environment_id is None:
+        return None, "none: no environment id was given when the dataset was written"
+    prefix, _, name = environment_id.partition(":")
+    make = f"acme.environments.make_environment({environment_id!r}) makes it"
+    if prefix != "gymnasium":
+        reason = {
+            "memory": "it is a gymnasium environment with part of its observation hidden by this library",
+            "atari": "its frames are preprocessed by this library (ale-py underneath)",
+            "jax": "it is written in JAX in this library",
+        }.get(prefix, f"{prefix} environments are not gymnasium environments")
+        only = "Minari's recover_environment() makes registered gymnasium environments only"
+        return None, f"none: {only}, and {reason}; {make}"
+    import gymnasium
+
+    try:
+        return gymnasium.spec(name), None
+    except gymnasium.error.Error as error:
+        return None, f"none: gymnasium has no spec for {name!r} ({error}); {make}"
 
 
 def _identifier(name: str) -> str:
@@ -249,58 +320,158 @@ class Dataset:
 
 
 def _data_path(directory: str) -> str:
-    data_path = (
-        directory if os.path.exists(os.path.join(directory, "metadata.json")) else os.path.join(directory, DATA_DIR)
+    """The folder of ``directory``'s dataset files (``directory`` itself or its ``data`` folder), refused unless it
+    holds a readable Minari dataset's metadata and HDF5 file (``_read_metadata_file``, ``_check_main_file``)."""
+    expected = (
+        f"expected {os.path.join(directory, DATA_DIR, METADATA_FILE)} and {MAIN_FILE} beside it, as python -m "
+        "baselines record --out DIR writes them"
     )
-    if not os.path.exists(os.path.join(data_path, "metadata.json")):
-        raise FileNotFoundError(
-            f"No Minari dataset at {directory}: expected {os.path.join(directory, DATA_DIR, 'metadata.json')} "
-            "(python -m baselines record --out DIR writes one)."
-        )
+    if not os.path.isdir(directory):
+        what = "does not exist" if not os.path.lexists(directory) else "is not a directory"
+        raise DatasetError(f"No Minari dataset at {directory}: it {what}; {expected}.")
+    in_place = os.path.lexists(os.path.join(directory, METADATA_FILE))  # the data folder itself was given
+    data_path = directory if in_place else os.path.join(directory, DATA_DIR)
+    if not os.path.lexists(os.path.join(data_path, METADATA_FILE)):
+        raise DatasetError(f"No Minari dataset at {directory}: {expected}.")
     return data_path
+
+
+def _read_metadata_file(data_path: str) -> dict:
+    """The metadata of the dataset in ``data_path``: a regular file of at most ``MAX_METADATA_BYTES`` holding a
+    JSON object with Minari's keys, of an HDF5 dataset."""
+    path = os.path.join(data_path, METADATA_FILE)
+    try:
+        text = regular_files.read_regular_file(path, MAX_METADATA_BYTES)
+    except OSError as error:  # missing, refused (a link, FIFO, device, too large) or unreadable
+        raise DatasetError(f"The dataset metadata {path} cannot be read: {_one_line(error)}.") from None
+    try:
+        metadata = json.loads(text.decode())
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise DatasetError(
+            f"The dataset metadata {path} is not JSON ({_one_line(error)}): a Minari dataset's metadata.json is "
+            "a JSON object."
+        ) from None
+    if not isinstance(metadata, dict):
+        raise DatasetError(f"The dataset metadata {path} is not a JSON object: not a Minari dataset's metadata.json.")
+    missing = [key for key in _MINARI_KEYS if key not in metadata]
+    if missing:
+        raise DatasetError(
+            f"The dataset metadata {path} lacks {', '.join(missing)}: it is not a Minari dataset's metadata.json."
+        )
+    if metadata["data_format"] != "hdf5":
+        raise DatasetError(
+            f"The dataset in {data_path} is stored as {metadata['data_format']!r}; this library reads Minari's "
+            "HDF5 datasets (data_format 'hdf5'), as it writes them."
+        )
+    return metadata
+
+
+def _check_main_file(data_path: str) -> None:
+    """Refuses a dataset whose HDF5 file is missing, not a regular file, or does not open as HDF5 (truncated or
+    overwritten): before Minari's library opens it by name."""
+    import h5py
+
+    path = os.path.join(data_path, MAIN_FILE)
+    try:
+        regular_files.check_regular_file(path, sys.maxsize)
+    except OSError as error:  # missing, or refused (a link, FIFO, device)
+        raise DatasetError(
+            f"The dataset file {path} cannot be read: {_one_line(error)}; a dataset's {MAIN_FILE} is a regular file."
+        ) from None
+    try:
+        with h5py.File(path, "r"):
+            pass
+    except OSError as error:
+        raise DatasetError(
+            f"The dataset file {path} is not a readable HDF5 file ({_one_line(error)}); the dataset's episodes are "
+            "lost or damaged: record it again (python -m baselines record, or run --record)."
+        ) from None
+
+
+def _one_line(error: BaseException) -> str:
+    """``error``'s message as part of one line (an error the command line prints is one paragraph)."""
+    return " ".join(str(error).split())[:300].rstrip(".")
+
+
+def _checked_data_path(directory: str) -> tuple[str, dict]:
+    """``directory``'s dataset folder and metadata, every file checked before any library opens it."""
+    data_path = _data_path(directory)
+    metadata = _read_metadata_file(data_path)
+    _check_main_file(data_path)
+    return data_path, metadata
+
+
+@contextlib.contextmanager
+def _reading(data_path: str) -> Iterator[None]:
+    """Turns what Minari's library or h5py raise on a damaged dataset into a ``DatasetError`` naming it."""
+    try:
+        yield
+    except DatasetError:
+        raise
+    except (OSError, KeyError, IndexError, ValueError, TypeError, AssertionError, RuntimeError) as error:
+        raise DatasetError(
+            f"The dataset in {data_path} is damaged and cannot be read ({type(error).__name__}: {_one_line(error)}); "
+            "record it again (python -m baselines record, or run --record)."
+        ) from error
+
+
+def _open(data_path: str):
+    import minari
+
+    with _reading(data_path):
+        return minari.MinariDataset(data_path)
 
 
 def read_metadata(directory: str) -> Dataset:
     """The dataset in ``directory`` without its episodes: its metadata, for ``check_spec`` before loading it (or
-    before streaming it with ``stream_episodes``)."""
-    from minari.dataset.minari_storage import MinariStorage
-
-    return Dataset([], MinariStorage.read_raw_metadata(_data_path(directory)), path=directory)
+    before streaming it with ``stream_episodes``). Its files are checked as ``read_dataset`` checks them; a
+    ``DatasetError`` where there is no readable dataset."""
+    return Dataset([], _checked_data_path(directory)[1], path=directory)
 
 
 def read_dataset(directory: str) -> Dataset:
     """Reads the Minari dataset in ``directory`` (the directory ``write_dataset`` wrote, or its ``data``
-    folder) into memory with Minari's library; a clear error where there is none."""
-    import minari
-
-    dataset = minari.MinariDataset(_data_path(directory))
-    episodes = [_episode_of(e) for e in dataset.iterate_episodes()]
-    return Dataset(episodes, read_metadata(directory).metadata, path=directory)
+    folder) into memory with Minari's library. A ``DatasetError`` (naming the folder or file, and what is
+    expected) where there is none, or where its metadata or HDF5 file is not a regular file, is too large,
+    truncated or damaged."""
+    data_path, metadata = _checked_data_path(directory)
+    dataset = _open(data_path)
+    with _reading(data_path):
+        episodes = [_episode_of(e, metadata) for e in dataset.iterate_episodes()]
+    return Dataset(episodes, metadata, path=directory)
 
 
 def stream_episodes(directory: str, seed: int = 0, epochs: int | None = None) -> Iterator[Episode]:
     """The episodes of the Minari dataset in ``directory``, read from disk one at a time, each epoch in a fresh
     random order (``seed``); ``epochs`` passes over the data (None: without end). Only the episode being read is
-    held in memory."""
-    import minari
-
+    held in memory. A damaged dataset is refused as ``read_dataset`` refuses it (a part that is damaged only
+    when it is read, then)."""
     if epochs is not None and (isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1):
         raise ValueError(f"epochs must be a positive integer or None (without end), got {epochs!r}.")
-    dataset = minari.MinariDataset(_data_path(directory))
+    data_path, metadata = _checked_data_path(directory)
+    dataset = _open(data_path)
     if dataset.total_episodes == 0:
         raise ValueError(f"The dataset at {directory} holds no episodes, so there is nothing to stream.")
     order = np.random.default_rng(seed)
     epoch = 0
     while epochs is None or epoch < epochs:
-        yield from map(_episode_of, dataset.iterate_episodes(order.permutation(dataset.episode_indices)))
+        episodes = dataset.iterate_episodes(order.permutation(dataset.episode_indices))
+        while True:
+            with _reading(data_path):
+                episode = next(episodes, None)
+            if episode is None:
+                break
+            yield _episode_of(episode, metadata)
         epoch += 1
 
 
-def _episode_of(episode: Any) -> Episode:
-    """Minari's ``EpisodeData`` as an ``Episode`` of numpy arrays."""
+def _episode_of(episode: Any, metadata: dict) -> Episode:
+    """Minari's ``EpisodeData`` as an ``Episode`` of numpy arrays, in the dtypes of the spec it was recorded under
+    where the metadata has one (``acme_spec``)."""
+    recorded = metadata.get("acme_spec") or {}
     return Episode(
-        observations=_arrays(episode.observations),
-        actions=np.asarray(episode.actions),
+        observations=_as_recorded(_arrays(episode.observations), recorded.get("observations")),
+        actions=_as_recorded(np.asarray(episode.actions), recorded.get("actions")),
         rewards=np.asarray(episode.rewards),
         terminations=np.asarray(episode.terminations, bool),
         truncations=np.asarray(episode.truncations, bool),

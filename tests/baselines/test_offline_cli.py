@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 
 import minari
 import numpy as np
@@ -59,12 +61,23 @@ def test_learn_offline_resume_then_record_the_policy_and_a_runs_actors(expert_da
     assert metadata["acme_agent"] == "bc" and metadata["acme_exploration"]["epsilon"] == 0.2
     assert metadata["acme_environment_id"] == CARTPOLE and metadata["acme_snapshot"].endswith("policy")
 
-    actors = str(tmp_path / "dqn-actors")
-    argv = ["run", "dqn", "--env", CARTPOLE, "--max-steps", "600", "--eval-every", "0", "--record", actors]
-    assert main([*argv, "--no-progress", "--run-dir", str(tmp_path / "dqn")]) == 0
+    actors, dqn_checkpoints = str(tmp_path / "dqn-actors"), str(tmp_path / "dqn-checkpoints")
+    dqn = ["run", "dqn", "--env", CARTPOLE, "--eval-every", "0", "--no-progress", "--checkpoint-dir", dqn_checkpoints]
+    assert main([*dqn, "--max-steps", "600", "--record", actors, "--run-dir", str(tmp_path / "dqn")]) == 0
     dataset = minari.MinariDataset(os.path.join(actors, "data"))
     assert 0 < dataset.total_steps <= 600 and dataset.total_episodes >= 10  # random early episodes are short
     assert all(np.all(np.isin(e.actions, [0, 1])) for e in dataset.iterate_episodes())
+    metadata = json.load(open(os.path.join(actors, "data", "metadata.json")))
+    assert metadata["acme_agent"] == "dqn"  # as `record` names it, the registry's name
+    assert metadata["acme_actor_steps"] == [[0, 600]] and metadata["acme_missing_steps"] == []
+
+    # Resumed from the checkpoint at step 600 with no shard of the steps before it (as after a SIGKILL): the
+    # dataset says they are missing.
+    resumed = str(tmp_path / "dqn-resumed")
+    assert main([*dqn, "--max-steps", "800", "--record", resumed, "--run-dir", str(tmp_path / "dqn2")]) == 0
+    metadata = json.load(open(os.path.join(resumed, "data", "metadata.json")))
+    assert metadata["acme_actor_steps"] == [[600, 800]] and metadata["acme_missing_steps"] == [[0, 600]]
+    assert "actor steps 0 to 600 are not in this dataset" in metadata["acme_missing_note"]
 
 
 def test_a_distributed_runs_actors_are_recorded_into_one_dataset(tmp_path):
@@ -76,7 +89,7 @@ def test_a_distributed_runs_actors_are_recorded_into_one_dataset(tmp_path):
     assert main(argv) == 0
     dataset = minari.MinariDataset(os.path.join(actors, "data"))
     metadata = json.load(open(os.path.join(actors, "data", "metadata.json")))
-    assert metadata["acme_shards"] == 2 and metadata["acme_agent"] == "DQN"
+    assert metadata["acme_shards"] == 2 and metadata["acme_agent"] == "dqn"
     assert 500 <= dataset.total_steps <= 1500 + 2 * 500 and dataset.total_episodes >= 10
     assert not os.path.exists(actors + ".shards")
     result = json.load(open(os.path.join(tmp_path, "run", "result.json")))  # as an in-process run's
@@ -100,6 +113,32 @@ def test_offline_runs_that_cannot_work_are_refused(expert_dataset, tmp_path, cap
         main([*argv, "--dataset", expert_dataset, "--no-progress", "--run-dir", str(tmp_path / "run")])
     assert exit_info.value.code == 2
     assert message.replace("\\", "") in capsys.readouterr().err or pytest.fail(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda d: os.remove(os.path.join(d, "data", "metadata.json")), r"No Minari dataset at .*: expected "),
+        (
+            lambda d: os.truncate(os.path.join(d, "data", "main_data.hdf5"), 3000),
+            r"main_data.hdf5 is not a readable HDF5 file \(.*truncated file",
+        ),
+    ],
+    ids=["not a dataset", "truncated HDF5"],
+)
+def test_a_folder_without_a_readable_dataset_is_refused_in_one_paragraph(
+    expert_dataset, tmp_path, capsys, damage, message
+):
+    """Exit 2 with the error naming the folder or file, no traceback, and no run folder left behind."""
+    damaged = str(tmp_path / "damaged")
+    shutil.copytree(expert_dataset, damaged)
+    damage(damaged)
+    run = tmp_path / "run"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "bc", "--env", CARTPOLE, "--dataset", damaged, "--no-progress", "--run-dir", str(run)])
+    error = capsys.readouterr().err
+    assert exit_info.value.code == 2 and re.fullmatch(rf"error: .*{message}.*\n", error), error
+    assert "Traceback" not in error and not run.exists()
 
 
 def test_recording_refuses_another_kind_of_exploration_and_an_existing_dataset(expert_dataset, tmp_path, capsys):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 
 import jax
 import minari
@@ -10,7 +11,15 @@ import numpy as np
 import pytest
 
 from acme import specs
-from acme.datasets.minari_format import EpisodeRecorder, check_spec, read_dataset, write_dataset
+from acme.datasets.minari_format import (
+    DatasetError,
+    EpisodeRecorder,
+    check_spec,
+    read_dataset,
+    read_metadata,
+    stream_episodes,
+    write_dataset,
+)
 from acme.environments import make_environment
 
 FAMILIES = [
@@ -81,7 +90,8 @@ def test_nothing_recorded_is_overwritten_and_a_missing_dataset_is_named(tmp_path
     with pytest.raises(FileExistsError, match="already holds a dataset; write to a new directory"):
         write_dataset(directory, episodes, spec, "gymnasium:CartPole-v1")
     assert len(read_dataset(directory).episodes) == 1
-    with pytest.raises(FileNotFoundError, match=r"No Minari dataset at .*nowhere: expected .*data/metadata.json"):
+    missing = r"No Minari dataset at .*nowhere: it does not exist; expected .*data/metadata.json"
+    with pytest.raises(DatasetError, match=missing):
         read_dataset(str(tmp_path / "nowhere"))
     with pytest.raises(ValueError, match="at least one finished episode"):
         write_dataset(str(tmp_path / "empty"), [], spec, "gymnasium:CartPole-v1")
@@ -102,3 +112,110 @@ def test_a_dataset_of_another_environment_is_refused_with_what_differs(tmp_path)
         ValueError, match=r"its actions are .*'minimum': \[-2.0\].*the environment's .*'minimum': \[-1.0\]"
     ):
         check_spec(read_dataset(str(tmp_path / "pendulum")), canonical, "D")
+
+
+def _replace(path, make) -> None:
+    os.remove(path)
+    make(path)
+
+
+DAMAGES = {  # what is done to a dataset's folder, and what the error then says
+    "not a dataset": (lambda d: shutil.rmtree(os.path.join(d, "data")), r"No Minari dataset at .*: expected .*"),
+    "truncated HDF5": (
+        lambda d: os.truncate(os.path.join(d, "data", "main_data.hdf5"), 3000),
+        r"main_data.hdf5 is not a readable HDF5 file \(.*truncated file.*\); .* record it again",
+    ),
+    "HDF5 file a FIFO": (
+        lambda d: _replace(os.path.join(d, "data", "main_data.hdf5"), os.mkfifo),
+        r"main_data.hdf5 cannot be read: .* is a FIFO .*; a dataset's main_data.hdf5 is a regular file",
+    ),
+    "HDF5 file a link to /dev/zero": (
+        lambda d: _replace(os.path.join(d, "data", "main_data.hdf5"), lambda p: os.symlink("/dev/zero", p)),
+        r"main_data.hdf5 cannot be read: .* is a symbolic link \(to '/dev/zero'\)",
+    ),
+    "metadata a FIFO": (
+        lambda d: _replace(os.path.join(d, "data", "metadata.json"), os.mkfifo),
+        r"metadata .*metadata.json cannot be read: .* is a FIFO",
+    ),
+    "metadata a link to /dev/zero": (
+        lambda d: _replace(os.path.join(d, "data", "metadata.json"), lambda p: os.symlink("/dev/zero", p)),
+        r"metadata .*metadata.json cannot be read: .* is a symbolic link \(to '/dev/zero'\)",
+    ),
+    "metadata too large": (
+        lambda d: os.truncate(os.path.join(d, "data", "metadata.json"), 65 << 20),  # sparse: no disk used
+        r"metadata .*metadata.json cannot be read: .* is 65.0 MiB, more than the 64.0 MiB",
+    ),
+    "metadata not JSON": (
+        lambda d: open(os.path.join(d, "data", "metadata.json"), "w").write('{"total_steps": '),
+        r"metadata .*metadata.json is not JSON \(.*\): a Minari dataset's metadata.json is a JSON object",
+    ),
+    "metadata of something else": (
+        lambda d: open(os.path.join(d, "data", "metadata.json"), "w").write('{"format": "acme-tree"}'),
+        r"metadata .*metadata.json lacks data_format, .*: it is not a Minari dataset's metadata.json",
+    ),
+}
+
+
+@pytest.mark.timeout(60)  # a FIFO opened for reading would wait for a writer forever
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_a_folder_without_a_readable_dataset_is_refused_with_what_is_wrong(damage, tmp_path):
+    episodes, spec = random_episodes("gymnasium:CartPole-v1", 1)
+    directory = str(tmp_path / "dataset")
+    write_dataset(directory, episodes, spec, "gymnasium:CartPole-v1")
+    make_damage, message = DAMAGES[damage]
+    make_damage(directory)
+    for read in (read_metadata, read_dataset, lambda d: next(stream_episodes(d))):
+        with pytest.raises(DatasetError, match=message) as error:
+            read(directory)
+        assert str(tmp_path) in str(error.value) and "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "environment_id", ["gymnasium:CartPole-v1", "gymnasium:Pendulum-v1", "bsuite:catch/0", "atari:Pong?max_frames=200"]
+)
+def test_minaris_spaces_are_those_of_the_stored_data_and_the_environments_spec(environment_id, tmp_path):
+    """Discrete actions (int32 in the spec) are stored as int64, the dtype of Minari's Discrete space, and read
+    back by this library in the spec's dtype; a Box has the spec's bounds, -inf and inf where it has none."""
+    episodes, spec = random_episodes(environment_id, 2)
+    directory = str(tmp_path / "dataset")
+    write_dataset(directory, episodes, spec, environment_id)
+    dataset = minari.MinariDataset(os.path.join(directory, "data"))
+    for episode in dataset.iterate_episodes():
+        assert episode.actions.dtype == dataset.action_space.dtype
+        assert episode.observations.dtype == dataset.observation_space.dtype
+        assert all(dataset.action_space.contains(action) for action in episode.actions)
+        assert all(dataset.observation_space.contains(observation) for observation in episode.observations)
+    for space, part in ((dataset.observation_space, spec.observations), (dataset.action_space, spec.actions)):
+        if isinstance(part, specs.DiscreteArray):
+            assert space.n == part.num_values
+        elif isinstance(part, specs.BoundedArray):
+            np.testing.assert_array_equal(space.low, np.broadcast_to(part.minimum, part.shape))
+            np.testing.assert_array_equal(space.high, np.broadcast_to(part.maximum, part.shape))
+        else:
+            assert np.all(space.low == -np.inf) and np.all(space.high == np.inf)
+    for written, read in zip(episodes, read_dataset(directory).episodes):
+        assert read.actions.dtype == written.actions.dtype == spec.actions.dtype
+        np.testing.assert_array_equal(read.actions, written.actions)
+
+
+def test_a_gymnasium_dataset_recovers_its_environment_and_others_say_why_not(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path))
+    episodes, spec = random_episodes("gymnasium:CartPole-v1", 1)
+    write_dataset(str(tmp_path / "acme" / "cartpole-v0"), episodes, spec, "gymnasium:CartPole-v1")
+    dataset = minari.load_dataset("acme/cartpole-v0", download=False)
+    environment = dataset.recover_environment()
+    assert environment.spec.id == "CartPole-v1"
+    observation, _ = environment.reset(seed=0)
+    assert observation.shape == dataset.observation_space.shape
+    environment.step(next(dataset.iterate_episodes()).actions[0])
+    environment.close()
+
+    episodes, spec = random_episodes("bsuite:catch/0", 1)
+    write_dataset(str(tmp_path / "acme" / "catch-v0"), episodes, spec, "bsuite:catch/0")
+    dataset = minari.load_dataset("acme/catch-v0", download=False)
+    assert dataset.storage.metadata["acme_env_spec"] == (
+        "none: Minari's recover_environment() makes registered gymnasium environments only, and bsuite environments "
+        "are not gymnasium environments; acme.environments.make_environment('bsuite:catch/0') makes it"
+    )
+    with pytest.raises(ValueError, match="env_spec is None"):
+        dataset.recover_environment()
