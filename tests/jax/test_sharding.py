@@ -16,6 +16,7 @@ import sys
 import pytest
 
 from acme.jax.sharding import LearnerSharding
+from launch.ray_launcher import FORCED_KILL
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 AGENTS = ("c51", "d4pg", "dqn", "impala", "mdqn", "mpo", "ppo", "qrdqn", "r2d2", "sac", "td3")
@@ -86,10 +87,16 @@ def test_sebulba_acts_on_one_device_and_learns_on_others():
 
 
 def test_a_distributed_program_acts_on_one_device_and_learns_on_others():
+    """The actors on device 0, the learner data-parallel on devices 1 and 2, and it learns: the greedy policy's best
+    evaluation (5 episodes, every 2,000 of 6,000 steps) reaches 120. Measured with this budget (seed 0, 14 runs; the
+    threads' timing makes each run differ): best evaluations from 198 to 500. The untrained policy (no learner
+    step) returned 12 to 14 for seed 0, and 9 to 76 for seeds 0-7 (seed 3, the best, up to 100 over 5 evaluations)."""
     (row,) = _run("distributed")
-    assert row["actor_steps"] >= 2_000 and row["learner_steps"] > 0 and row["evaluation_return"] > 0, row
+    assert row["actor_steps"] >= 6_000 and row["learner_steps"] > 0, row
+    assert max(row["evaluation_returns"]) >= 120, row
 
 
+@pytest.mark.ray
 def test_a_ray_run_gives_its_learner_node_the_devices_of_its_layout(tmp_path):
     """Sebulba on Ray, as a user runs it on a machine without accelerators: the learner node's process gets the two
     CPU devices its layout names (through its placement) and learns data-parallel over them; the actor acts on
@@ -104,8 +111,10 @@ def test_a_ray_run_gives_its_learner_node_the_devices_of_its_layout(tmp_path):
         text=True,
         timeout=600,
     )
+    output = result.stdout + result.stderr
     assert result.returncode == 0, result.stderr[-4000:]
-    assert "learner: on 2 cpu device(s) (ids 0, 1), data." in result.stdout + result.stderr
+    assert "learner: on 2 cpu device(s) (ids 0, 1), data." in output
+    assert FORCED_KILL not in output, output[-4000:]  # Ray shut down cleanly (tests/conftest.py)
     with open(run_dir / "learner.csv") as f:
         last = list(csv.DictReader(f))[-1]
     assert float(last["learner_steps"]) > 0, last
