@@ -1,6 +1,8 @@
 """The baselines command line."""
 
 import json
+import os
+import signal
 
 import pytest
 
@@ -118,20 +120,38 @@ def test_a_checkpoint_dir_holding_other_files_is_refused(tmp_path, capsys):
     assert (tmp_path / "ckpt" / "results.csv").read_text() == "1,2\n"
 
 
-def test_ctrl_c_during_run_exits_130_and_says_how_to_resume(monkeypatch, capsys, tmp_path):
-    import baselines.cli as cli
+def test_ctrl_c_during_a_run_saves_a_checkpoint_that_loads_then_exits_130_and_says_how_to_resume(
+    monkeypatch, capsys, tmp_path
+):
+    """Ctrl-C (SIGINT to this process, once the run has acted for a while) stops the run at its next check after
+    saving a checkpoint, which loads; the command exits 130 naming the step and how to resume. Without
+    --checkpoint-dir, Ctrl-C stops the run at once."""
+    import acme.experiments.in_process as in_process
+    from acme.utils.checkpoint_files import Checkpointer
 
-    def interrupted(args):
-        raise KeyboardInterrupt("stopped by Ctrl-C at actor step 1045, after a checkpoint")
+    act = in_process._act
 
-    monkeypatch.setattr(cli, "run_command", interrupted)
-    assert main(["run", "dqn", "--checkpoint-dir", str(tmp_path)]) == 130
-    assert capsys.readouterr().err.strip() == (
-        f"Stopped by Ctrl-C at actor step 1045, after a checkpoint. The same command resumes from the newest "
-        f"checkpoint in {tmp_path}."
+    def ctrl_c_after_acting(*args):
+        acted = act(*args)
+        os.kill(os.getpid(), signal.SIGINT)  # what the terminal sends on Ctrl-C
+        return acted
+
+    monkeypatch.setattr(in_process, "_act", ctrl_c_after_acting)
+    flags = ["--max-steps", "100000", "--eval-every", "0", "--no-progress", "--set", "hidden_sizes=16"]
+    checkpoints = tmp_path / "checkpoints"
+    assert main(["run", "dqn", *flags, "--run-dir", str(tmp_path / "run"), "--checkpoint-dir", str(checkpoints)]) == 130
+    out, err = capsys.readouterr()
+    assert "Ctrl-C: saving a checkpoint at the next check, then stopping" in out
+    checkpointer = Checkpointer(str(checkpoints))
+    assert len(checkpointer.list_checkpoints()) == 1  # the one saved for Ctrl-C (a periodic one is 10 minutes off)
+    state, _, metadata = checkpointer.restore_latest()
+    actor_steps = metadata["counts"]["actor_steps"]
+    assert 0 < actor_steps < 100_000 and state is not None, metadata
+    assert err.strip() == (
+        f"Stopped by Ctrl-C at actor step {actor_steps}, after a checkpoint. The same command resumes from the newest "
+        f"checkpoint in {checkpoints}."
     )
-    monkeypatch.setattr(cli, "run_command", lambda args: (_ for _ in ()).throw(KeyboardInterrupt()))
-    assert main(["run", "dqn"]) == 130
+    assert main(["run", "dqn", *flags, "--run-dir", str(tmp_path / "unsaved")]) == 130
     assert capsys.readouterr().err.strip() == "Stopped by Ctrl-C."
 
 
