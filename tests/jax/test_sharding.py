@@ -88,12 +88,13 @@ def test_sebulba_acts_on_one_device_and_learns_on_others():
 
 def test_a_distributed_program_acts_on_one_device_and_learns_on_others():
     """The actors on device 0, the learner data-parallel on devices 1 and 2, and it learns: the greedy policy's best
-    evaluation (5 episodes, every 2,000 of 6,000 steps) reaches 120. Measured with this budget (seed 0, 14 runs; the
-    threads' timing makes each run differ): best evaluations from 198 to 500. The untrained policy (no learner
-    step) returned 12 to 14 for seed 0, and 9 to 76 for seeds 0-7 (seed 3, the best, up to 100 over 5 evaluations)."""
+    evaluation (5 episodes, every 2,000 of 6,000 steps) reaches 100. Measured with this budget (seed 0, 16 runs; the
+    threads' timing makes each run differ): best evaluations 198 to 500, final ones 81 to 500. The untrained policy
+    (no learner step) returned 12 to 14 for seed 0, and 9 to 76 for seeds 0-7 (seed 3 up to 100 over 5
+    evaluations)."""
     (row,) = _run("distributed")
     assert row["actor_steps"] >= 6_000 and row["learner_steps"] > 0, row
-    assert max(row["evaluation_returns"]) >= 120, row
+    assert max(row["evaluation_returns"]) >= 100, row
 
 
 @pytest.mark.ray
