@@ -7,9 +7,9 @@
     python -m baselines report --sweep runs/sweeps/dqn-lr
 
 Each trial is an ordinary ``python -m baselines run`` in its own run directory under ``DIR/runs/`` (its config,
-logs and result as any run's; a local run's policy snapshot too), started by a Ray Tune trial that reports the run's evaluations
-to Tune as they are logged. A grid sweep has one trial per setting and seed; an Optuna search one trial per
-suggested setting, which runs its seeds one after another and is scored by their mean final return. With
+logs and result as any run's; a local run's policy snapshot too), started by a Ray Tune trial that reports the
+run's evaluations to Tune as they are logged. A grid sweep has one trial per setting and seed; an Optuna search
+one trial per suggested setting, which runs its seeds one after another and is scored by their mean final return. With
 ``--launcher anakin`` a trial runs all its seeds, and the values of the grid's first numeric field, in one
 vmapped call on the device. Every trial's run is checkpointed, so the same command resumes a stopped sweep:
 finished runs are kept, unfinished ones restart from their newest checkpoint (a local run saves one when the
