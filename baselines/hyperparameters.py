@@ -5,8 +5,11 @@ A ``--set`` value is parsed by the field's type: ``true``/``false`` for booleans
 ``100_000``), comma-separated integers for layer sizes (``256,256``), ``none`` where a field may be None. A
 config file is YAML or JSON: a mapping of fields, or what a run wrote (``agent``, ``environment`` and
 ``config``). Every value then goes through the config class's own checks, so a bad one is refused with the
-config's message; an unknown field is refused with the list of known ones. Files are read with
-``yaml.safe_load``, which builds only plain data.
+config's message; an unknown field is refused with the list of known ones, and a field given twice by ``--set``
+is refused with both values. A config file is small and plain: at most ``MAX_CONFIG_BYTES``, read by
+``yaml.safe_load`` (which builds only plain data) with anchors and aliases refused (they let a few lines stand for
+a structure too large to print or check); a string where a field takes a number (YAML reads ``1e-3`` as one) is
+read as ``--set`` reads it. Errors show at most ``acme.utils.quoting.ECHO_LIMIT`` characters of what was given.
 """
 
 from __future__ import annotations
@@ -26,9 +29,12 @@ from typing import Any, Iterable, Mapping
 
 import yaml
 
+from acme.utils.quoting import quote, shorten
+
 CONFIG_FILE = "config.yaml"  # what a run writes to its directory
 
 _TRUE, _FALSE, _NONE = ("true", "yes", "1"), ("false", "no", "0"), ("none", "null")
+MAX_CONFIG_BYTES = 1 << 20  # a run's config.yaml is a few KB; 1 MiB leaves room for comments, not for a payload
 
 
 def config_fields(config_class: type) -> dict[str, Any]:
@@ -85,9 +91,11 @@ def field_descriptions(config_class: type) -> dict[str, str]:
 
 def _unknown(config_class: type, name: str, source: str) -> ValueError:
     known = list(config_fields(config_class))
-    close = difflib.get_close_matches(name, known, n=1)
+    close = difflib.get_close_matches(name, known, n=1) if len(name) <= 100 else []
     hint = f" Did you mean {close[0]!r}?" if close else ""
-    return ValueError(f"{source}: {config_class.__name__} has no field {name!r}.{hint} Its fields: {', '.join(known)}.")
+    return ValueError(
+        f"{source}: {config_class.__name__} has no field {quote(name)}.{hint} Its fields: {', '.join(known)}."
+    )
 
 
 def _parse(kind: Any, text: str, where: str) -> Any:
@@ -103,14 +111,14 @@ def _parse(kind: Any, text: str, where: str) -> Any:
         lowered = text.strip().lower()
         if lowered in _TRUE or lowered in _FALSE:
             return lowered in _TRUE
-        raise ValueError(f"{where} takes true or false, got {text!r}.")
+        raise ValueError(f"{where} takes true or false, got {quote(text)}.")
     if kind is int:
         try:
             return int(text.strip())
         except ValueError:
             value = _float(text, where, "an integer")
             if not value.is_integer():
-                raise ValueError(f"{where} takes an integer, got {text!r}.") from None
+                raise ValueError(f"{where} takes an integer, got {quote(text)}.") from None
             return int(value)
     if kind is float:
         return _float(text, where, "a number")
@@ -129,11 +137,14 @@ def _float(text: str, where: str, what: str) -> float:
     try:
         return float(text.strip())
     except ValueError:
-        raise ValueError(f"{where} takes {what}, got {text!r}.") from None
+        raise ValueError(f"{where} takes {what}, got {quote(text)}.") from None
 
 
-def _from_file_value(kind: Any, value: Any) -> Any:
-    """A value read from YAML/JSON as the field wants it: lists become tuples for sequence fields."""
+def _from_file_value(kind: Any, value: Any, where: str) -> Any:
+    """A value read from YAML/JSON as the field wants it: lists become tuples for sequence fields, and a string
+    where the field takes something else (YAML reads ``1e-3`` as a string) is read as ``--set`` reads it."""
+    if isinstance(value, str) and _takes_more_than_text(kind):
+        return _parse(kind, value, where)
     if isinstance(value, list):
         return tuple(value)
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
@@ -141,19 +152,87 @@ def _from_file_value(kind: Any, value: Any) -> Any:
     return value
 
 
+def _takes_more_than_text(kind: Any) -> bool:
+    """Whether a field of type ``kind`` takes a value that is not a string (a number, a bool, a sequence)."""
+    if typing.get_origin(kind) in (typing.Union, types.UnionType):
+        return str not in typing.get_args(kind)
+    return kind not in (str, Any)
+
+
+def overrides_from_data(config_class: type, data: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """Overrides of ``config_class``'s fields from plain data (a config file's mapping, a snapshot's stored
+    config), each as the field wants it (``_from_file_value``); an unknown field is refused naming ``source``."""
+    fields = config_fields(config_class)
+    overrides = {}
+    for name, value in data.items():
+        if name not in fields:
+            raise _unknown(config_class, str(name), source)
+        overrides[name] = _from_file_value(fields[name], value, f"{source}: {name}")
+    return overrides
+
+
 def parse_assignments(config_class: type, assignments: Iterable[str]) -> dict[str, Any]:
-    """``--set FIELD=VALUE`` arguments as overrides of ``config_class``'s fields (the last of a field wins)."""
+    """``--set FIELD=VALUE`` arguments as overrides of ``config_class``'s fields; a field given twice is refused
+    (which of two values was meant is not for the command line to guess)."""
     fields = config_fields(config_class)
     overrides: dict[str, Any] = {}
+    given: dict[str, str] = {}
     for assignment in assignments:
         name, equals, text = assignment.partition("=")
         name = name.strip()
         if not equals or not name:
-            raise ValueError(f"--set takes FIELD=VALUE, e.g. --set learning_rate=3e-4; got {assignment!r}.")
+            raise ValueError(f"--set takes FIELD=VALUE, e.g. --set learning_rate=3e-4; got {quote(assignment)}.")
         if name not in fields:
-            raise _unknown(config_class, name, f"--set {assignment}")
+            raise _unknown(config_class, name, "--set")
+        if name in given:
+            raise ValueError(
+                f"--set {name} is given twice ({quote(given[name])} and {quote(text)}); give each field once."
+            )
+        given[name] = text
         overrides[name] = _parse(fields[name], text, f"--set {name}")
     return overrides
+
+
+class _PlainLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses anchors and aliases: in a config file they only serve to let a few lines
+    stand for a structure too large to print or check (an alias bomb)."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise yaml.composer.ComposerError(
+                None, None, "anchors and aliases (&name, *name) are not read in a config file", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+
+def _read_text(path: str) -> str:
+    """The text of the config file at ``path``: at most ``MAX_CONFIG_BYTES`` of UTF-8."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_CONFIG_BYTES + 1)
+    except OSError as error:
+        raise ValueError(f"--config {shorten(path)}: cannot read it ({error.strerror}).") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ValueError(
+            f"--config {shorten(path)}: the file is over {MAX_CONFIG_BYTES:,} bytes; a config file is a mapping of "
+            "config fields (a run's config.yaml is a few KB)."
+        )
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"--config {shorten(path)}: not UTF-8 text; a config file is YAML or JSON.") from None
+
+
+def _load_document(path: str, text: str) -> Any:
+    """``text`` as JSON (a ``.json`` path) or plain YAML; ValueError saying why it is neither."""
+    kind = "JSON" if path.endswith(".json") else "YAML"
+    try:
+        return json.loads(text) if kind == "JSON" else yaml.load(text, Loader=_PlainLoader)  # noqa: S506 - safe
+    except RecursionError:
+        raise ValueError(f"--config {shorten(path)}: nested too deeply for a mapping of config fields.") from None
+    except (json.JSONDecodeError, yaml.YAMLError, ValueError) as error:
+        raise ValueError(f"--config {shorten(path)}: not valid {kind} ({error}).") from None
 
 
 def read_config_file(config_class: type, path: str, agent: str) -> dict[str, Any]:
@@ -161,28 +240,14 @@ def read_config_file(config_class: type, path: str, agent: str) -> dict[str, Any
     directory's ``config.yaml``."""
     if os.path.isdir(path):
         path = os.path.join(path, CONFIG_FILE)
-    try:
-        with open(path) as f:
-            text = f.read()
-    except OSError as error:
-        raise ValueError(f"--config {path}: cannot read it ({error.strerror}).") from None
-    try:
-        data = json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as error:
-        raise ValueError(f"--config {path}: not valid {'JSON' if path.endswith('.json') else 'YAML'} ({error}).")
+    data = _load_document(path, _read_text(path))
     if not isinstance(data, Mapping):
-        raise ValueError(f"--config {path}: expected a mapping of config fields, got {type(data).__name__}.")
+        raise ValueError(f"--config {shorten(path)}: expected a mapping of config fields, got {type(data).__name__}.")
     if "config" in data and isinstance(data["config"], Mapping):  # what a run wrote
         if data.get("agent") not in (None, agent):
-            raise ValueError(f"--config {path} is {data['agent']}'s config; this run trains {agent}.")
+            raise ValueError(f"--config {shorten(path)} is {shorten(data['agent'])}'s config; this run trains {agent}.")
         data = data["config"]
-    fields = config_fields(config_class)
-    overrides = {}
-    for name, value in data.items():
-        if name not in fields:
-            raise _unknown(config_class, str(name), f"--config {path}")
-        overrides[name] = _from_file_value(fields[name], value)
-    return overrides
+    return overrides_from_data(config_class, data, f"--config {shorten(path)}")
 
 
 def as_data(agent_config: Any) -> dict[str, Any]:

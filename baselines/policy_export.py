@@ -19,18 +19,10 @@ from acme import snapshots, specs
 from acme.environments import UnknownEnvironmentError
 from acme.utils import loggers
 from acme.utils.checkpoint_files import CheckpointError, signatures_match, tree_signature
+from acme.utils.quoting import quote
 from baselines import registry
 
 _REQUIRED = ("agent", "environment_id", "agent_config")
-
-
-def _tuples(value: Any) -> Any:
-    """JSON lists back to tuples (configs are frozen dataclasses with tuple fields such as hidden_sizes)."""
-    if isinstance(value, list):
-        return tuple(_tuples(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _tuples(v) for k, v in value.items()}
-    return value
 
 
 def export_policy(directory: str, agent: str, environment_id: str, agent_config: Any, params: Any) -> str:
@@ -72,20 +64,15 @@ def _load(directory: str, seed: int | None) -> tuple[Any, dm_env.Environment, An
     """``load_policy``'s policy, environment and parameters, and the agent's builder."""
     params, metadata = snapshots.load_policy_snapshot(directory)
     _check_metadata(directory, metadata)
+    config = snapshot_config(directory, metadata)  # before anything is built from it
     entry = registry.get_agent(metadata["agent"])
-    try:
-        config = entry.make_config(**_tuples(metadata["agent_config"]))
-    except (TypeError, ValueError) as error:
-        raise CheckpointError(
-            f"The snapshot at {directory} holds an agent_config that {metadata['agent']}'s config refuses: {error}"
-        ) from error
     try:
         environment = registry.make_agent_environment(
             metadata["agent"], metadata["environment_id"], seed=seed, evaluation=True
         )
     except UnknownEnvironmentError as error:
         raise CheckpointError(
-            f"The snapshot at {directory} names the environment {metadata['environment_id']!r}, which the "
+            f"The snapshot at {directory} names the environment {quote(metadata['environment_id'])}, which the "
             f"environment factory does not make: {error}"
         ) from error
     spec = specs.make_environment_spec(environment)
@@ -103,6 +90,22 @@ def _load(directory: str, seed: int | None) -> tuple[Any, dm_env.Environment, An
     return policy, environment, params, builder
 
 
+def snapshot_config(directory: str, metadata: dict) -> Any:
+    """The agent config a snapshot's metadata stores, read as ``--config`` reads a file (known fields, lists as
+    tuples, strings read by the field's type) and through the config's own checks, so that a config no run could
+    have (a NaN, a layer of 10**12 units) is refused before any network or learner is built from it."""
+    from baselines.hyperparameters import overrides_from_data
+
+    agent = metadata["agent"]
+    config_class = registry.get_agent(agent).make_config
+    try:
+        return config_class(**overrides_from_data(config_class, metadata["agent_config"], "agent_config"))
+    except (TypeError, ValueError) as error:
+        raise CheckpointError(
+            f"The snapshot at {directory} holds an agent_config that {agent}'s config refuses: {error}"
+        ) from error
+
+
 def _check_metadata(directory: str, metadata: Any) -> None:
     """Refuses snapshot metadata that names no registered agent, no environment id or no config mapping."""
     if not isinstance(metadata, dict):
@@ -118,12 +121,12 @@ def _check_metadata(directory: str, metadata: Any) -> None:
     agent, environment_id = metadata["agent"], metadata["environment_id"]
     if not isinstance(agent, str) or agent not in registry.agent_names():
         raise CheckpointError(
-            f"The snapshot at {directory} names the agent {agent!r}, which the registry does not know; known "
+            f"The snapshot at {directory} names the agent {quote(agent)}, which the registry does not know; known "
             f"agents: {', '.join(registry.agent_names())}."
         )
     if not isinstance(environment_id, str):
         raise CheckpointError(
-            f"The snapshot at {directory} names the environment {environment_id!r}; expected an id such as "
+            f"The snapshot at {directory} names the environment {quote(environment_id)}; expected an id such as "
             "'gymnasium:CartPole-v1'."
         )
     if not isinstance(metadata["agent_config"], dict):

@@ -150,16 +150,15 @@ class ConfigChecker:
         """Each field is 1 to ``MAX_LAYERS`` layer widths, each an integer in ``1..MAX_LAYER_WIDTH``."""
         for name in names:
             sizes = getattr(config, name)
-            ok = (
-                isinstance(sizes, (tuple, list))
-                and 1 <= len(sizes) <= MAX_LAYERS
-                and all(is_integer(h) and 1 <= h <= MAX_LAYER_WIDTH for h in sizes)
+            accepted = (
+                f"{name} must be a non-empty sequence of positive integer layer widths (at most {MAX_LAYERS:,} layers "
+                f"of at most {_bound(MAX_LAYER_WIDTH)} units)"
             )
-            if not ok:
-                self.fail(
-                    f"{name} must be a non-empty sequence of positive integer layer widths (at most {MAX_LAYERS:,} "
-                    f"layers of at most {_bound(MAX_LAYER_WIDTH)} units), got {quote(sizes)}."
-                )
+            if not isinstance(sizes, (tuple, list)) or not 1 <= len(sizes) <= MAX_LAYERS:
+                self.fail(f"{accepted}, got {quote(sizes)}.")
+            for index, width in enumerate(sizes):
+                if not (is_integer(width) and 1 <= width <= MAX_LAYER_WIDTH):
+                    self.fail(f"{accepted}; layer {index} of {quote(sizes)} is {quote(width)}.")
 
 
 @functools.lru_cache(maxsize=None)

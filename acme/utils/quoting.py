@@ -19,6 +19,13 @@ _REPR.maxstring = _REPR.maxother = ECHO_LIMIT
 _REPR.maxlong = 40  # digits of an integer
 
 
+def shorten(text: Any, limit: int = ECHO_LIMIT) -> str:
+    """``str(text)`` unquoted (a path, a name in a sentence), its first ``limit`` characters and
+    ``... (N characters)`` when it is longer."""
+    text = text if isinstance(text, str) else quote(text, limit)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
 def quote(value: Any, limit: int = ECHO_LIMIT) -> str:
     """``repr(value)`` for an error message: strings past ``limit`` characters as their first ``limit`` and
     ``... (N characters)``, containers shortened (never formatted whole), anything else cut at ``limit``."""

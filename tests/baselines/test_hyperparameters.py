@@ -50,7 +50,9 @@ def test_set_values_are_parsed_by_the_fields_type():
         "hidden_sizes": (64, 64),
     }
     assert DQNConfig(**overrides).hidden_sizes == (64, 64)
-    assert hyperparameters.parse_assignments(DQNConfig, ["n_step=1e1", "n_step=2"]) == {"n_step": 2}  # last wins
+    assert hyperparameters.parse_assignments(DQNConfig, ["n_step=1e1"]) == {"n_step": 10}
+    with pytest.raises(ValueError, match=r"--set n_step is given twice \('1e1' and '2'\); give each field once\."):
+        hyperparameters.parse_assignments(DQNConfig, ["n_step=1e1", "n_step=2"])
     assert hyperparameters.parse_assignments(SACConfig, ["target_entropy=none"]) == {"target_entropy": None}
     assert hyperparameters.parse_assignments(SACConfig, ["target_entropy=-2"]) == {"target_entropy": -2.0}
 
@@ -76,7 +78,7 @@ def test_the_command_line_refuses_a_value_the_config_refuses_and_a_file_of_anoth
     with pytest.raises(SystemExit) as done:
         main(["run", "dqn", "--set", "learning_rate=-1", "--no-progress", "--run-dir", str(tmp_path / "run")])
     assert done.value.code == 2
-    assert "--set/--config: Invalid DQNConfig: learning_rate must be > 0, got -1.0." in capsys.readouterr().err
+    assert "--set/--config: Invalid DQNConfig: learning_rate must be > 0 and finite, got -1.0." in capsys.readouterr().err
     assert not (tmp_path / "run").exists()  # refused before anything was written
 
     sac = tmp_path / "sac.yaml"
