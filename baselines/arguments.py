@@ -11,6 +11,9 @@ import argparse
 import math
 from typing import Callable
 
+from acme.agents.config_checks import MAX_BATCH_DIMENSION, MAX_STEPS
+from acme.utils.quoting import quote, shorten
+
 # JAX keys distinguish seeds only below 2**32 (PRNGKey(2**32) is PRNGKey(0)); gymnasium refuses negatives.
 MAX_SEED = 2**32 - 1
 
@@ -30,7 +33,7 @@ def integer(minimum: int, maximum: int | None = None, note: str = "") -> Callabl
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {expected}, got {text!r}.") from None
+            raise argparse.ArgumentTypeError(f"must be {expected}, got {quote(text)}.") from None
         if value < minimum or (maximum is not None and value > maximum):
             raise argparse.ArgumentTypeError(f"must be {expected}, got {value}.")
         return value
@@ -47,9 +50,9 @@ def number(minimum: float, strict: bool, note: str = "") -> Callable[[str], floa
         try:
             value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {expected}, got {text!r}.") from None
+            raise argparse.ArgumentTypeError(f"must be {expected}, got {quote(text)}.") from None
         if not math.isfinite(value) or value < minimum or (strict and value == minimum):
-            raise argparse.ArgumentTypeError(f"must be {expected}, got {text}.")
+            raise argparse.ArgumentTypeError(f"must be {expected}, got {shorten(text)}.")
         return value
 
     parse.__name__ = "number"
@@ -58,6 +61,10 @@ def number(minimum: float, strict: bool, note: str = "") -> Callable[[str], floa
 
 positive_integer = integer(1)
 seed = integer(0, MAX_SEED)
+# Bounded counts (acme.agents.config_checks says why each bound): a value past one is a typo, not a run.
+step_budget = integer(1, MAX_STEPS)  # environment or learner steps: --max-steps, --checkpoint-every-steps
+step_interval = integer(0, MAX_STEPS, note="0: no evaluation")  # --eval-every
+batch_count = integer(1, MAX_BATCH_DIMENSION)  # environments, seeds, episodes: a dimension of what runs at once
 
 
 def sweep(text: str) -> tuple[str, tuple[float, ...]]:
@@ -70,6 +77,6 @@ def sweep(text: str) -> tuple[str, tuple[float, ...]]:
     if not sep or not field.strip() or not numbers or not all(math.isfinite(v) for v in numbers):
         raise argparse.ArgumentTypeError(
             f"expected FIELD=V1,V2,... with a config field and finite numbers (e.g. learning_rate=1e-3,3e-4), "
-            f"got {text!r}"
+            f"got {quote(text)}"
         )
     return field.strip(), numbers

@@ -12,6 +12,7 @@ import sys
 import time
 from typing import Iterator, Sequence
 
+from acme.utils.quoting import quote
 from baselines import arguments, registry
 from baselines import record as record_command_module
 
@@ -23,11 +24,7 @@ def _describe(with_records: bool = False) -> str:
     for name in registry.agent_names():
         entry = registry.get_agent(name)
         lines.append(f"  {name:8s} {entry.description}")
-    lines.append("environments (any id of these families; <prefix>:<name>):")
-    lines.append("  gymnasium:<id>              e.g. " + ", ".join(registry.SUGGESTED_ENVIRONMENTS["discrete"][:3]))
-    lines.append("  bsuite:<id>                 e.g. bsuite:catch/0, bsuite:cartpole/0")
-    lines.append("  dm_control:<domain>/<task>  e.g. dm_control:cartpole/swingup (needs dm-control)")
-    lines.append("  atari:<Game>                e.g. atari:Pong (needs ale-py)")
+    lines += _environment_families()
     lines.append("tuned baselines (agent, environment -> budget, target return):")
     for (agent, env), baseline in sorted(registry.BASELINES.items()):
         line = f"  {agent} {env}: {baseline.max_steps} steps, target {baseline.target_return:g}"
@@ -41,6 +38,29 @@ def _describe(with_records: bool = False) -> str:
             line += f"; {results.describe_records(agent, env)}"
         lines.append(line)
     return "\n".join(lines)
+
+
+def _environment_families() -> list[str]:
+    """The help's lines on environment ids: one per family the environment factory knows (its ``FAMILIES``)."""
+    from acme.environments.factory import FAMILIES
+
+    forms = [f"{family.prefix}:{family.name_form}" for family in FAMILIES]
+    width = max(map(len, forms))
+    lines = ["environments (any id of these families; <prefix>:<name>):"]
+    for form, family in zip(forms, FAMILIES):
+        note = f" ({family.note})" if family.note else ""
+        lines.append(f"  {form:<{width}}  e.g. {', '.join(family.examples)}{note}")
+    return lines
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose refusal of a choice (an agent, a command) shows at most
+    ``acme.utils.quoting.ECHO_LIMIT`` characters of what was given."""
+
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        if action.choices is not None and value not in action.choices:
+            choices = ", ".join(map(repr, action.choices))
+            raise argparse.ArgumentError(action, f"invalid choice: {quote(value)} (choose from {choices})")
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -153,15 +173,13 @@ def _add_agent_and_environment(parser: argparse.ArgumentParser, agent_help: str)
 def make_parser() -> argparse.ArgumentParser:
     from baselines import plan as planning
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m baselines",
         description="Run reference experiments of the library's agents.",
         epilog=_describe(),
         formatter_class=_HelpFormatter,
     )
-    commands = parser.add_subparsers(
-        dest="command", required=True, metavar="{run,config,list,evaluate,record,reproduce,report,sweep}"
-    )
+    commands = parser.add_subparsers(dest="command", required=True)  # the usage line lists every command added
     run = commands.add_parser(
         "run",
         help="train an agent on an environment",
@@ -172,21 +190,21 @@ def make_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=arguments.seed, default=0, help="random seed")
     run.add_argument(
         "--max-steps",
-        type=arguments.positive_integer,
+        type=arguments.step_budget,
         default=None,
         help="training budget in environment steps (default: the tuned baseline's budget, "
         f"else {registry.DEFAULT_MAX_STEPS})",
     )
     run.add_argument(
         "--eval-every",
-        type=arguments.integer(0, note="0: no evaluation"),
+        type=arguments.step_interval,
         default=None,
         help="actor steps between evaluations, 0 for none (default: the tuned baseline's, "
         f"else {registry.DEFAULT_EVAL_EVERY})",
     )
     run.add_argument(
         "--eval-episodes",
-        type=arguments.positive_integer,
+        type=arguments.batch_count,
         default=None,
         help=f"episodes per evaluation (default: the tuned baseline's, else {registry.DEFAULT_EVAL_EPISODES})",
     )
@@ -201,7 +219,7 @@ def make_parser() -> argparse.ArgumentParser:
     _add_run_option_flags(run)
     run.add_argument(
         "--num-seeds",
-        type=arguments.positive_integer,
+        type=arguments.batch_count,
         default=None,
         help="with --launcher anakin: train this many agents (seeds --seed, --seed + 1, ...) in one vmapped call "
         "(default: 1)",
@@ -216,7 +234,7 @@ def make_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--num-envs",
-        type=arguments.positive_integer,
+        type=arguments.batch_count,
         default=None,
         help="environments each actor drives, with one batched policy call per step (default: the tuned "
         "baseline's, else 1)",
@@ -235,11 +253,11 @@ def make_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--checkpoint-every-steps",
-        type=arguments.positive_integer,
+        type=arguments.step_budget,
         default=None,
         help="learner steps between checkpoints (default: by time only)",
     )
-    run.add_argument("--keep-checkpoints", type=arguments.positive_integer, default=3, help="checkpoints to keep")
+    run.add_argument("--keep-checkpoints", type=arguments.batch_count, default=3, help="checkpoints to keep")
     run.add_argument(
         "--dataset",
         default=None,
@@ -311,7 +329,7 @@ def make_parser() -> argparse.ArgumentParser:
         help="a directory written by baselines.policy_export.export_policy, or a run directory "
         "(its policy/ snapshot is used)",
     )
-    evaluate.add_argument("--episodes", type=arguments.positive_integer, default=10, help="episodes to run")
+    evaluate.add_argument("--episodes", type=arguments.batch_count, default=10, help="episodes to run")
     evaluate.add_argument("--seed", type=arguments.seed, default=0, help="seed of the environment and policy")
     record_command_module.add_parser(commands)
     reproduce = commands.add_parser(
@@ -328,7 +346,7 @@ def make_parser() -> argparse.ArgumentParser:
     )
     reproduce.add_argument(
         "--max-steps",
-        type=arguments.positive_integer,
+        type=arguments.step_budget,
         default=None,
         help="override the baseline's step budget (default: the baseline's)",
     )

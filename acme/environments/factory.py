@@ -5,13 +5,43 @@ from __future__ import annotations
 import ctypes.util
 import difflib
 import os
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import dm_env
 
 from acme import wrappers
+from acme.utils.quoting import quote
 
-KNOWN_PREFIXES = ("gymnasium", "bsuite", "dm_control", "atari", "memory", "jax")
+
+class EnvironmentFamily(NamedTuple):
+    """Ids ``<prefix>:<name>`` that one factory makes: the form of their names, examples, and a note (what the
+    family needs or is). ``--help`` and the unknown-prefix error list them from ``FAMILIES``."""
+
+    prefix: str
+    name_form: str
+    examples: tuple[str, ...]
+    note: str = ""
+
+
+# Partially observed versions of fully observed tasks: the entries of the observation each keeps.
+MEMORY_TASKS = {"CartPole-v1": ("CartPole-v1", (0, 2))}  # cart position and pole angle, no velocities
+
+FAMILIES = (
+    EnvironmentFamily("gymnasium", "<id>", ("gymnasium:CartPole-v1", "gymnasium:Acrobot-v1", "gymnasium:Pendulum-v1")),
+    EnvironmentFamily("bsuite", "<id>", ("bsuite:catch/0", "bsuite:cartpole/0")),
+    EnvironmentFamily("dm_control", "<domain>/<task>", ("dm_control:cartpole/swingup",), "needs dm-control"),
+    EnvironmentFamily("atari", "<Game>", ("atari:Pong", "atari:Breakout?terminal_on_life_loss=true"), "needs ale-py"),
+    EnvironmentFamily(
+        "memory", "<task>", tuple(f"memory:{name}" for name in MEMORY_TASKS), "a gymnasium task, part of it hidden"
+    ),
+    EnvironmentFamily(
+        "jax", "<id>", ("jax:CartPole-v1", "jax:MinAtar-Breakout"), "in JAX: --launcher anakin runs it on the device"
+    ),
+)
+KNOWN_PREFIXES = tuple(family.prefix for family in FAMILIES)
+# No family's id comes near this (gymnasium's longest are under 60 characters, an Atari id with every option
+# about 200); a longer one is refused before any family's factory reads it.
+MAX_ID_LENGTH = 1_000
 INSTALL_ALE = "pip install 'ale-py>=0.12.1'"  # the Atari ROMs come with ale-py since 0.9
 EXAMPLE_IDS = (
     "gymnasium:CartPole-v1",
@@ -26,20 +56,25 @@ class UnknownEnvironmentError(ValueError):
 
 
 def _split(environment_id: str) -> tuple[str, str]:
+    if isinstance(environment_id, str) and len(environment_id) > MAX_ID_LENGTH:
+        raise UnknownEnvironmentError(
+            f"Environment id {quote(environment_id)} is too long: ids are '<prefix>:<name>' of at most "
+            f"{MAX_ID_LENGTH:,} characters, for example {', '.join(EXAMPLE_IDS)}."
+        )
     if not isinstance(environment_id, str) or ":" not in environment_id:
         raise UnknownEnvironmentError(
-            f"Environment id {environment_id!r} has no family prefix. Write it as "
+            f"Environment id {quote(environment_id)} has no family prefix. Write it as "
             f"'<prefix>:<name>' with a prefix among {', '.join(KNOWN_PREFIXES)}; "
             f"for example {', '.join(EXAMPLE_IDS)}."
         )
     prefix, name = environment_id.split(":", 1)
     if prefix not in KNOWN_PREFIXES:
         raise UnknownEnvironmentError(
-            f"Unknown environment family {prefix!r} in {environment_id!r}. Known prefixes: "
+            f"Unknown environment family {quote(prefix)} in {quote(environment_id)}. Known prefixes: "
             f"{', '.join(KNOWN_PREFIXES)} (for example {', '.join(EXAMPLE_IDS)})."
         )
     if not name:
-        raise UnknownEnvironmentError(f"Environment id {environment_id!r} names no environment after the prefix.")
+        raise UnknownEnvironmentError(f"Environment id {quote(environment_id)} names no environment after the prefix.")
     return prefix, name
 
 
@@ -51,7 +86,7 @@ def _make_gymnasium(name: str, seed: int | None) -> dm_env.Environment:
         close = difflib.get_close_matches(name, registered, n=5)
         hint = f" Did you mean {', '.join('gymnasium:' + c for c in close)}?" if close else ""
         raise UnknownEnvironmentError(
-            f"gymnasium has no environment {name!r}.{hint} Registered ids include "
+            f"gymnasium has no environment {quote(name)}.{hint} Registered ids include "
             f"{', '.join(registered[:8])}, ... (see gymnasium.envs.registry)."
         )
     return wrappers.GymnasiumToDmEnv(gymnasium.make(name), seed=seed)
@@ -79,7 +114,7 @@ def _make_bsuite(name: str, seed: int | None) -> dm_env.Environment:
         close = difflib.get_close_matches(name, sweep.SWEEP, n=5)
         hint = f" Did you mean {', '.join('bsuite:' + c for c in close)}?" if close else ""
         raise UnknownEnvironmentError(
-            f"bsuite has no environment {name!r}.{hint} Ids look like 'catch/0', 'cartpole/3', "
+            f"bsuite has no environment {quote(name)}.{hint} Ids look like 'catch/0', 'cartpole/3', "
             "'deep_sea/10' (see bsuite.sweep.SWEEP)."
         )
     return bsuite.load_from_id(name)
@@ -109,7 +144,9 @@ def _make_dm_control(name: str, seed: int | None) -> dm_env.Environment:
             "which has no Python 3.13 build)."
         ) from error
     if "/" not in name:
-        raise UnknownEnvironmentError(f"dm_control ids are '<domain>/<task>', e.g. 'cartpole/swingup'; got {name!r}.")
+        raise UnknownEnvironmentError(
+            f"dm_control ids are '<domain>/<task>', e.g. 'cartpole/swingup'; got {quote(name)}."
+        )
     domain, task = name.split("/", 1)
     if (domain, task) not in suite.ALL_TASKS:
         raise UnknownEnvironmentError(_unknown_dm_control_task(domain, task, suite.ALL_TASKS))
@@ -123,9 +160,9 @@ def _unknown_dm_control_task(domain: str, task: str, known: Sequence[tuple[str, 
     hint = f" Did you mean {', '.join('dm_control:' + c for c in close)}?" if close else ""
     domains = sorted({d for d, _ in known})
     if domain not in domains:
-        return f"dm_control has no domain {domain!r}.{hint} Its domains: {', '.join(domains)}."
+        return f"dm_control has no domain {quote(domain)}.{hint} Its domains: {', '.join(domains)}."
     own = sorted(t for d, t in known if d == domain)
-    return f"dm_control's {domain} domain has no task {task!r}.{hint} Its tasks: {', '.join(own)}."
+    return f"dm_control's {domain} domain has no task {quote(task)}.{hint} Its tasks: {', '.join(own)}."
 
 
 def _atari_game(name: str) -> tuple:
@@ -171,14 +208,10 @@ def make_environment_batch(environment_id: str, seeds: Sequence[int]):
     return AtariVectorBatch(game, seeds, config)
 
 
-# Partially observed versions of fully observed tasks: the entries of the observation each keeps.
-MEMORY_TASKS = {"CartPole-v1": ("CartPole-v1", (0, 2))}  # cart position and pole angle, no velocities
-
-
 def _make_memory(name: str, seed: int | None) -> dm_env.Environment:
     if name not in MEMORY_TASKS:
         raise UnknownEnvironmentError(
-            f"No memory task {name!r}; known: {', '.join('memory:' + n for n in MEMORY_TASKS)} "
+            f"No memory task {quote(name)}; known: {', '.join('memory:' + n for n in MEMORY_TASKS)} "
             "(a gymnasium task with part of its observation hidden)."
         )
     base, indices = MEMORY_TASKS[name]

@@ -16,6 +16,7 @@ from acme.environments.jax_native.classic_control import (
     Pendulum,
 )
 from acme.environments.jax_native.minatar import Breakout
+from acme.utils.quoting import quote
 
 ENVIRONMENTS: dict[str, Callable[[], JaxEnvironment]] = {
     "CartPole-v1": CartPole,
@@ -34,7 +35,7 @@ def make_jax_environment(name: str) -> JaxEnvironment:
         close = difflib.get_close_matches(str(name), list(ENVIRONMENTS), n=3)
         hint = f" Did you mean {', '.join('jax:' + c for c in close)}?" if close else ""
         raise ValueError(
-            f"There is no JAX-native environment {name!r}.{hint} JAX-native environments: "
+            f"There is no JAX-native environment {quote(name)}.{hint} JAX-native environments: "
             f"{', '.join('jax:' + n for n in sorted(ENVIRONMENTS))}."
         )
     return ENVIRONMENTS[name]()
