@@ -232,7 +232,16 @@ def _load_document(path: str, text: str) -> Any:
     except RecursionError:
         raise ValueError(f"--config {shorten(path)}: nested too deeply for a mapping of config fields.") from None
     except (json.JSONDecodeError, yaml.YAMLError, ValueError) as error:
-        raise ValueError(f"--config {shorten(path)}: not valid {kind} ({error}).") from None
+        raise ValueError(f"--config {shorten(path)}: not valid {kind} ({_one_line(error)}).") from None
+
+
+def _one_line(error: Exception) -> str:
+    """A parser's error in one line: YAML's problem and where it is (not its multi-line excerpt of the file)."""
+    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
+        context = f"{error.context}: " if error.context else ""
+        mark = error.problem_mark
+        return f"{context}{error.problem} at line {mark.line + 1}, column {mark.column + 1}"
+    return " ".join(str(error).split())
 
 
 def read_config_file(config_class: type, path: str, agent: str) -> dict[str, Any]:

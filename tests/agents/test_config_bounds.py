@@ -78,3 +78,55 @@ def test_the_defaults_pass_and_values_at_the_bounds_are_accepted(agent):
     for name in ("hidden_sizes", "policy_hidden_sizes", "critic_hidden_sizes", "torso_sizes"):
         large[name] = (config_checks.MAX_LAYER_WIDTH, 8)
     entry.make_config(**{name: value for name, value in large.items() if name in fields})
+
+
+class _Fields:
+    """A plain object (not a dataclass: no type check runs first), so each check meets the value itself."""
+
+    def __init__(self, **values):
+        self.__dict__.update(values)
+
+
+CHECKS = {
+    "finite": lambda check, target: check.finite(target, "x"),
+    "positive": lambda check, target: check.positive(target, "x"),
+    "non_negative": lambda check, target: check.non_negative(target, "x"),
+    "in_unit_interval": lambda check, target: check.in_unit_interval(target, "x"),
+    "probability": lambda check, target: check.probability(target, "x"),
+    "in_range": lambda check, target: check.in_range(target, "x", -1e9, 1e9),
+    "positive_int": lambda check, target: check.positive_int(target, "x"),
+    "layer_width": lambda check, target: check.layer_width(target, "x"),
+}
+
+
+@pytest.mark.parametrize("value", NON_FINITE)
+@pytest.mark.parametrize("name", list(CHECKS))
+def test_every_number_check_refuses_nan_and_infinities(name, value):
+    target = _Fields(x=value)
+    with pytest.raises(ValueError, match=r"Invalid _Fields: x must be"):
+        CHECKS[name](config_checks.ConfigChecker(target), target)
+    target = _Fields(x=(8, value))
+    with pytest.raises(ValueError, match=r"Invalid _Fields: x must be .* layer 1 of \(8, (nan|inf|-inf)\) is"):
+        config_checks.ConfigChecker(target).layer_sizes(target, "x")
+    with pytest.raises(ValueError, match="max_abs_reward must be None"):
+        config_checks.check_max_abs_reward(_Fields(max_abs_reward=value))
+
+
+class _Unprintable(tuple):
+    def __repr__(self):
+        raise AssertionError("a value was formatted although its check passed")
+
+
+def test_a_value_is_formatted_only_once_its_check_failed_and_then_cut_short():
+    @dataclasses.dataclass(frozen=True)
+    class Sizes:
+        hidden: typing.Sequence[int] = (8, 8)
+
+    checker = config_checks.ConfigChecker(Sizes())
+    checker.layer_sizes(Sizes(hidden=_Unprintable((8, 8))), "hidden")  # passes without printing it
+    nested: list = [1] * 9
+    for _ in range(12):  # 9**13 leaves, shared as a YAML alias bomb shares them
+        nested = [nested] * 9
+    with pytest.raises(ValueError, match=r"layer 0 of \[\[\[\[\.\.\.\], \[\.\.\.\],") as refused:
+        checker.layer_sizes(Sizes(hidden=nested), "hidden")
+    assert len(str(refused.value)) < 400

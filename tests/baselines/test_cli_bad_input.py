@@ -43,7 +43,7 @@ def _refused(argv: list[str], capsys) -> str:
     err = captured.err
     assert "Traceback" not in err and "Traceback" not in captured.out
     message = err[err.index("error: ") :].strip()
-    assert "\n\n" not in message
+    assert "\n" not in message
     assert len(message) < 2_000, message[:300]  # user input is echoed cut short
     return message
 
@@ -135,7 +135,7 @@ def test_a_yaml_alias_bomb_is_refused_at_once(empty_cwd, capsys):
         argv = [*RUN, "--config", "bomb.yaml"] if command == "run" else ["config", "dqn", "--config", "bomb.yaml"]
         message = _refused(argv, capsys)
         assert "--config bomb.yaml: not valid YAML (anchors and aliases (&name, *name) are not read" in message
-        assert "line 2, column 5" in message
+        assert message.endswith("are not read in a config file at line 2, column 5).")
     assert time.perf_counter() - start < 30  # a guard against a hang, not a timing
     _left_nothing(empty_cwd, "bomb.yaml")
 
