@@ -147,8 +147,8 @@ def _from_file_value(kind: Any, value: Any, where: str) -> Any:
         return _parse(kind, value, where)
     if isinstance(value, list):
         return tuple(value)
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
+    if kind is float and isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**1023:
+        return float(value)  # a larger one stays an int, which the config refuses as no finite number
     return value
 
 

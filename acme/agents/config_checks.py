@@ -51,8 +51,13 @@ def is_number(value: Any) -> bool:
 
 
 def is_finite_number(value: Any) -> bool:
-    """A real number, not a bool, neither NaN nor infinite."""
-    return is_number(value) and math.isfinite(value)
+    """A real number, not a bool, neither NaN nor infinite (nor an integer past a float's range)."""
+    if not is_number(value):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int of over 308 digits
+        return False
 
 
 def is_integer(value: Any) -> bool:
@@ -69,6 +74,9 @@ class ConfigChecker:
         check = ConfigChecker(self)
         check.positive(self, "learning_rate")
         check(self.v_min < self.v_max, f"v_min ({self.v_min}) must be < v_max ({self.v_max}).")
+
+    A message given to ``check(condition, message)`` is formatted before the condition is known: keep it to
+    numbers (the type check has run, so they are short); the methods format a value only once it failed.
     """
 
     def __init__(self, config: Any):
@@ -194,7 +202,7 @@ def _type_error(kind: Any, value: Any) -> str | None:
     if kind is float:
         return None if is_finite_number(value) else "a finite number"
     if kind is int:  # 2.5 or True is left to the field's own check, which says the range it takes
-        return None if isinstance(value, numbers.Real) and math.isfinite(value) else "an integer"
+        return None if isinstance(value, numbers.Integral) or is_finite_number(value) else "an integer"
     if kind is bool:
         return None if isinstance(value, bool) else "true or false"
     if kind is str:
