@@ -177,13 +177,19 @@ def test_ctrl_c_during_a_run_saves_a_checkpoint_that_loads_then_exits_130_and_sa
             ["run", "dqn", "--checkpoint-every-steps", "0"],
             "argument --checkpoint-every-steps: must be an integer in 1..2147483647, got 0.",
         ),
-        (["run", "dqn", "--keep-checkpoints", "-2"], "argument --keep-checkpoints: must be an integer in 1..1048576, got -2."),
+        (
+            ["run", "dqn", "--keep-checkpoints", "-2"],
+            "argument --keep-checkpoints: must be an integer in 1..1048576, got -2.",
+        ),
         (["run", "dqn", "--seed", "-1"], "argument --seed: must be an integer in 0..4294967295, got -1."),
         (
             ["run", "dqn", "--seed", "4294967296"],
             "argument --seed: must be an integer in 0..4294967295, got 4294967296.",
         ),
-        (["evaluate", "--snapshot", "x", "--episodes", "0"], "argument --episodes: must be an integer in 1..1048576, got 0."),
+        (
+            ["evaluate", "--snapshot", "x", "--episodes", "0"],
+            "argument --episodes: must be an integer in 1..1048576, got 0.",
+        ),
         (["evaluate", "--snapshot", "x", "--seed", "-3"], "argument --seed: must be an integer in 0..4294967295"),
         (
             ["reproduce", "dqn", "--env", "gymnasium:CartPole-v1", "--max-steps", "0"],

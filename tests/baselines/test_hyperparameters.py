@@ -78,7 +78,8 @@ def test_the_command_line_refuses_a_value_the_config_refuses_and_a_file_of_anoth
     with pytest.raises(SystemExit) as done:
         main(["run", "dqn", "--set", "learning_rate=-1", "--no-progress", "--run-dir", str(tmp_path / "run")])
     assert done.value.code == 2
-    assert "--set/--config: Invalid DQNConfig: learning_rate must be > 0 and finite, got -1.0." in capsys.readouterr().err
+    refused = "--set/--config: Invalid DQNConfig: learning_rate must be > 0 and finite, got -1.0."
+    assert refused in capsys.readouterr().err
     assert not (tmp_path / "run").exists()  # refused before anything was written
 
     sac = tmp_path / "sac.yaml"
