@@ -18,6 +18,9 @@ import pytest
 from acme.jax.sharding import LearnerSharding
 from launch.ray_launcher import FORCED_KILL
 
+# Its module fixtures each run a subprocess of minutes: under pytest-xdist one worker takes every test that uses
+# them, so each runs once (the Ray test goes to the Ray group, as conftest.py marks it).
+pytestmark = pytest.mark.xdist_group("sharding")
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 AGENTS = ("c51", "d4pg", "dqn", "impala", "mdqn", "mpo", "ppo", "qrdqn", "r2d2", "sac", "td3")
 
