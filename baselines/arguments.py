@@ -11,7 +11,7 @@ import argparse
 import math
 from typing import Callable
 
-from acme.agents.config_checks import MAX_BATCH_DIMENSION, MAX_STEPS
+from acme.agents.config_checks import MAX_BATCH_DIMENSION, MAX_REPLAY_ITEMS, MAX_STEPS
 from acme.utils.quoting import quote, shorten
 
 # JAX keys distinguish seeds only below 2**32 (PRNGKey(2**32) is PRNGKey(0)); gymnasium refuses negatives.
@@ -65,6 +65,7 @@ seed = integer(0, MAX_SEED)
 step_budget = integer(1, MAX_STEPS)  # environment or learner steps: --max-steps, --checkpoint-every-steps
 step_interval = integer(0, MAX_STEPS, note="0: no evaluation")  # --eval-every
 batch_count = integer(1, MAX_BATCH_DIMENSION)  # environments, seeds, episodes: a dimension of what runs at once
+replay_items = integer(1, MAX_REPLAY_ITEMS)  # items a buffer holds: --stream-buffer
 
 
 def sweep(text: str) -> tuple[str, tuple[float, ...]]:

@@ -267,7 +267,7 @@ def make_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--stream-buffer",
-        type=arguments.integer(1),
+        type=arguments.replay_items,
         default=None,
         metavar="N",
         help="with --dataset: stream it from disk through a shuffle buffer of N items instead of reading it into "

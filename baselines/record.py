@@ -18,7 +18,7 @@ def add_parser(commands) -> None:
         "Train on it with: python -m baselines run AGENT --env ENV --dataset OUT.",
     )
     record.add_argument("--snapshot", required=True, help="a policy snapshot (or a run directory holding policy/)")
-    record.add_argument("--episodes", type=arguments.positive_integer, required=True, help="episodes to record")
+    record.add_argument("--episodes", type=arguments.batch_count, required=True, help="episodes to record")
     record.add_argument("--out", required=True, help="a new directory for the dataset")
     record.add_argument("--seed", type=arguments.seed, default=0, help="seeds the environment and the exploration")
     record.add_argument(

@@ -181,13 +181,13 @@ def make_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--seeds", type=arguments.seed, nargs="+", default=[0], help="the seeds of every setting")
     parser.add_argument("--search", choices=("grid", "optuna"), default="grid", help="grid, or Optuna's sampler")
-    parser.add_argument("--trials", type=arguments.positive_integer, default=None, help="settings Optuna tries")
+    parser.add_argument("--trials", type=arguments.batch_count, default=None, help="settings Optuna tries")
     parser.add_argument(
-        "--max-concurrent", type=arguments.positive_integer, default=None, help="trials at once (default: as fit)"
+        "--max-concurrent", type=arguments.batch_count, default=None, help="trials at once (default: as fit)"
     )
     parser.add_argument(
         "--cpus-per-trial",
-        type=arguments.positive_integer,
+        type=arguments.batch_count,
         default=1,
         help="cores Ray reserves for each trial (its run's threads are held to them)",
     )
@@ -197,7 +197,7 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--asha", action="store_true", help="stop poor trials early (ASHA on the evaluation return)")
     parser.add_argument(
         "--asha-grace",
-        type=arguments.positive_integer,
+        type=arguments.step_budget,
         default=None,
         metavar="STEPS",
         help="with --asha: steps every trial runs before it can be stopped (default: a tenth of --max-steps)",

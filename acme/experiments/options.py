@@ -9,7 +9,9 @@ import numbers
 from typing import Any, Mapping
 
 import launch
+from acme.agents.config_checks import MAX_BATCH_DIMENSION, MAX_REPLAY_ITEMS
 from acme.utils import extras
+from acme.utils.quoting import quote
 from launch.options import say, spelled_as, spelling
 
 RUN_LAUNCHERS = ("local", "threads", "ray", "anakin")
@@ -24,6 +26,9 @@ REPLAYS = {
     "ray": ("reverb", "learner", "server"),
 }
 REPLAY_BACKENDS = REPLAYS["threads"]
+MAX_ACTORS = 2**16  # actor processes of one program: more than any cluster this library has been run on
+MAX_RESTARTS = 2**20
+MAX_WAIT_SECONDS = 86_400
 TRANSFER_QUEUE_SIZE = 1_000  # items an actor may write ahead of a learner that holds the replay
 
 # What each launcher does, for errors that refuse an option it has no use for.
@@ -152,18 +157,27 @@ class RunOptions:
             value = getattr(self, name)
             if value is not None and value not in choices:
                 raise ValueError(f"{say(name)} must be one of {', '.join(choices)} (or left out), got {value!r}.")
-        counts = {"num_actors": 1, "inference_batch_size": 1, "transfer_queue_size": 1}
-        counts.update(actor_restarts=0, learner_restarts=0)
-        for name, least in counts.items():
+        # (least, most): a value past the most is a typo, not a run (acme.agents.config_checks says why for items).
+        counts = {
+            "num_actors": (1, MAX_ACTORS),
+            "inference_batch_size": (1, MAX_BATCH_DIMENSION),
+            "transfer_queue_size": (1, MAX_REPLAY_ITEMS),
+            "actor_restarts": (0, MAX_RESTARTS),
+            "learner_restarts": (0, MAX_RESTARTS),
+        }
+        for name, (least, most) in counts.items():
             value = getattr(self, name)
             if value is None and name == "num_actors":
                 continue
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
-                raise ValueError(f"{say(name)} must be an integer >= {least}, got {value!r}.")
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not least <= value <= most:
+                raise ValueError(f"{say(name)} must be an integer >= {least} and at most {most:,}, got {quote(value)}.")
         for name in ("inference_wait_seconds", "variable_poll_seconds"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value < float("inf"):
-                raise ValueError(f"{say(name)} must be a number of seconds >= 0, got {value!r}.")
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value <= MAX_WAIT_SECONDS:
+                raise ValueError(
+                    f"{say(name)} must be a number of seconds >= 0 and at most {MAX_WAIT_SECONDS:,} (a day), got "
+                    f"{quote(value)}."
+                )
 
     def _check_launcher(self) -> None:
         for field in dataclasses.fields(self):

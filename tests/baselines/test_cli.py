@@ -168,7 +168,7 @@ def test_ctrl_c_during_a_run_saves_a_checkpoint_that_loads_then_exits_130_and_sa
         ),
         (["run", "dqn", "--log-every", "-1"], "argument --log-every: must be a number >= 0 (0: every row), got -1."),
         (["run", "dqn", "--log-every", "inf"], "argument --log-every: must be a number >= 0 (0: every row), got inf."),
-        (["run", "dqn", "--num-actors", "0"], "--num-actors must be an integer >= 1, got 0."),
+        (["run", "dqn", "--num-actors", "0"], "--num-actors must be an integer >= 1 and at most 65,536, got 0."),
         (
             ["run", "dqn", "--checkpoint-every-minutes", "0"],
             "argument --checkpoint-every-minutes: must be a number > 0, got 0.",

@@ -93,7 +93,7 @@ def test_program_has_the_expected_nodes(tmp_path):
     assert set(program.terminal_labels) == {"actor_0", "actor_1", "actor_2", "evaluator"}
     checkpointed = make_distributed_experiment(small_config(tmp_path, 100, tmp_path / "ckpt"), num_actors=1)
     assert set(checkpointed.terminal_labels) == {"actor_0", "evaluator", "final_checkpoint"}
-    with pytest.raises(ValueError, match="num_actors must be an integer >= 1, got 0"):
+    with pytest.raises(ValueError, match="num_actors must be an integer >= 1 and at most 65,536, got 0"):
         make_distributed_experiment(small_config("/tmp/unused", 100), num_actors=0)
 
 

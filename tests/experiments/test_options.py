@@ -47,7 +47,13 @@ from baselines import cli, registry
             "--dashboard applies to a Ray instance that this run starts; a cluster joined with "
             "--ray-address 10.0.0.5:6379",
         ),
-        ({"inference_batch_size": 0}, "inference_batch_size must be an integer >= 1, got 0", "--inference-batch-size"),
+        (
+            {"inference_batch_size": 0},
+            "inference_batch_size must be an integer >= 1 and at most 1,048,576, got 0",
+            "--inference-batch-size",
+        ),
+        ({"num_actors": 10**30}, "num_actors must be an integer >= 1 and at most 65,536, got 10", "--num-actors"),
+        ({"variable_poll_seconds": float("inf")}, "at most 86,400 (a day), got inf", "--variable-poll"),
         ({"variable_poll_seconds": -1.0}, "variable_poll_seconds must be a number of seconds >= 0", "--variable-poll"),
         ({"launcher": "cluster"}, "launcher must be one of local, threads, ray, anakin", "--launcher must be"),
     ],
