@@ -29,6 +29,7 @@ from typing import Any, Iterable, Mapping
 
 import yaml
 
+from acme.utils import regular_files
 from acme.utils.quoting import quote, shorten
 
 CONFIG_FILE = "config.yaml"  # what a run writes to its directory
@@ -208,16 +209,19 @@ class _PlainLoader(yaml.SafeLoader):
 
 def _read_text(path: str) -> str:
     """The text of the config file at ``path``: at most ``MAX_CONFIG_BYTES`` of UTF-8."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_CONFIG_BYTES + 1)
-    except OSError as error:
-        raise ValueError(f"--config {shorten(path)}: cannot read it ({error.strerror}).") from None
-    if len(raw) > MAX_CONFIG_BYTES:
+    try:  # a FIFO or device in its place is refused, not waited on; an over-large file is not read
+        raw = regular_files.read_regular_file(path, MAX_CONFIG_BYTES, deadline_seconds=60.0, follow_links=True)
+    except regular_files.FileTooLargeError:
         raise ValueError(
             f"--config {shorten(path)}: the file is over {MAX_CONFIG_BYTES:,} bytes; a config file is a mapping of "
             "config fields (a run's config.yaml is a few KB)."
-        )
+        ) from None
+    except regular_files.FileRefusedError as error:
+        raise ValueError(
+            f"--config {shorten(path)}: {str(error).removeprefix(path).strip()} A config file is YAML or JSON."
+        ) from None
+    except OSError as error:
+        raise ValueError(f"--config {shorten(path)}: cannot read it ({error.strerror}).") from None
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:

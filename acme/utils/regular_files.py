@@ -23,6 +23,10 @@ class FileRefusedError(OSError):
     """A file that is not a regular file, is larger than allowed, or could not be read in time."""
 
 
+class FileTooLargeError(FileRefusedError):
+    """A file larger than its limit (or one that grew past it while it was read)."""
+
+
 def _kind(mode: int) -> str:
     for test, name in (
         (stat.S_ISFIFO, "a FIFO (named pipe)"),
@@ -43,16 +47,18 @@ def _size_text(count: int) -> str:
     return f"{count} bytes"
 
 
-def open_regular_file(path: str, max_bytes: int) -> int:
+def open_regular_file(path: str, max_bytes: int, follow_links: bool = False) -> int:
     """A read-only descriptor of ``path``, checked to be a regular file (not a link) of at most ``max_bytes``.
 
     Raises ``FileNotFoundError`` for a missing file and ``FileRefusedError`` for a link, FIFO, device, socket or
-    directory, or a file over the limit. The caller closes the descriptor.
+    directory, or a file over the limit. With ``follow_links`` (a file the user names, which may be a link to their
+    own file) a link is followed and what it leads to must be a regular file. The caller closes the descriptor.
     """
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | (0 if follow_links else os.O_NOFOLLOW)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags)
     except OSError as error:
-        if os.path.islink(path):
+        if not follow_links and os.path.islink(path):
             raise FileRefusedError(
                 f"{path} is a symbolic link (to {os.readlink(path)!r}); only regular files are read here."
             ) from None
@@ -62,7 +68,7 @@ def open_regular_file(path: str, max_bytes: int) -> int:
         if not stat.S_ISREG(info.st_mode):
             raise FileRefusedError(f"{path} is {_kind(info.st_mode)}; only regular files are read here.")
         if info.st_size > max_bytes:
-            raise FileRefusedError(
+            raise FileTooLargeError(
                 f"{path} is {_size_text(info.st_size)}, more than the {_size_text(max_bytes)} such a file may be."
             )
         os.set_blocking(fd, True)
@@ -78,14 +84,17 @@ def check_regular_file(path: str, max_bytes: int) -> None:
     os.close(open_regular_file(path, max_bytes))
 
 
-def read_regular_file(path: str, max_bytes: int, deadline_seconds: float = DEFAULT_DEADLINE_SECONDS) -> bytes:
-    """The whole content of the regular file ``path``, of at most ``max_bytes``, read within ``deadline_seconds``.
+def read_regular_file(
+    path: str, max_bytes: int, deadline_seconds: float = DEFAULT_DEADLINE_SECONDS, follow_links: bool = False
+) -> bytes:
+    """The whole content of the regular file ``path``, of at most ``max_bytes``, read within ``deadline_seconds``
+    (``follow_links``: as ``open_regular_file``).
 
     Raises ``FileNotFoundError`` for a missing file, ``FileRefusedError`` for anything but a regular file, a file
     over the limit (also one that grows past it while read) or a read that outlasts the deadline, and
     ``OSError`` for other read errors.
     """
-    fd = open_regular_file(path, max_bytes)
+    fd = open_regular_file(path, max_bytes, follow_links)
     deadline = time.monotonic() + deadline_seconds
     blocks, total = [], 0
     try:
@@ -95,7 +104,7 @@ def read_regular_file(path: str, max_bytes: int, deadline_seconds: float = DEFAU
                 return b"".join(blocks)
             total += len(block)
             if total > max_bytes:
-                raise FileRefusedError(
+                raise FileTooLargeError(
                     f"{path} grew past {_size_text(max_bytes)} while it was read; such a file may be at most that."
                 )
             blocks.append(block)

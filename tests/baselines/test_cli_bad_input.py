@@ -282,3 +282,17 @@ def test_help_lists_every_command_and_every_environment_family(capsys):
 
     jax_examples = next(f.examples for f in factory.FAMILIES if f.prefix == "jax")
     assert all(example.split(":", 1)[1] in ENVIRONMENTS for example in jax_examples)
+
+
+@pytest.mark.timeout(60)  # a FIFO opened for reading would wait for a writer forever
+@pytest.mark.parametrize("kind, shown", [("fifo", "is a FIFO (named pipe)"), ("link", "is a character device")])
+def test_a_config_file_that_is_not_a_regular_file_is_refused_without_reading_it(empty_cwd, capsys, kind, shown):
+    import os
+
+    if kind == "fifo":
+        os.mkfifo(empty_cwd / "odd.yaml")
+    else:
+        os.symlink("/dev/zero", empty_cwd / "odd.yaml")
+    message = _refused([*RUN, "--config", "odd.yaml"], capsys)
+    assert f"--config odd.yaml: {shown}; only regular files are read here" in message
+    _left_nothing(empty_cwd, "odd.yaml")
