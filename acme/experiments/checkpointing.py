@@ -153,7 +153,8 @@ class ExperimentCheckpointer:
             raise TypeError(f"config must be a CheckpointingConfig, got {type(config).__name__}.")
         self._config = config
         self._identity = dict(identity)
-        foreign = sorted(e for e in _entries(config.directory) if not _OWN_ENTRY.match(e))
+        directory = ensure_writable_dir(config.directory, "experiment checkpoint directory")
+        foreign = sorted(e for e in os.listdir(directory) if not _OWN_ENTRY.match(e))
         if foreign:
             raise CheckpointError(
                 f"{config.directory} is not an experiment checkpoint directory: it holds {foreign[:5]}. Give a new or "
@@ -422,18 +423,6 @@ def hold_checkpoint_directory(config: CheckpointingConfig) -> None:
     """Holds ``config.directory`` for this process until it ends, as the driver of a distributed program does
     (its nodes open it with ``exclusive=False``); raises ``DirectoryInUseError`` if another run holds it."""
     hold_directory(ensure_writable_dir(config.directory, "experiment checkpoint directory"), "experiment checkpoint")
-
-
-def _entries(directory: str) -> list[str]:
-    try:
-        return os.listdir(directory)
-    except FileNotFoundError:
-        return []
-    except OSError as error:
-        raise CheckpointError(
-            f"Cannot use {directory} as the experiment checkpoint directory: {error.strerror or error}. Give a "
-            "directory that exists or can be created, and that this process can read and write."
-        ) from error
 
 
 def _table_sizes(replay_client: Any) -> dict:
