@@ -207,25 +207,33 @@ class _PlainLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
+def _shown(path: str) -> str:
+    """A config path for an error message: whole, as the user typed it, up to the system's path limit."""
+    return shorten(path, _PATH_LIMIT)
+
+
+_PATH_LIMIT = 4096  # PATH_MAX on Linux: a longer "path" cannot name a file, and is cut
+
+
 def _read_text(path: str) -> str:
     """The text of the config file at ``path``: at most ``MAX_CONFIG_BYTES`` of UTF-8."""
     try:  # a FIFO or device in its place is refused, not waited on; an over-large file is not read
         raw = regular_files.read_regular_file(path, MAX_CONFIG_BYTES, deadline_seconds=60.0, follow_links=True)
     except regular_files.FileTooLargeError:
         raise ValueError(
-            f"--config {shorten(path)}: the file is over {MAX_CONFIG_BYTES:,} bytes; a config file is a mapping of "
+            f"--config {_shown(path)}: the file is over {MAX_CONFIG_BYTES:,} bytes; a config file is a mapping of "
             "config fields (a run's config.yaml is a few KB)."
         ) from None
     except regular_files.FileRefusedError as error:
         raise ValueError(
-            f"--config {shorten(path)}: {str(error).removeprefix(path).strip()} A config file is YAML or JSON."
+            f"--config {_shown(path)}: {str(error).removeprefix(path).strip()} A config file is YAML or JSON."
         ) from None
     except OSError as error:
-        raise ValueError(f"--config {shorten(path)}: cannot read it ({error.strerror}).") from None
+        raise ValueError(f"--config {_shown(path)}: cannot read it ({error.strerror}).") from None
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise ValueError(f"--config {shorten(path)}: not UTF-8 text; a config file is YAML or JSON.") from None
+        raise ValueError(f"--config {_shown(path)}: not UTF-8 text; a config file is YAML or JSON.") from None
 
 
 def _load_document(path: str, text: str) -> Any:
@@ -234,9 +242,9 @@ def _load_document(path: str, text: str) -> Any:
     try:
         return json.loads(text) if kind == "JSON" else yaml.load(text, Loader=_PlainLoader)  # noqa: S506 - safe
     except RecursionError:
-        raise ValueError(f"--config {shorten(path)}: nested too deeply for a mapping of config fields.") from None
+        raise ValueError(f"--config {_shown(path)}: nested too deeply for a mapping of config fields.") from None
     except (json.JSONDecodeError, yaml.YAMLError, ValueError) as error:
-        raise ValueError(f"--config {shorten(path)}: not valid {kind} ({_one_line(error)}).") from None
+        raise ValueError(f"--config {_shown(path)}: not valid {kind} ({_one_line(error)}).") from None
 
 
 def _one_line(error: Exception) -> str:
@@ -255,12 +263,12 @@ def read_config_file(config_class: type, path: str, agent: str) -> dict[str, Any
         path = os.path.join(path, CONFIG_FILE)
     data = _load_document(path, _read_text(path))
     if not isinstance(data, Mapping):
-        raise ValueError(f"--config {shorten(path)}: expected a mapping of config fields, got {type(data).__name__}.")
+        raise ValueError(f"--config {_shown(path)}: expected a mapping of config fields, got {type(data).__name__}.")
     if "config" in data and isinstance(data["config"], Mapping):  # what a run wrote
         if data.get("agent") not in (None, agent):
-            raise ValueError(f"--config {shorten(path)} is {shorten(data['agent'])}'s config; this run trains {agent}.")
+            raise ValueError(f"--config {_shown(path)} is {shorten(data['agent'])}'s config; this run trains {agent}.")
         data = data["config"]
-    return overrides_from_data(config_class, data, f"--config {shorten(path)}")
+    return overrides_from_data(config_class, data, f"--config {_shown(path)}")
 
 
 def as_data(agent_config: Any) -> dict[str, Any]:
