@@ -7,14 +7,23 @@
 - ``ResNetTorso``: the IMPALA network's body (Espeholt et al., 2018): three sections of a 3x3 convolution, a 3x3
   max-pool of stride 2 and two residual blocks (16, 32 and 32 channels), then a 256-unit ReLU layer.
 
-Both take ``[B, H, W, C]`` pixels, uint8 as environments give them and replay stores them, and scale them to
-[0, 1] on the device. An agent's config field ``torso`` picks one: ``auto`` (for image observations the Nature
-torso, or the small one for images under 36x36, which the Nature torso's strides cannot take; the agent's MLP
-otherwise), ``mlp``, ``nature``, ``small`` or ``resnet``.
+All take ``[B, H, W, C]`` pixels, uint8 as environments give them and replay stores them, and scale them to
+[0, 1] on the device.
+
+On the CPU, the Nature and ResNet torsos compute each convolution as one dense layer over strided slices of its
+input (``Conv2D``, the same function with ``hk.Conv2D``'s parameters): inside ``lax.scan``, as the fused updates
+of ``num_sgd_steps_per_step`` run, XLA's CPU backend takes the convolution's weight gradient off its fast path,
+and a Nature-torso update at batch 32 took 16x as long as the same update jitted alone (``benchmarks/atari.py``
+measures both forms). Other backends run ``lax.conv_general_dilated``.
+
+An agent's config field ``torso`` picks one: ``auto`` (for image observations the Nature torso, or the small one
+for images under 36x36, which the Nature torso's strides cannot take; the agent's MLP otherwise), ``mlp``,
+``nature``, ``small`` or ``resnet``.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import haiku as hk
@@ -62,6 +71,56 @@ def _scaled(pixels: jnp.ndarray) -> jnp.ndarray:
     return pixels.astype(jnp.float32) / 255.0 if pixels.dtype == jnp.uint8 else pixels.astype(jnp.float32)
 
 
+def _conv_by_slices(x: jnp.ndarray, w: jnp.ndarray, stride: int) -> jnp.ndarray:
+    """A VALID convolution of ``[N, H, W, C]`` by ``w`` (``[k, k, C, O]``) as one matrix product over the k*k strided
+    slices of ``x`` (the same sum as the convolution, in another order)."""
+    k, n, height, width, channels = w.shape[0], *x.shape
+    rows, cols = (height - k) // stride + 1, (width - k) // stride + 1
+    limit = lambda i, j: (n, i + stride * (rows - 1) + 1, j + stride * (cols - 1) + 1, channels)  # noqa: E731
+    slices = [jax.lax.slice(x, (0, i, j, 0), limit(i, j), (1, stride, stride, 1)) for i in range(k) for j in range(k)]
+    return jnp.concatenate(slices, axis=-1) @ w.reshape(-1, w.shape[-1])
+
+
+class Conv2D(hk.Module):
+    """``hk.Conv2D`` (square kernel, VALID or SAME padding) with the same parameters, names and initial values,
+    computed as a dense layer over strided slices on the CPU (see the module docstring) and as
+    ``lax.conv_general_dilated`` elsewhere."""
+
+    def __init__(self, channels: int, kernel: int, stride: int = 1, padding: str = "VALID", name: str = "conv2_d"):
+        super().__init__(name=name)
+        if padding not in ("VALID", "SAME"):
+            raise ValueError(f"padding must be 'VALID' or 'SAME', got {padding!r}.")
+        self._channels, self._kernel, self._stride, self._padding = channels, kernel, stride, padding
+
+    def __call__(self, x: jnp.ndarray) -> jnp.ndarray:
+        k, stride = self._kernel, self._stride
+        w_init = hk.initializers.TruncatedNormal(stddev=1.0 / math.sqrt(k * k * x.shape[-1]))  # hk.Conv2D's
+        w = hk.get_parameter("w", (k, k, x.shape[-1], self._channels), x.dtype, init=w_init)
+        b = hk.get_parameter("b", (self._channels,), x.dtype, init=jnp.zeros)
+        leading, image = x.shape[:-3], x.reshape((-1, *x.shape[-3:]))
+        if self._padding == "SAME":  # as lax pads: the extra row or column (when odd) at the end
+            pads = [_same_padding(size, k, stride) for size in image.shape[1:3]]
+            image = jnp.pad(image, ((0, 0), *pads, (0, 0)))
+        if convolves_by_slices():
+            y = _conv_by_slices(image, w, stride)
+        else:
+            y = jax.lax.conv_general_dilated(image, w, (stride, stride), "VALID", dimension_numbers=_NHWC)
+        return (y + b).reshape((*leading, *y.shape[1:]))
+
+
+_NHWC = ("NHWC", "HWIO", "NHWC")
+
+
+def convolves_by_slices() -> bool:
+    """Whether ``Conv2D`` computes by strided slices (on the CPU) rather than ``lax.conv_general_dilated``."""
+    return jax.default_backend() == "cpu"
+
+
+def _same_padding(size: int, kernel: int, stride: int) -> tuple[int, int]:
+    total = max((-(-size // stride) - 1) * stride + kernel - size, 0)
+    return total // 2, total - total // 2
+
+
 class NatureTorso(hk.Module):
     """Three ReLU convolutions and a 512-unit ReLU layer: ``[B, H, W, C]`` -> ``[B, 512]``."""
 
@@ -71,7 +130,7 @@ class NatureTorso(hk.Module):
     def __call__(self, pixels: jnp.ndarray) -> jnp.ndarray:
         x = _scaled(pixels)
         for channels, kernel, stride in ((32, 8, 4), (64, 4, 2), (64, 3, 1)):
-            x = jax.nn.relu(hk.Conv2D(channels, kernel, stride, padding="VALID")(x))
+            x = jax.nn.relu(Conv2D(channels, kernel, stride, padding="VALID")(x))
         return jax.nn.relu(hk.Linear(512)(hk.Flatten()(x)))
 
 
@@ -96,8 +155,8 @@ class SmallTorso(hk.Module):
 class _ResidualBlock(hk.Module):
     def __call__(self, x: jnp.ndarray) -> jnp.ndarray:
         channels = x.shape[-1]
-        y = hk.Conv2D(channels, 3, padding="SAME")(jax.nn.relu(x))
-        y = hk.Conv2D(channels, 3, padding="SAME")(jax.nn.relu(y))
+        y = Conv2D(channels, 3, padding="SAME")(jax.nn.relu(x))
+        y = Conv2D(channels, 3, padding="SAME")(jax.nn.relu(y))
         return x + y
 
 
@@ -111,7 +170,7 @@ class ResNetTorso(hk.Module):
     def __call__(self, pixels: jnp.ndarray) -> jnp.ndarray:
         x = _scaled(pixels)
         for channels in self._channels:
-            x = hk.Conv2D(channels, 3, padding="SAME")(x)
+            x = Conv2D(channels, 3, padding="SAME")(x)
             x = hk.max_pool(x, window_shape=(1, 3, 3, 1), strides=(1, 2, 2, 1), padding="SAME")
             x = _ResidualBlock()(x)
             x = _ResidualBlock()(x)
