@@ -33,6 +33,9 @@ CORE = [
     "tqdm",
     "psutil",
     "matplotlib",
+    # The report's aggregate statistics (IQM, stratified bootstrap intervals, performance profiles). It needs arch
+    # < 8, whose 7.x releases import under pandas 3 only through baselines/aggregate.py's workaround (_rliable).
+    "rliable>=1.2.0",
     "tensorboardX>=2.6",  # TensorBoard event files without TensorFlow
     "pyyaml>=6",  # --config files and the effective config.yaml of every run
     "minari[hdf5]>=0.5.3",  # offline datasets, written and read locally (0.5.4 needs numpy 2: 3.11 pins 0.5.3)

@@ -121,3 +121,42 @@ def plot_curve_groups(
     figure.savefig(path, dpi=dpi)
     plt.close(figure)
     return path
+
+
+# The size of plot_performance_profiles' pictures, in pixels: the profiles, and the legend beside them.
+PROFILES_SIZE = (900, 450)
+
+
+def plot_performance_profiles(
+    path: str,
+    taus: Sequence[float],
+    profiles: Mapping[str, tuple[Sequence[float], Sequence[Sequence[float]]]],
+    title: str = "",
+    dpi: int = 100,
+) -> str:
+    """Writes a PNG of performance profiles: for each agent (``profiles``: agent: (fraction of runs above each
+    tau, its (2, taus) band of lower and upper bounds)), a line against tau and its band; returns its path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    width, height = PROFILES_SIZE
+    figure, axis = plt.subplots(figsize=(width / dpi, height / dpi), dpi=dpi)
+    palette = plt.get_cmap("tab10" if len(profiles) <= 10 else "tab20")
+    for index, (agent, (profile, band)) in enumerate(profiles.items()):
+        colour = palette(index % palette.N)
+        axis.plot(taus, profile, color=colour, label=agent)
+        axis.fill_between(taus, band[0], band[1], color=colour, alpha=0.15)
+    axis.axvline(1.0, color="grey", linestyle="--", linewidth=0.8)
+    axis.set_xlabel("normalised score τ (0: random policy, 1: target)")
+    axis.set_ylabel("fraction of runs with score > τ")
+    axis.set_ylim(-0.02, 1.02)
+    axis.grid(alpha=0.3)
+    axis.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize="small")
+    axis.set_title(title)
+    figure.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    figure.savefig(path, dpi=dpi)
+    plt.close(figure)
+    return path
