@@ -17,7 +17,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from baselines import plotting, registry, results
+from baselines import aggregate, plotting, registry, results
 from baselines.references import REFERENCES, Reference
 
 REPOSITORY_README = os.path.join(os.path.dirname(os.path.dirname(results.RESULTS_DIR)), "README.md")
@@ -390,11 +390,30 @@ def readme_section(rows: Sequence[ResultRow], plot_paths: dict[str, str], relati
     )
 
 
+def aggregate_entries(rows: Sequence[ResultRow]) -> list[aggregate.TaskRuns]:
+    """Each row's final returns, by the row's label (which keeps a launcher's runs apart), for the aggregate."""
+    return [aggregate.TaskRuns(row.label, row.environment, tuple(row.final_returns())) for row in rows if row.runs]
+
+
+def write_aggregate(rows: Sequence[ResultRow], output_dir: str) -> tuple[str, dict[str, str]]:
+    """The "Aggregate statistics (rliable)" section of ``rows`` and its performance-profile plots (one per suite,
+    in ``output_dir``/plots/): (section, {suite: path})."""
+    suites, left_out = aggregate.aggregate(aggregate_entries(rows))
+    paths = aggregate.write_plots(suites, os.path.join(output_dir, "plots"))
+    return aggregate.section(suites, left_out, paths, output_dir), paths
+
+
 def results_readme(
-    rows: Sequence[ResultRow], plot_paths: dict[str, str], output_dir: str, title: str, offline: str = ""
+    rows: Sequence[ResultRow],
+    plot_paths: dict[str, str],
+    output_dir: str,
+    title: str,
+    offline: str = "",
+    aggregate_section: str = "",
 ) -> str:
-    """The full report: table, per-seed table, plots, the records' machines and versions, and ``offline`` (the
-    offline baselines' section, ``baselines.offline.offline_section``) where given."""
+    """The full report: table, ``aggregate_section`` (``write_aggregate``'s) where given, per-seed table, plots, the
+    records' machines and versions, and ``offline`` (the offline baselines' section,
+    ``baselines.offline.offline_section``) where given."""
     runs = [run for row in rows for run in row.runs]
     return (
         "\n\n".join(
@@ -405,6 +424,7 @@ def results_readme(
                 "## Over seeds",
                 results_table(rows),
                 TABLE_NOTES + _estimated_note(rows),
+                *(["## Aggregate statistics (rliable)", aggregate_section] if aggregate_section else []),
                 "## Per seed",
                 per_seed_table(rows),
                 "## Learning curves",
@@ -463,12 +483,13 @@ def report(
         rows = [row for row in rows if (row.agent, row.environment) in compared] + mine
         title = f"Your runs ({runs_dir}) against the baselines"
     plot_paths = write_plots(rows, os.path.join(output_dir, "plots"))
+    aggregate_section, profile_paths = write_aggregate(rows, output_dir)
     readme_path = os.path.join(output_dir, "README.md")
     from baselines.offline import offline_section
 
     offline = offline_section() if runs_dir is None else ""
-    _write(readme_path, results_readme(rows, plot_paths, output_dir, title, offline))
-    written = [readme_path, *plot_paths.values()]
+    _write(readme_path, results_readme(rows, plot_paths, output_dir, title, offline, aggregate_section))
+    written = [readme_path, *plot_paths.values(), *profile_paths.values()]
     if readme is not None:
         with open(readme) as f:
             text = f.read()

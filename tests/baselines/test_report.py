@@ -76,9 +76,14 @@ def test_report_writes_the_table_the_section_between_markers_and_one_plot_per_en
     assert "![gymnasium:Pendulum-v1](report/plots/gymnasium_Pendulum-v1.png)" in text
 
     plots = sorted(p for p in written if p.endswith(".png"))
-    assert [os.path.basename(p) for p in plots] == ["gymnasium_CartPole-v1.png", "gymnasium_Pendulum-v1.png"]
-    for path in plots:
+    assert [os.path.basename(p) for p in plots] == [
+        "gymnasium_CartPole-v1.png",
+        "gymnasium_Pendulum-v1.png",
+        "rliable_classic_control.png",  # the performance profiles of the suite both environments are in
+    ]
+    for path in plots[:2]:
         assert _png_size(path) == plotting.CURVE_GROUPS_SIZE
+    assert _png_size(plots[2]) == plotting.PROFILES_SIZE
 
     # A second report from the same records writes the same section.
     report.report(str(records), str(output), readme=str(readme))
