@@ -239,6 +239,60 @@ BASELINES[("dqn", "jax:MinAtar-Breakout")] = Baseline(
     launcher="anakin",
 )
 
+# DQN on any Atari game (atari:<Game>): the settings of Dopamine's JAX DQN (dopamine/jax/agents/dqn/configs/
+# dqn.gin: the Nature network, Adam at 6.25e-5 with epsilon 1.5e-4, 1-step targets, batch 32, one update every 4
+# agent steps, learning from 20,000 steps, a target copy every 8,000 agent steps, epsilon 1 -> 0.01 over 250,000
+# steps and 0.001 in evaluation, sticky actions 0.25 as the atari: ids play), rewards clipped to [-1, 1] as the
+# Nature DQN clips them. One departure: replay holds 100,000 transitions, not 1,000,000, because a transition
+# here stores its two stacked observations whole (56 KB, so a million take 56 GB; benchmarks/atari.py).
+ATARI_CONFIG_OVERRIDES: dict[str, dict[str, Any]] = {
+    "dqn": dict(
+        learning_rate=6.25e-5,
+        adam_eps=1.5e-4,
+        n_step=1,
+        batch_size=32,
+        samples_per_insert=8.0,
+        min_replay_size=20_000,
+        max_replay_size=100_000,
+        target_update_period=2_000,
+        epsilon_end=0.01,
+        epsilon_decay_steps=250_000,
+        evaluation_epsilon=0.001,
+        max_abs_reward=1.0,
+    ),
+}
+ATARI_MAX_STEPS = 500_000  # 2M frames: about an hour and a quarter on one core (benchmarks/atari.py)
+ATARI_EVAL_EVERY = 50_000
+ATARI_EVAL_EPISODES = 5
+
+
+def atari_baseline(agent: str, environment_id: str, target_return: float) -> Baseline:
+    """``agent``'s Atari settings (``ATARI_CONFIG_OVERRIDES``) on the game ``environment_id``."""
+    return Baseline(
+        agent,
+        environment_id,
+        max_steps=ATARI_MAX_STEPS,
+        target_return=target_return,
+        config_overrides=ATARI_CONFIG_OVERRIDES[agent],
+        eval_every=ATARI_EVAL_EVERY,
+        num_eval_episodes=ATARI_EVAL_EPISODES,
+    )
+
+
+def find_baseline(agent: str, environment_id: str) -> Baseline | None:
+    """The registered baseline of (agent, environment), else the agent's Atari settings on an ``atari:`` game
+    (with no target: none was measured there), else None."""
+    baseline = BASELINES.get((agent, environment_id))
+    if baseline is None and environment_id.startswith("atari:") and agent in ATARI_CONFIG_OVERRIDES:
+        return atari_baseline(agent, environment_id, target_return=float("nan"))
+    return baseline
+
+
+# Pong's target is Dopamine's DQN at the same 2M frames (baselines/atari/data/pong.json in google/dopamine: the
+# mean training return of iterations 1 and 2 of its seeds, about -18; the random policy scores -20.7).
+BASELINES[("dqn", "atari:Pong")] = atari_baseline("dqn", "atari:Pong", target_return=-18.0)
+
+
 # The budget and evaluation schedule of an (agent, environment) pair without a tuned baseline.
 DEFAULT_MAX_STEPS = 100_000
 DEFAULT_EVAL_EVERY = 5_000
@@ -263,7 +317,7 @@ def get_agent(name: str) -> AgentEntry:
 def make_agent_environment(agent: str, environment_id: str, seed: int = 0, evaluation: bool = False):
     """``environment_id`` as ``agent`` trains on it (or, with ``evaluation``, as its evaluator plays it): the
     baseline's step limit, and continuous actions in [-1, 1] that the environment rescales to its own bounds."""
-    baseline = BASELINES.get((agent, environment_id))
+    baseline = find_baseline(agent, environment_id)
     return make_environment(
         environment_id,
         seed=seed,
@@ -294,7 +348,7 @@ def _given_or(value: int | None, default: int) -> int:
 def make_agent_config(agent: str, environment_id: str, config_overrides: Mapping[str, Any] | None = None) -> Any:
     """The agent's config on ``environment_id``: the registered baseline's values (if one exists), then
     ``config_overrides``, through the config's own checks."""
-    baseline = BASELINES.get((agent, environment_id))
+    baseline = find_baseline(agent, environment_id)
     overrides = dict(baseline.config_overrides) if baseline else {}
     overrides.update(config_overrides or {})
     return get_agent(agent).make_config(**overrides)
@@ -313,7 +367,7 @@ def make_experiment_config(
 ) -> ExperimentConfig:
     """The experiment for (agent, environment): the tuned baseline if one exists, else defaults."""
     entry = get_agent(agent)
-    baseline = BASELINES.get((agent, environment_id))
+    baseline = find_baseline(agent, environment_id)
     agent_config = make_agent_config(agent, environment_id, config_overrides)
 
     def environment_factory(env_seed: int):

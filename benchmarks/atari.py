@@ -1,4 +1,6 @@
-"""Acting on Atari: emulator frames per second of DQN's actor (its Nature torso, jitted, epsilon-greedy) stepping 1,
+"""Training and acting on Atari, on one core: DQN's training steps per second on Pong against the rate its own
+costs allow, one update's time alone and inside the fused update (both convolution forms), and emulator frames per
+second of DQN's actor (its Nature torso, jitted, epsilon-greedy) stepping 1,
 8 and 32 games of Pong through one batched policy call per step (more than one game: together in ale-py's vector
 environment, as a run with ``--num-envs K`` steps them), each transition written to local replay, against
 ale-py's own C++ vector environment stepping as many games with random actions and no agent, in the same run; and
@@ -9,7 +11,16 @@ environment gets one thread: the figures compare work per core. A frame is one e
 4). Replay's bytes are measured, not computed: the arrays a ``LocalReplay`` table holds after inserting
 ``--replay-items`` transitions, divided by the items, times a million.
 
-    .venv/bin/python benchmarks/atari.py [--envs 1 8 32] [--steps 2000]
+Training: ``run_experiment`` trains DQN with its registered Atari settings (``registry.ATARI_CONFIG_OVERRIDES``,
+``--min-replay`` transitions before learning, so the learning phase dominates a short run) for ``--train-steps``
+agent steps, without evaluations, its set-up and compilation timed with it. The rate its costs allow is that of the same steps at one acting
+step's time (the actor alone in one game, measured in this run) before learning, and at one acting step plus
+``updates per step`` times one update timed alone (the learner's jitted update of one batch, U = 1) after: issue
+#46's target is a training rate at least 0.8 times that. The fused update (U = 64 on a ``[U, B]`` stack inside one
+``lax.scan``, as ``num_sgd_steps_per_step`` runs it) is timed per update with the torsos' convolutions by strided
+slices (the CPU's form) and by ``lax.conv_general_dilated``.
+
+    .venv/bin/python benchmarks/atari.py [--envs 1 8 32] [--steps 2000] [--train-steps 20000]
 """
 
 from __future__ import annotations
@@ -128,12 +139,96 @@ def replay_bytes_per_million(items: int) -> dict:
     }
 
 
+def seconds_per_update(fused: int, by_slices: bool, seconds: float = 5.0) -> float:
+    """Seconds per update of DQN's learner (its Atari settings) on Pong, ``fused`` updates per jitted call, with the
+    torsos' convolutions by strided slices or by ``lax.conv_general_dilated``."""
+    from acme.jax import torsos
+    from acme.utils import loggers
+    from baselines import plan, registry
+
+    overrides = {"num_sgd_steps_per_step": fused, "min_replay_size": 1_000}
+    config = registry.make_agent_config("dqn", f"atari:{GAME}", overrides)
+    sample, spec = plan.one_sample("dqn", f"atari:{GAME}", config)
+    sample = jax.device_put(sample)
+    entry = registry.get_agent("dqn")
+    chosen = torsos.convolves_by_slices
+    torsos.convolves_by_slices = lambda: by_slices  # read when the update is traced, below
+    try:
+        learner = entry.make_builder(config).make_learner(
+            jax.random.PRNGKey(0),
+            entry.make_networks(spec, config),
+            iter(lambda: sample, None),
+            lambda label, steps_key=None: loggers.NoOpLogger(),
+            spec,
+        )
+        learner.step()  # compiles
+        jax.block_until_ready(learner.state)
+    finally:
+        torsos.convolves_by_slices = chosen
+    calls, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds or calls < 2:
+        learner.step()
+        jax.block_until_ready(learner.state)
+        calls += 1
+    return (time.perf_counter() - start) / (calls * fused)
+
+
+def training_rate(steps: int, min_replay: int) -> dict:
+    """DQN's training run on Pong (``steps`` agent steps, learning after ``min_replay``): its steps per second."""
+    from acme.experiments import run_experiment
+    from baselines import registry
+
+    config = registry.make_experiment_config(
+        "dqn",
+        f"atari:{GAME}",
+        max_steps=steps,
+        eval_every=0,  # no evaluation: training alone is timed
+        config_overrides={"min_replay_size": min_replay},
+    )
+    start = time.perf_counter()
+    result = run_experiment(config, progress=False)
+    seconds = time.perf_counter() - start  # set-up and compilation included
+    return {
+        "agent_steps": result.actor_steps,
+        "learner_updates": result.learner_steps,
+        "seconds": round(seconds, 1),
+        "steps_per_second": round(result.actor_steps / seconds, 1),
+    }
+
+
+def training_against_costs(steps: int, min_replay: int, acting_steps: int) -> dict:
+    """The training rate, and the rate one acting step's and one update's time allow for the same steps."""
+    from baselines import registry
+
+    acting = FRAMES_PER_STEP / agent_frames_per_second(1, acting_steps)  # seconds per agent step
+    alone = seconds_per_update(fused=1, by_slices=True)
+    fused = {form: seconds_per_update(fused=64, by_slices=form == "slices") for form in ("slices", "lax_conv")}
+    overrides = registry.ATARI_CONFIG_OVERRIDES["dqn"]
+    updates_per_step = overrides["samples_per_insert"] / overrides["batch_size"]
+    allowed_seconds = min_replay * acting + (steps - min_replay) * (acting + updates_per_step * alone)
+    trained = training_rate(steps, min_replay)
+    allowed = steps / allowed_seconds
+    return {
+        "acting_ms_per_step": round(acting * 1e3, 3),
+        "update_ms_alone": round(alone * 1e3, 2),
+        "update_ms_fused_64": {form: round(seconds * 1e3, 2) for form, seconds in fused.items()},
+        "updates_per_step": updates_per_step,
+        "allowed_steps_per_second": round(allowed, 1),
+        "training": trained,
+        "training_over_allowed": round(trained["steps_per_second"] / allowed, 3),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--envs", type=int, nargs="+", default=[1, 8, 32])
     parser.add_argument("--steps", type=int, default=2_000, help="agent steps timed per figure")
     parser.add_argument("--replay-items", type=int, default=2_000)
+    parser.add_argument("--train-steps", type=int, default=20_000, help="agent steps of the timed training run")
+    parser.add_argument("--min-replay", type=int, default=5_000, help="transitions before the training run learns")
     args = parser.parse_args()
+    training = training_against_costs(args.train_steps, args.min_replay, args.steps)
+    print("training", training, flush=True)
     rows = {}
     for num_envs in args.envs:
         agent = agent_frames_per_second(num_envs, args.steps)
@@ -148,6 +243,7 @@ def main() -> None:
         "benchmark": "atari",
         "game": GAME,
         "machine": machine(pinned_core=max(os.sched_getaffinity(0)), threads=SINGLE_THREAD_ENV),
+        "training": training,
         "acting": rows,
         "replay": replay_bytes_per_million(args.replay_items),
     }
