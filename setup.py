@@ -39,6 +39,10 @@ CORE = [
     "tensorboardX>=2.6",  # TensorBoard event files without TensorFlow
     "pyyaml>=6",  # --config files and the effective config.yaml of every run
     "minari[hdf5]>=0.5.3",  # offline datasets, written and read locally (0.5.4 needs numpy 2: 3.11 pins 0.5.3)
+    # The MinAtar games in JAX (jax:MinAtar-<Game>); pure Python, on jax 0.4.34 as on current jax. pgx-minatar
+    # imports pgx without declaring it.
+    "pgx>=2.6.0",
+    "pgx-minatar>=0.5.1",
 ]
 
 # Distributed replay over reverb, and --replay reverb. dm-reverb 0.14 is the last release:

@@ -67,8 +67,9 @@ REFERENCES = {
 
 
 def test_every_jax_native_environment_is_checked_against_its_reference():
-    # catch: the test after the next one; MinAtar-Breakout: tests/environments/test_minatar_breakout.py
-    assert set(REFERENCES) | {"catch", "MinAtar-Breakout"} == set(ENVIRONMENTS)
+    # catch: the test after the next one; the MinAtar games: tests/environments/test_minatar.py
+    minatar = {f"MinAtar-{game}" for game in ("Asterix", "Breakout", "Freeway", "Seaquest", "SpaceInvaders")}
+    assert set(REFERENCES) | {"catch"} | minatar == set(ENVIRONMENTS)
 
 
 @pytest.mark.parametrize("name", sorted(REFERENCES))
@@ -180,6 +181,6 @@ def test_unknown_jax_environments_are_refused_with_the_ones_there_are():
     with pytest.raises(UnknownEnvironmentError, match=r"no JAX-native environment 'CartPole-v0'.*jax:CartPole-v1"):
         make_environment("jax:CartPole-v0")
     with pytest.raises(
-        ValueError, match="JAX-native environments: jax:Acrobot-v1, jax:CartPole-v1, jax:MinAtar-Breakout"
+        ValueError, match="JAX-native environments: jax:Acrobot-v1, jax:CartPole-v1, jax:MinAtar-Asterix"
     ):
         make_jax_environment("Pong")

@@ -15,7 +15,7 @@ from acme.environments.jax_native.classic_control import (
     MountainCarContinuous,
     Pendulum,
 )
-from acme.environments.jax_native.minatar import Breakout
+from acme.environments.jax_native.minatar import Asterix, Breakout, Freeway, MinAtar, Seaquest, SpaceInvaders
 from acme.utils.quoting import quote
 
 ENVIRONMENTS: dict[str, Callable[[], JaxEnvironment]] = {
@@ -25,7 +25,11 @@ ENVIRONMENTS: dict[str, Callable[[], JaxEnvironment]] = {
     "MountainCarContinuous-v0": MountainCarContinuous,
     "Pendulum-v1": Pendulum,
     "catch": Catch,  # bsuite's catch/0 .. catch/19 differ only in their seed
+    "MinAtar-Asterix": Asterix,  # the minatar package's five games, with pgx's implementations
     "MinAtar-Breakout": Breakout,
+    "MinAtar-Freeway": Freeway,
+    "MinAtar-Seaquest": Seaquest,
+    "MinAtar-SpaceInvaders": SpaceInvaders,
 }
 
 
@@ -47,13 +51,18 @@ __all__ = [
     "LAST",
     "MID",
     "Acrobot",
+    "Asterix",
     "Breakout",
     "CartPole",
     "Catch",
+    "Freeway",
     "JaxEnvironment",
+    "MinAtar",
     "MountainCar",
     "MountainCarContinuous",
     "Pendulum",
+    "Seaquest",
+    "SpaceInvaders",
     "State",
     "TimeStep",
     "make_jax_environment",
