@@ -467,19 +467,35 @@ def reproduce_command(args: argparse.Namespace) -> int:
     group = registry.action_group(args.agent, args.env)
     default_output = results.RESULTS_DIR if results.is_official_records_dir(runs_dir) else runs_dir
     output = args.output or os.path.join(default_output, f"{group}_control.json")
-    for seed in args.seeds:
-        print(f"Reproducing {args.agent} on {args.env}, seed {seed} ...", flush=True)
+    on_device = registry.BASELINES[(args.agent, args.env)].launcher == "anakin"
+    # On the device consecutive seeds train in one vmapped call; elsewhere one seed after another.
+    groups = _consecutive(args.seeds) if on_device else [[seed] for seed in args.seeds]
+    for seeds in groups:
+        which = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {', '.join(map(str, seeds))} in one call"
+        print(f"Reproducing {args.agent} on {args.env}, {which} ...", flush=True)
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        log_dir = os.path.join(args.log_dir, f"{results.run_name(args.agent, args.env, seed)}-{stamp}")
+        log_dir = os.path.join(args.log_dir, f"{results.run_name(args.agent, args.env, seeds[0])}-{stamp}")
         print(f"Logs: {log_dir}", flush=True)
-        record = results.reproduce(
-            args.agent, args.env, seed, max_steps=args.max_steps, runs_dir=runs_dir, log_dir=log_dir
+        records = results.reproduce_seeds(
+            args.agent, args.env, seeds, max_steps=args.max_steps, runs_dir=runs_dir, log_dir=log_dir
         )
-        print(json.dumps({k: v for k, v in record.items() if k not in ("curve", "machine")}), flush=True)
+        for record in records:
+            print(json.dumps({k: v for k, v in record.items() if k not in ("curve", "machine")}), flush=True)
     summary = results.summarize(runs_dir=runs_dir, output=output, group=group)
     print(results.summary_table(summary), flush=True)
     print(f"Summary written to {output}", flush=True)
     return 0
+
+
+def _consecutive(seeds: list[int]) -> list[list[int]]:
+    """``seeds`` in runs of consecutive integers, in the given order: [0, 1, 2, 7, 8] -> [[0, 1, 2], [7, 8]]."""
+    groups: list[list[int]] = []
+    for seed in seeds:
+        if groups and seed == groups[-1][-1] + 1:
+            groups[-1].append(seed)
+        else:
+            groups.append([seed])
+    return groups
 
 
 def evaluate_command(args: argparse.Namespace) -> int:

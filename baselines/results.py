@@ -52,6 +52,23 @@ def reproduce(
     With ``log_dir`` the evaluations and the learner's metrics (a row every 10 s) are also written there
     as ``evaluator.csv`` and ``learner.csv``, for looking into a run after it ends.
     """
+    return reproduce_seeds(agent, environment_id, [seed], max_steps, runs_dir, progress, log_dir)[0]
+
+
+def reproduce_seeds(
+    agent: str,
+    environment_id: str,
+    seeds: list[int],
+    max_steps: int | None = None,
+    runs_dir: str = RUNS_DIR,
+    progress: bool = False,
+    log_dir: str | None = None,
+) -> list[dict]:
+    """Runs the registered baseline for consecutive ``seeds`` and writes a record for each; returns them.
+
+    An on-device (anakin) baseline trains all the seeds in one vmapped call (each record's wall seconds are
+    the call's, compilation included); the others run one seed after another. ``log_dir`` as ``reproduce``'s.
+    """
     from acme.experiments import run_experiment
     from acme.utils import loggers
 
@@ -59,46 +76,65 @@ def reproduce(
     if baseline is None:
         known = ", ".join(f"{a} on {e}" for a, e in sorted(registry.BASELINES))
         raise ValueError(f"No registered baseline for {agent} on {environment_id}; known baselines: {known}.")
+    if not seeds or list(seeds) != list(range(seeds[0], seeds[0] + len(seeds))):
+        raise ValueError(f"seeds must be consecutive integers (one call trains seed, seed + 1, ...), got {seeds}.")
     check_not_shortening_official_records(baseline, max_steps, runs_dir)
+    title = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}-{seeds[-1]}"
 
     def reproduction_loggers(label: str, steps_key: str | None = None) -> loggers.Logger:
         # A reproduction takes minutes to an hour: the terminal shows each evaluation as it comes, nothing
         # else; with log_dir the evaluations and the learner's metrics also go to CSV files.
         if label == "evaluator":
-            terminal = loggers.TerminalLogger(f"{agent} seed {seed}")
+            terminal = loggers.TerminalLogger(f"{agent} {title}")
             return loggers.Dispatcher([terminal, loggers.CSVLogger(log_dir, label)]) if log_dir else terminal
         if label == "learner" and log_dir:
             return loggers.TimeFilter(loggers.CSVLogger(log_dir, label), 10.0)
         return loggers.NoOpLogger()
 
-    config = registry.make_experiment_config(
-        agent,
-        environment_id,
-        seed=seed,
-        max_steps=max_steps,
-        logger_factory=reproduction_loggers,
-    )
-    if baseline.launcher == "local":
-        result = run_experiment(config, progress=progress)
-        evaluations = [(e.actor_steps, e.mean_return, e.wall_seconds) for e in result.evaluations]
-        counts = (result.actor_steps, result.learner_steps, result.wall_seconds)
-    elif baseline.launcher == "anakin":  # one seed per call, as the other records; wall seconds include compiling
-        from acme.anakin import run_anakin
+    def experiment(seed: int):
+        return registry.make_experiment_config(
+            agent, environment_id, seed=seed, max_steps=max_steps, logger_factory=reproduction_loggers
+        )
 
-        run = run_anakin(config, progress=progress)
-        only = run.agents[0]
-        evaluations = [(e.actor_steps, e.mean_return, e.wall_seconds) for e in only.evaluations]
-        counts = (only.actor_steps, only.learner_steps, run.wall_seconds)
-    else:
-        if log_dir is None:
-            raise ValueError(
-                f"{agent} on {environment_id} is a distributed baseline ({baseline.launcher} launcher): its "
-                "evaluations are read back from the evaluator's log, so give a log_dir."
+    if baseline.launcher == "anakin":
+        from acme.anakin import AnakinConfig, run_anakin
+
+        config = experiment(seeds[0])
+        run = run_anakin(config, AnakinConfig(num_seeds=len(seeds)), progress=progress)
+        runs = [
+            (
+                one.seed,
+                [(e.actor_steps, e.mean_return, e.wall_seconds) for e in one.evaluations],
+                (one.actor_steps, one.learner_steps, run.wall_seconds),
             )
-        evaluations, *counts = _run_distributed(config, baseline, log_dir)
-    record = make_record(agent, environment_id, seed, config.max_num_actor_steps, evaluations, *counts)
-    write_record(record, runs_dir)
-    return record
+            for one in run.agents
+        ]
+    elif len(seeds) > 1:
+        return [
+            record
+            for seed in seeds
+            for record in reproduce_seeds(agent, environment_id, [seed], max_steps, runs_dir, progress, log_dir)
+        ]
+    else:
+        config = experiment(seeds[0])
+        if baseline.launcher == "local":
+            result = run_experiment(config, progress=progress)
+            evaluations = [(e.actor_steps, e.mean_return, e.wall_seconds) for e in result.evaluations]
+            counts = (result.actor_steps, result.learner_steps, result.wall_seconds)
+        else:
+            if log_dir is None:
+                raise ValueError(
+                    f"{agent} on {environment_id} is a distributed baseline ({baseline.launcher} launcher): its "
+                    "evaluations are read back from the evaluator's log, so give a log_dir."
+                )
+            evaluations, *counts = _run_distributed(config, baseline, log_dir)
+        runs = [(seeds[0], evaluations, tuple(counts))]
+    records = []
+    for seed, evaluations, counts in runs:
+        record = make_record(agent, environment_id, seed, config.max_num_actor_steps, evaluations, *counts)
+        write_record(record, runs_dir)
+        records.append(record)
+    return records
 
 
 def _run_distributed(config, baseline: registry.Baseline, log_dir: str) -> tuple[list, int, int, float]:

@@ -206,3 +206,21 @@ def test_a_distributed_reproduction_reads_its_evaluations_from_the_evaluators_lo
         rows = list(csv.DictReader(f))
     assert record["curve"] == [[int(float(r["actor_steps"])), round(float(r["evaluation_return"]), 2)] for r in rows]
     assert record["actor_steps"] >= 2_000 and record["learner_steps"] > 0 and len(record["curve_seconds"]) == len(rows)
+
+
+def test_an_on_device_reproduction_trains_its_seeds_in_one_call_and_writes_a_record_each(tmp_path, capsys):
+    """DQN on jax:CartPole-v1 (an anakin baseline), seeds 3 and 4 in one vmapped call, 2,000 steps each."""
+    runs = tmp_path / "records"
+    argv = ["reproduce", "dqn", "--env", "jax:CartPole-v1", "--seeds", "3", "4", "--max-steps", "2000"]
+    assert main([*argv, "--runs-dir", str(runs), "--log-dir", str(tmp_path / "logs")]) == 0
+    assert "seeds 3, 4 in one call" in capsys.readouterr().out
+    assert len(list((tmp_path / "logs").iterdir())) == 1  # one call, one log folder
+    records = []
+    for seed in (3, 4):
+        with open(results.run_file("dqn", "jax:CartPole-v1", seed, str(runs))) as f:
+            records.append(json.load(f))
+    assert [r["seed"] for r in records] == [3, 4] and all(r["actor_steps"] >= 2_000 for r in records)
+    assert records[0]["wall_seconds"] == records[1]["wall_seconds"]  # the one call's
+    assert records[0]["curve"] != records[1]["curve"]  # two agents, not one copied
+    with pytest.raises(ValueError, match=r"seeds must be consecutive integers .* got \[0, 2\]"):
+        results.reproduce_seeds("dqn", "jax:CartPole-v1", [0, 2], max_steps=2_000, runs_dir=str(runs))
