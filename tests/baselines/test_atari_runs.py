@@ -42,3 +42,18 @@ def test_a_pixel_agent_runs_on_pong_from_the_command_line(tmp_path, agent):
     assert summary["actor_steps"] == steps and summary["learner_steps"] > 0, summary
     config = (run_dir / "config.yaml").read_text()
     assert "torso: auto" in config
+
+
+def test_dqn_on_any_atari_game_takes_the_registered_atari_settings_and_other_ids_do_not():
+    from baselines import registry
+
+    atari = registry.ATARI_CONFIG_OVERRIDES["dqn"]
+    for game in ("atari:Pong", "atari:Breakout?sticky_action_probability=0"):
+        config = registry.make_agent_config("dqn", game, {"learning_rate": 1e-4})
+        assert config.learning_rate == 1e-4  # what the user sets goes over them
+        assert config.max_abs_reward == 1.0 and config.n_step == 1 and config.target_update_period == 2_000
+        assert config.samples_per_insert / config.batch_size == 0.25  # one update every 4 agent steps
+        assert all(getattr(config, field) == value for field, value in atari.items() if field != "learning_rate")
+    assert registry.make_agent_config("dqn", "gymnasium:CartPole-v1").max_abs_reward is None
+    assert registry.find_baseline("ppo", "atari:Pong") is None  # no Atari settings registered for PPO
+    assert registry.find_baseline("dqn", "atari:Pong").target_return == -18.0
