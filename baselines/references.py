@@ -28,7 +28,16 @@ def _rl_zoo(algorithm: str, figure: str, timesteps: int) -> Reference:
     return Reference(f"RL Zoo (SB3 {algorithm})", figure, timesteps, _RL_ZOO)
 
 
+# Dopamine's published Atari curves (baselines/atari/data/pong.json): the mean return of the training episodes
+# (epsilon 0.01, sticky actions) of each iteration of 1M frames, 5 runs. The figure is its JAX DQN (the settings of
+# registry.ATARI_CONFIG_OVERRIDES, with an MSE loss where this DQN's is Huber) in its second iteration, the frames
+# up to 2M (500,000 agent steps): the runs' -19.5, -18.4, -19.4, -17.3 and -18.1 (the spread is over the runs).
+_DOPAMINE_PONG = (
+    "https://github.com/google/dopamine/blob/5873f5494ee0c2d7c016d0ab2ad530354fec59d0/baselines/atari/data/pong.json"
+)
+
 REFERENCES: dict[tuple[str, str], Reference] = {
+    ("dqn", "atari:Pong"): Reference("Dopamine (JAX DQN, training episodes)", "-18.55 ± 0.82", 500_000, _DOPAMINE_PONG),
     ("dqn", "gymnasium:CartPole-v1"): _rl_zoo("DQN", "500.0 ± 0.0", 50_000),
     ("ppo", "gymnasium:CartPole-v1"): _rl_zoo("PPO", "500.0 ± 0.0", 100_000),
     ("ppo", "gymnasium:Pendulum-v1"): _rl_zoo("PPO", "-172.2 ± 104.2", 100_000),

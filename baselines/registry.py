@@ -314,8 +314,8 @@ def find_baseline(agent: str, environment_id: str) -> Baseline | None:
     return baseline
 
 
-# Pong's target is Dopamine's DQN at the same 2M frames (baselines/atari/data/pong.json in google/dopamine: the
-# mean training return of iterations 1 and 2 of its seeds, about -18; the random policy scores -20.7).
+# Pong's target is about Dopamine's JAX DQN at the same 2M frames (baselines/references.py: -18.55, the mean
+# return of its training episodes over frames 1M-2M, 5 runs); the random policy scores -20.7.
 BASELINES[("dqn", "atari:Pong")] = atari_baseline("dqn", "atari:Pong", target_return=-18.0)
 
 
