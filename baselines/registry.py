@@ -226,8 +226,9 @@ BASELINES.update(
 
 # A pixel task: MinAtar's Breakout (a 10x10x4 board; the small convolutional torso) on the device, with the
 # replay ratio of MinAtar's own DQN (one update of 32 transitions per step, a target copy every 1,000 updates) and
-# its step size, 8 environments. The target is 20 times the return of MinAtar's random policy (0.5, the package's
-# README); MinAtar's paper publishes its DQN's learning curves as figures only.
+# its step size, 8 environments. The target is 20 times the return of MinAtar's random policy over all six actions
+# (0.5, the package's README; over this id's three actions it is 0.39, baselines/normalisation.py); MinAtar's
+# paper publishes its DQN's learning curves as figures only.
 BASELINES[("dqn", "jax:MinAtar-Breakout")] = Baseline(
     "dqn",
     "jax:MinAtar-Breakout",
