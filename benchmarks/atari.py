@@ -13,8 +13,9 @@ environment gets one thread: the figures compare work per core. A frame is one e
 
 Training: ``run_experiment`` trains DQN with its registered Atari settings (``registry.ATARI_CONFIG_OVERRIDES``,
 ``--min-replay`` transitions before learning, so the learning phase dominates a short run) for ``--train-steps``
-agent steps, without evaluations, its set-up and compilation timed with it. The rate its costs allow is that of the same steps at one acting
-step's time (the actor alone in one game, measured in this run) before learning, and at one acting step plus
+agent steps, without evaluations, its set-up and compilation timed with it. The rate its costs allow is that of
+the same steps at one acting step's time (the actor alone in one game, measured in this run) before learning, and
+at one acting step plus
 ``updates per step`` times one update timed alone (the learner's jitted update of one batch, U = 1) after: issue
 #46's target is a training rate at least 0.8 times that. The fused update (U = 64 on a ``[U, B]`` stack inside one
 ``lax.scan``, as ``num_sgd_steps_per_step`` runs it) is timed per update with the torsos' convolutions by strided
