@@ -53,7 +53,11 @@ SCALES: dict[str, TaskScale] = {
     "gymnasium:Pendulum-v1": TaskScale(-1234.97, 9.17, -200.0, _REGISTERED),
     "jax:Pendulum-v1": TaskScale(-1227.11, 9.22, -200.0, _REGISTERED),
     "dm_control:cartpole/swingup": TaskScale(27.14, 0.63, 700.0, _REGISTERED),
+    "jax:MinAtar-Asterix": TaskScale(0.52, 0.03, 10.0, _REGISTERED),
     "jax:MinAtar-Breakout": TaskScale(0.39, 0.02, 10.0, _REGISTERED),
+    "jax:MinAtar-Freeway": TaskScale(0.40, 0.02, 40.0, _REGISTERED),
+    "jax:MinAtar-Seaquest": TaskScale(0.10, 0.01, 10.0, _REGISTERED),
+    "jax:MinAtar-SpaceInvaders": TaskScale(4.21, 0.10, 50.0, _REGISTERED),
     "atari:Pong": TaskScale(-20.25, 0.03, -18.0, _REGISTERED),
 }
 

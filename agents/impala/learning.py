@@ -9,7 +9,7 @@ them (``clip_rho_threshold``, ``clip_pg_rho_threshold``), which is what lets
 actors act on parameters several learner steps old. The loss is
 ``-log pi * A_pg + baseline_coef * 0.5 (v_s - V)^2 - entropy_coef * H`` over
 the acted steps of the rollouts within the policy-lag bound
-(``acme.jax.on_policy``).
+(``acme.jax.on_policy``), with the rewards multiplied by ``reward_scale``.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def make_update(networks: PolicyValueNetworks | RecurrentPolicyValueNetworks, co
         rhos = jnp.exp(jax.lax.stop_gradient(log_prob) - rollouts.extras["log_prob"][:, :unroll])
         vtrace = batched_vtrace(
             values,
-            rollouts.reward[:, :unroll].astype(jnp.float32),
+            config.reward_scale * rollouts.reward[:, :unroll].astype(jnp.float32),
             config.discount * rollouts.discount[:, :unroll].astype(jnp.float32),
             rhos,
             lags.is_final,

@@ -174,6 +174,23 @@ def test_a_batch_entirely_past_the_bound_leaves_the_parameters_alone(agent):
     assert int(learner.state.dropped_rollouts) == 2
 
 
+def test_impala_learns_from_its_rewards_times_reward_scale():
+    # A step on rewards r at reward_scale 0.1 is the step on rewards 0.1 r at 1.0, and not the step on r at 1.0.
+    batch = _fixed_batch([0, 0])
+    scaled_batch = batch._replace(reward=0.1 * batch.reward)
+    learners = [
+        _learner("impala", batch, reward_scale=0.1),
+        _learner("impala", scaled_batch),
+        _learner("impala", batch),
+    ]
+    for learner in learners:
+        learner.step()
+    scaled, by_hand, unscaled = (_params(learner) for learner in learners)
+    for a, b in zip(scaled, by_hand):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+    assert any(not np.allclose(a, b) for a, b in zip(scaled, unscaled))
+
+
 @pytest.mark.parametrize("agent", AGENTS)
 def test_without_a_bound_no_rollout_is_dropped(agent):
     learner = _learner(agent, _fixed_batch([-50, 0]))
