@@ -337,7 +337,8 @@ def find_baseline(agent: str, environment_id: str) -> Baseline | None:
 
 
 # Pong's target is about Dopamine's JAX DQN at the same 2M frames (baselines/references.py: -18.55, the mean
-# return of its training episodes over frames 1M-2M, 5 runs); the random policy scores -20.7.
+# return of its training episodes over frames 1M-2M, 5 runs); the random policy scores -20.25 under the atari:
+# ids' conventions (baselines/normalisation.py).
 BASELINES[("dqn", "atari:Pong")] = atari_baseline("dqn", "atari:Pong", target_return=-18.0)
 
 
