@@ -56,8 +56,8 @@ SCALES: dict[str, TaskScale] = {
     "jax:MinAtar-Asterix": TaskScale(0.52, 0.03, 10.0, _REGISTERED),
     "jax:MinAtar-Breakout": TaskScale(0.39, 0.02, 10.0, _REGISTERED),
     "jax:MinAtar-Freeway": TaskScale(0.40, 0.02, 40.0, _REGISTERED),
-    "jax:MinAtar-Seaquest": TaskScale(0.10, 0.01, 10.0, _REGISTERED),
-    "jax:MinAtar-SpaceInvaders": TaskScale(4.21, 0.10, 50.0, _REGISTERED),
+    "jax:MinAtar-Seaquest": TaskScale(0.10, 0.01, 5.0, _REGISTERED),
+    "jax:MinAtar-SpaceInvaders": TaskScale(4.21, 0.10, 40.0, _REGISTERED),
     "atari:Pong": TaskScale(-20.25, 0.03, -18.0, _REGISTERED),
 }
 

@@ -36,6 +36,21 @@ _DOPAMINE_PONG = (
     "https://github.com/google/dopamine/blob/5873f5494ee0c2d7c016d0ab2ad530354fec59d0/baselines/atari/data/pong.json"
 )
 
+# pgx's MinAtar PPO example (examples/minatar-ppo: the settings of registry.MINATAR_PPO_OVERRIDES, its own
+# network, sticky actions 0.1, evaluation by sampled actions over 100 environments) publishes one learning curve
+# per game, 20M steps against seconds of training, as figures only. Each figure here is read off its curve half way
+# along the training seconds (10M steps at a constant rate): a reading, good to about a tenth.
+_PGX_MINATAR = (
+    "https://github.com/sotetsuk/pgx/blob/079b2d730e3845c25d49d99e0ccf9a374dd04cb9/examples/minatar-ppo/assets/"
+)
+
+
+def _pgx_minatar(game: str, asset: str, figure: str) -> tuple[tuple[str, str], Reference]:
+    return ("ppo", f"jax:MinAtar-{game}"), Reference(
+        "pgx (PPO, read off its curve)", figure, 10_000_000, f"{_PGX_MINATAR}{asset}.png"
+    )
+
+
 REFERENCES: dict[tuple[str, str], Reference] = {
     ("dqn", "atari:Pong"): Reference("Dopamine (JAX DQN, training episodes)", "-18.55 ± 0.82", 500_000, _DOPAMINE_PONG),
     ("dqn", "gymnasium:CartPole-v1"): _rl_zoo("DQN", "500.0 ± 0.0", 50_000),
@@ -43,4 +58,14 @@ REFERENCES: dict[tuple[str, str], Reference] = {
     ("ppo", "gymnasium:Pendulum-v1"): _rl_zoo("PPO", "-172.2 ± 104.2", 100_000),
     ("sac", "gymnasium:Pendulum-v1"): _rl_zoo("SAC", "-157.0 ± 88.7", 20_000),
     ("td3", "gymnasium:Pendulum-v1"): _rl_zoo("TD3", "-151.9 ± 90.2", 20_000),
+    **dict(
+        _pgx_minatar(game, asset, figure)
+        for game, asset, figure in (
+            ("Asterix", "asterix", "≈11"),
+            ("Breakout", "breakout", "≈12"),
+            ("Freeway", "freeway", "≈51"),
+            ("Seaquest", "seaquest", "≈7"),
+            ("SpaceInvaders", "space_invaders", "≈52"),
+        )
+    ),
 }
