@@ -110,10 +110,20 @@ def reproduce_seeds(
             for one in run.agents
         ]
     elif len(seeds) > 1:
+        # One seed after another, each logging to a folder of its own (a distributed run's evaluations are read
+        # back from its log folder).
         return [
             record
             for seed in seeds
-            for record in reproduce_seeds(agent, environment_id, [seed], max_steps, runs_dir, progress, log_dir)
+            for record in reproduce_seeds(
+                agent,
+                environment_id,
+                [seed],
+                max_steps,
+                runs_dir,
+                progress,
+                os.path.join(log_dir, f"seed{seed}") if log_dir else None,
+            )
         ]
     else:
         config = experiment(seeds[0])

@@ -208,6 +208,22 @@ def test_a_distributed_reproduction_reads_its_evaluations_from_the_evaluators_lo
     assert record["actor_steps"] >= 2_000 and record["learner_steps"] > 0 and len(record["curve_seconds"]) == len(rows)
 
 
+def test_host_seeds_reproduced_in_one_call_log_to_a_folder_each(tmp_path, monkeypatch):
+    # A distributed run's evaluations are read back from its log folder: two seeds sharing one would mix them.
+    log_dirs = []
+
+    def fake_distributed_run(config, baseline, log_dir):
+        log_dirs.append(log_dir)
+        return [(1_000, 10.0, 1.0)], 1_000, 5, 1.0
+
+    monkeypatch.setattr(results, "_run_distributed", fake_distributed_run)
+    records = results.reproduce_seeds(
+        "impala", "gymnasium:CartPole-v1", [0, 1], max_steps=1_000, runs_dir=str(tmp_path), log_dir="logs"
+    )
+    assert log_dirs == [os.path.join("logs", "seed0"), os.path.join("logs", "seed1")]
+    assert [r["seed"] for r in records] == [0, 1]
+
+
 def test_an_on_device_reproduction_trains_its_seeds_in_one_call_and_writes_a_record_each(tmp_path, capsys):
     """DQN on jax:CartPole-v1 (an anakin baseline), seeds 3 and 4 in one vmapped call, 2,000 steps each."""
     runs = tmp_path / "records"
