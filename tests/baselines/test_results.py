@@ -217,10 +217,11 @@ def test_host_seeds_reproduced_in_one_call_log_to_a_folder_each(tmp_path, monkey
         return [(1_000, 10.0, 1.0)], 1_000, 5, 1.0
 
     monkeypatch.setattr(results, "_run_distributed", fake_distributed_run)
+    logs = str(tmp_path / "logs")
     records = results.reproduce_seeds(
-        "impala", "gymnasium:CartPole-v1", [0, 1], max_steps=1_000, runs_dir=str(tmp_path), log_dir="logs"
+        "impala", "gymnasium:CartPole-v1", [0, 1], max_steps=1_000, runs_dir=str(tmp_path / "records"), log_dir=logs
     )
-    assert log_dirs == [os.path.join("logs", "seed0"), os.path.join("logs", "seed1")]
+    assert log_dirs == [os.path.join(logs, "seed0"), os.path.join(logs, "seed1")]
     assert [r["seed"] for r in records] == [0, 1]
 
 
