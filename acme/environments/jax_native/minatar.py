@@ -2,10 +2,11 @@
 package) behind the :class:`JaxEnvironment` interface.
 
 Each game follows ``minatar.Environment`` (the ``minatar`` package, 1.0.15): a 10x10 board of binary channels
-(given as float32 0/1: Asterix 4, Breakout 4, Freeway 7, Seaquest 10, SpaceInvaders 6), sticky actions (with
-probability ``sticky_action_prob``, 0.1 by default as the package's, the previous action is repeated instead),
-the package's difficulty ramping, and its random spawns. ``tests/environments/test_minatar.py`` checks every game
-step for step against the package.
+(bool, as the package and pgx give them: Asterix 4, Breakout 4, Freeway 7, Seaquest 10, SpaceInvaders 6; the
+torsos cast them to float32 0/1, and rollouts and replay hold them in a quarter of float32's bytes), sticky actions
+(with probability ``sticky_action_prob``, 0.1 by default as the package's, the previous action is repeated
+instead), the package's difficulty ramping, and its random spawns. ``tests/environments/test_minatar.py`` checks
+every game step for step against the package.
 
 Two choices differ from ``minatar.Environment``'s defaults, and each is a parameter:
 
@@ -108,7 +109,7 @@ class MinAtar(JaxEnvironment):
 
     def spec(self) -> specs.EnvironmentSpec:
         return specs.EnvironmentSpec(
-            observations=specs.BoundedArray((SIZE, SIZE, len(self.channels)), np.float32, 0.0, 1.0, name="observation"),
+            observations=specs.BoundedArray((SIZE, SIZE, len(self.channels)), bool, False, True, name="observation"),
             actions=specs.DiscreteArray(len(self.actions), dtype=np.int32, name="action"),
             rewards=specs.Array((), np.float32, name="reward"),
             discounts=specs.BoundedArray((), np.float32, 0.0, 1.0, name="discount"),
@@ -123,8 +124,8 @@ class MinAtar(JaxEnvironment):
         return stepped, self.observe(stepped), stepped.rewards[0], stepped.terminated
 
     def observe(self, physics: Any) -> jax.Array:
-        """The ``[10, 10, channels]`` board of ``physics`` (1.0 where an object is)."""
-        return physics.observation.astype(jnp.float32)
+        """The ``[10, 10, channels]`` board of ``physics`` (True where an object is)."""
+        return physics.observation.astype(jnp.bool_)
 
     def repair(self, before: Any, after: Any) -> Any:
         """``after``, pgx's step from ``before``, with the package's rules where pgx's differ (none here)."""
