@@ -6,7 +6,10 @@ unrolls them over the burn-in steps without gradient, then over the trace.
 Targets are n-step double-Q returns in value-rescaled space
 (``h(x) = sign(x)(sqrt(|x| + 1) - 1) + eps x``, rlax's signed-hyperbolic
 pair) from the target network, over the steps the actor acted on
-(``extras["acted"]``; not an episode's final step, not padding). Sequences
+(``extras["acted"]``; not an episode's final step, not padding). A return's
+window stops at its episode's final step and bootstraps from that step's
+value (``sequence_td_errors``): an episode cut off by a time limit (discount 1)
+is worth more than its remaining rewards. Sequences
 are weighted by importance weights ``(1 / P)^beta`` (normalised by their
 maximum), and each gets the new priority
 ``eta max_t |td_t| + (1 - eta) mean_t |td_t|``.
@@ -45,16 +48,40 @@ def _time_major(x: jnp.ndarray) -> jnp.ndarray:
     return jnp.swapaxes(x, 0, 1)
 
 
+def sequence_td_errors(
+    q: jnp.ndarray,
+    target_q: jnp.ndarray,
+    actions: jnp.ndarray,
+    rewards: jnp.ndarray,
+    discounts: jnp.ndarray,
+    acted: jnp.ndarray,
+    n_step: int,
+    tx_pair: rlax.TxPair,
+) -> jnp.ndarray:
+    """The n-step double-Q TD errors ``[T - 1]`` of one stored sequence of ``T`` steps, in ``tx_pair``'s space.
+
+    ``q`` and ``target_q`` ``[T, A]`` are the online and target networks' outputs; ``actions``, ``rewards`` and
+    ``discounts`` ``[T]`` follow the sequence adder (step t: the action at t, the reward and the discount (already
+    times gamma) that followed it); ``acted`` ``[T]`` is false at an episode's final step and the padding after it.
+    The return from step t sums rewards up to ``n_step`` steps ahead and bootstraps from the target network's value
+    of the online network's greedy action there, but never past the episode's final step: the window stops there
+    and bootstraps from the final step's value (times the discount of the step before it: zero when the episode
+    terminated, one times gamma when a time limit cut it). Zero padding after the final step would otherwise drop
+    that value, and the last ``n_step - 1`` steps of every time-limited episode would learn that they end the game.
+    """
+    values = rlax.batched_index(target_q[1:], jnp.argmax(q[1:], axis=-1))
+    window_goes_on = acted[1:].astype(jnp.float32)  # lambda 0 at the step into the final one: bootstrap there
+    targets = rlax.transformed_n_step_returns(
+        tx_pair, rewards[:-1], discounts[:-1], values, n_step, lambda_t=window_goes_on, stop_target_gradients=True
+    )
+    return targets - rlax.batched_index(q[:-1], actions[:-1])
+
+
 def make_update(networks: R2D2Networks, config: R2D2Config):
     """``update(state, (sequences, probabilities)) -> (state, metrics)``: one step on a batch of sequences."""
     optimizer = clipped_adam(config)
     tx_pair = rlax.SIGNED_HYPERBOLIC_PAIR if config.value_rescaling else rlax.IDENTITY_PAIR
     burn_in = config.burn_in_length
-
-    def n_step_td(q, actions, target_q, selector, rewards, discounts):
-        return rlax.transformed_n_step_q_learning(
-            q, actions, target_q, selector, rewards, discounts, config.n_step, tx_pair=tx_pair
-        )
 
     def loss_fn(params, target_params, sequences, probabilities):
         observations = jax.tree.map(_time_major, sequences.observation)  # [L, B, ...]
@@ -72,10 +99,11 @@ def make_update(networks: R2D2Networks, config: R2D2Config):
         actions = _time_major(sequences.action[:, burn_in:]).astype(jnp.int32)
         rewards = _time_major(sequences.reward[:, burn_in:]).astype(jnp.float32)
         discounts = config.discount * _time_major(sequences.discount[:, burn_in:]).astype(jnp.float32)
-        td = jax.vmap(n_step_td, in_axes=1, out_axes=0)(
-            q[:-1], actions[:-1], target_q[1:], jnp.argmax(q[1:], axis=-1), rewards[:-1], discounts[:-1]
+        acted = sequences.extras["acted"][:, burn_in:]
+        td = jax.vmap(sequence_td_errors, in_axes=(1, 1, 1, 1, 1, 0, None, None))(
+            q, target_q, actions, rewards, discounts, acted, config.n_step, tx_pair
         )  # [B, T - 1]
-        mask = sequences.extras["acted"][:, burn_in:-1]
+        mask = acted[:, :-1]
         per_sequence = jnp.sum(0.5 * jnp.square(td) * mask, axis=1) / jnp.maximum(jnp.sum(mask, axis=1), 1.0)
         loss = jnp.mean(importance_weights(probabilities, config.importance_sampling_exponent) * per_sequence)
         priorities = mixed_priorities(jnp.abs(td), mask, config.max_priority_weight)

@@ -17,7 +17,7 @@ from acme.replay.local_client import LocalBatches, LocalReplay
 from acme.testing import fakes
 from acme.utils import loggers
 from agents.r2d2 import R2D2Builder, R2D2Config, make_networks
-from agents.r2d2.learning import mixed_priorities
+from agents.r2d2.learning import mixed_priorities, sequence_td_errors
 from baselines.policy_export import evaluate_snapshot, export_policy
 
 SPEC = fakes.discrete_spec(obs_shape=(3,), num_actions=2)
@@ -61,6 +61,35 @@ def test_value_rescaling_and_its_inverse():
     np.testing.assert_allclose(h(jnp.array([3.0, -8.0, 0.0])), [1.003, -2.008, 0.0], rtol=1e-6)
     x = jnp.array([-500.0, -1.0, 0.0, 0.5, 42.0, 1e4])
     np.testing.assert_allclose(h_inverse(h(x)), x, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "step_discounts, expected",
+    [
+        # A time limit cut the episode at its final step 4 (discount 1 into it): the last steps bootstrap from the
+        # final step's value, 40, however close to it they are.
+        ([1, 1, 1, 1, 0, 0], [1 + 0.5 + 0.25 + 0.125 * 30, 1 + 0.5 + 0.25 + 0.125 * 40, 1 + 0.5 + 0.25 * 40, 21]),
+        # The episode terminated (discount 0 into the final step): no value after it.
+        ([1, 1, 1, 0, 0, 0], [1 + 0.5 + 0.25 + 0.125 * 30, 1.75, 1.5, 1]),
+    ],
+)
+def test_a_return_stops_at_the_final_step_and_bootstraps_from_its_value(step_discounts, expected):
+    # Steps 0-3 acted, 4 is the final step, 5 padding; 3-step returns at gamma 0.5; the target network values
+    # step t at 10 t, the online network is indifferent (zeros: its greedy action is the first).
+    gamma, n_step = 0.5, 3
+    target_q = jnp.stack([10.0 * jnp.arange(6), jnp.zeros(6)], axis=-1)
+    q, actions = jnp.zeros((6, 2)), jnp.zeros(6, jnp.int32)
+    rewards = jnp.array([1.0, 1, 1, 1, 0, 0])
+    discounts = gamma * jnp.array(step_discounts, jnp.float32)
+    acted = jnp.array([True, True, True, True, False, False])
+    td = sequence_td_errors(q, target_q, actions, rewards, discounts, acted, n_step, rlax.IDENTITY_PAIR)
+    np.testing.assert_allclose(td[:4], expected, rtol=1e-6)
+    # rlax's n-step Q-learning alone runs the window into the zero padding: the time-limited episode's last step
+    # would be worth its reward only.
+    plain = rlax.transformed_n_step_q_learning(
+        q[:-1], actions[:-1], target_q[1:], actions[1:], rewards[:-1], discounts[:-1], n_step
+    )
+    assert float(plain[3]) == 1.0
 
 
 def test_mixed_priorities_weigh_the_max_and_the_mean_of_the_acted_steps():
