@@ -90,10 +90,13 @@ class RolloutBuilder(ConfiguredBuilder):
         normalizer = ObservationNormalizer(self.config.normalize_observations)
         action_dtype = environment_spec.actions.dtype
 
+        use_mode = evaluation and self.config.evaluation_actions == "mode"
+
         def act(policy_output, key, learner_step):
-            """The action (the mode in evaluation, else a sample) and, for training, its extras."""
+            """The action (a sample, or in evaluation the mode if ``evaluation_actions`` says so) and, for
+            training, its extras."""
             distribution = networks.distribution(policy_output)
-            raw = distribution.mode() if evaluation else distribution.sample(seed=key)
+            raw = distribution.mode() if use_mode else distribution.sample(seed=key)
             action = (raw if networks.discrete else jnp.clip(raw, -1.0, 1.0))[0].astype(action_dtype)
             if evaluation:
                 return action, {}

@@ -50,6 +50,7 @@ def _parts(agent: str, kind: str = "discrete", **overrides):
         ("hidden_sizes", (), "hidden_sizes must be a non-empty sequence"),
         ("entropy_coef", -0.1, "entropy_coef must be >= 0"),
         ("discount", 1.5, r"discount must be in \[0, 1\]"),
+        ("evaluation_actions", "greedy", "evaluation_actions must be one of mode, sample, got 'greedy'"),
     ],
 )
 def test_invalid_config_values_are_rejected(agent, field, value, message):
@@ -224,15 +225,19 @@ def test_builder_runs_end_to_end_with_vectorised_environments(agent, kind):
 
 
 @pytest.mark.parametrize("agent", AGENTS)
-def test_evaluation_policy_is_the_mode(agent):
-    spec, _, builder, networks = _parts(agent, "continuous")
+@pytest.mark.parametrize("evaluation_actions", ["mode", "sample"])
+def test_evaluation_acts_on_the_mode_or_samples_as_configured(agent, evaluation_actions):
+    spec, _, builder, networks = _parts(agent, "continuous", evaluation_actions=evaluation_actions)
     learner = builder.make_learner(jax.random.PRNGKey(0), networks, iter(()), _no_logs, spec)
     params = learner.get_variables(["policy"])[0]
     policy = jax.jit(builder.make_policy(networks, spec, evaluation=True))
     observation = np.ones(3, np.float32)
     mean, _ = networks.policy.apply(params[0], observation[None])
-    for i in range(3):
-        np.testing.assert_allclose(policy(params, jax.random.PRNGKey(i), observation, 0), np.clip(mean[0], -1, 1))
+    actions = np.stack([policy(params, jax.random.PRNGKey(i), observation, 0) for i in range(3)])
+    if evaluation_actions == "mode":
+        np.testing.assert_allclose(actions, np.broadcast_to(np.clip(mean[0], -1, 1), actions.shape))
+    else:  # a draw per key, not the mean
+        assert len({tuple(a) for a in actions}) == 3 and not np.allclose(actions[0], np.clip(mean[0], -1, 1))
 
 
 @pytest.mark.parametrize("agent", AGENTS)
