@@ -7,7 +7,6 @@ import dataclasses
 from acme.agents.config_checks import MAX_REPLAY_ITEMS, MAX_STEPS, ConfigChecker, check_max_abs_reward, is_integer
 from acme.utils.quoting import quote
 
-
 EVALUATION_ACTIONS = ("mode", "sample")
 
 
