@@ -35,9 +35,12 @@ class _DescendantWatcher:
             try:
                 lineage = [child] + child.parents()
                 top = next(p for p in lineage if p.ppid() == self._me.pid)
-                if top.pid not in self._baseline and child.pid not in self.seen:
-                    self.seen[child.pid] = (child, child.name())
-            except (psutil.NoSuchProcess, StopIteration):
+                if top.pid not in self._baseline:
+                    # The name is taken again each time: a child seen between its fork and its exec still has
+                    # its parent's name, and a name taken once could miss the raylet.
+                    first = self.seen.get(child.pid, (child, ""))[0]
+                    self.seen[child.pid] = (first, child.name())
+            except (psutil.NoSuchProcess, psutil.AccessDenied, StopIteration):
                 continue
 
     def _loop(self) -> None:
