@@ -35,6 +35,7 @@ from acme.anakin.sharding import AnakinLayout
 from acme.environments.jax_native import JaxEnvironment, make_jax_environment
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.evaluation import EvaluationResult
+from acme.experiments.schedule import Schedule
 from acme.utils import checkpoint_files
 
 PREFIX = "jax:"
@@ -290,7 +291,6 @@ def run_anakin(config: ExperimentConfig, anakin: AnakinConfig | None = None, pro
     learner_logger = logger_factory("learner", "learner_steps")
     evaluator_logger = logger_factory("evaluator", "actor_steps")
     per_iteration = agents.base.steps_per_iteration
-    chunk_iterations = max(1, math.ceil((config.eval_every or config.max_num_actor_steps) / per_iteration))
 
     keys = jnp.stack([jax.random.PRNGKey(seed) for seed in agents.seeds])
     compile_start = time.perf_counter()
@@ -317,55 +317,55 @@ def run_anakin(config: ExperimentConfig, anakin: AnakinConfig | None = None, pro
     def actor_steps() -> np.ndarray:
         return np.asarray(jax.device_get(carry.actor_steps)).sum(axis=-1)
 
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=config.max_num_actor_steps, unit="step", desc=f"anakin {len(labels)} agent(s)")
-        bar.update(int(actor_steps().min()))
+    schedule = Schedule(
+        config.max_num_actor_steps,
+        config.eval_every,
+        done=int(actor_steps().min()),
+        checkpointing=config.checkpointing,
+        progress=progress,
+        description=f"anakin {len(labels)} agent(s)",
+    )
     try:
-        last_save = time.monotonic()
-        while actor_steps().min() < config.max_num_actor_steps:
-            remaining = config.max_num_actor_steps - int(actor_steps().min())
-            iterations = min(chunk_iterations, math.ceil(remaining / per_iteration))
-            carry, metrics = agents.chunk(carry, agents.swept, iterations)
-            iteration += iterations
-            steps = actor_steps()
-            _check_finite(definition.name, carry.first_bad, labels, definition.hint(config.builder.config))
-            learner_steps = np.asarray(jax.device_get(carry.learner.steps))
-            metrics = jax.device_get(metrics)
-            elapsed = time.perf_counter() - start
-            for agent, label in enumerate(labels):
-                row = {k: np.asarray(v[agent]) for k, v in metrics.items() if np.ndim(v[agent]) == 0}
-                learner_logger.write(
-                    {**label, **row, "learner_steps": int(learner_steps[agent]), "actor_steps": int(steps[agent])}
-                )
-            if config.eval_every:
-                eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, iteration))(keys)
-                returns = np.asarray(jax.device_get(agents.evaluate(carry.learner, eval_keys, agents.swept)))
+        with schedule:
+            while not schedule.finished:
+                iterations = schedule.stretch_in(per_iteration)
+                carry, metrics = agents.chunk(carry, agents.swept, iterations)
+                iteration += iterations
+                steps = actor_steps()
+                _check_finite(definition.name, carry.first_bad, labels, definition.hint(config.builder.config))
+                learner_steps = np.asarray(jax.device_get(carry.learner.steps))
+                metrics = jax.device_get(metrics)
+                elapsed = time.perf_counter() - start
                 for agent, label in enumerate(labels):
-                    result = EvaluationResult(
-                        int(steps[agent]), float(returns[agent].mean()), float(returns[agent].std()), elapsed
+                    row = {k: np.asarray(v[agent]) for k, v in metrics.items() if np.ndim(v[agent]) == 0}
+                    learner_logger.write(
+                        {**label, **row, "learner_steps": int(learner_steps[agent]), "actor_steps": int(steps[agent])}
                     )
-                    evaluations[agent].append(result)
-                    evaluator_logger.write(
-                        {
-                            **label,
-                            "actor_steps": result.actor_steps,
-                            "learner_steps": int(learner_steps[agent]),
-                            "evaluation_return": result.mean_return,
-                            "evaluation_return_std": result.std_return,
-                            "wall_seconds": elapsed,
-                        }
-                    )
-            if bar is not None:
-                bar.update(int(steps.min()) - bar.n)
-            done = steps.min() >= config.max_num_actor_steps
-            if checkpointer is not None and (done or _due(config.checkpointing, last_save, iterations, learner_steps)):
-                _save(checkpointer, carry, iteration, metadata, evaluations)
-                last_save = time.monotonic()
-        if bar is not None:
-            bar.close()
+                schedule.reached(int(steps.min()))
+                if schedule.evaluation_due:
+                    eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, iteration))(keys)
+                    returns = np.asarray(jax.device_get(agents.evaluate(carry.learner, eval_keys, agents.swept)))
+                    for agent, label in enumerate(labels):
+                        result = EvaluationResult(
+                            int(steps[agent]), float(returns[agent].mean()), float(returns[agent].std()), elapsed
+                        )
+                        evaluations[agent].append(result)
+                        evaluator_logger.write(
+                            {
+                                **label,
+                                "actor_steps": result.actor_steps,
+                                "learner_steps": int(learner_steps[agent]),
+                                "evaluation_return": result.mean_return,
+                                "evaluation_return_std": result.std_return,
+                                "wall_seconds": elapsed,
+                            }
+                        )
+                    schedule.evaluated(float(returns.mean()))
+                if schedule.checkpoint_due(int(learner_steps.max())):
+                    path = _save(checkpointer, carry, iteration, metadata, evaluations)
+                    schedule.checkpoint_saved(int(learner_steps.max()))
+                    schedule.say(f"Checkpoint saved: {path} (actor steps {int(steps.min())}).")
+                schedule.stop_if_requested()
         learner_logger.close()
         evaluator_logger.close()
     finally:
@@ -388,18 +388,12 @@ def run_anakin(config: ExperimentConfig, anakin: AnakinConfig | None = None, pro
     return AnakinResult(runs, time.perf_counter() - start, compile_seconds, per_iteration, resumed_from)
 
 
-def _due(checkpointing: Any, last_save: float, iterations: int, learner_steps: np.ndarray) -> bool:
-    if checkpointing.every_minutes is not None and time.monotonic() - last_save >= 60.0 * checkpointing.every_minutes:
-        return True
-    every = checkpointing.every_learner_steps
-    return every is not None and bool(np.any(learner_steps // every != (learner_steps - iterations) // every))
-
-
-def _save(checkpointer, carry: AgentCarry, iteration: int, metadata: dict, evaluations) -> None:
-    """The whole carry (learner states, environments, replay, keys) as a list of arrays: data only."""
+def _save(checkpointer, carry: AgentCarry, iteration: int, metadata: dict, evaluations) -> str:
+    """The whole carry (learner states, environments, replay, keys) as a list of arrays: data only. Returns the
+    checkpoint's path."""
     leaves = [np.asarray(x) for x in jax.device_get(jax.tree.leaves(carry))]
     extra = {"evaluations": [[dataclasses.asdict(e) for e in agent] for agent in evaluations]}
-    checkpointer.save({"leaves": leaves, "progress": extra}, iteration, metadata=metadata)
+    return checkpointer.save({"leaves": leaves, "progress": extra}, iteration, metadata=metadata)
 
 
 def _restore(fresh: AgentCarry, restored) -> tuple[AgentCarry, int, dict]:

@@ -87,6 +87,32 @@ class CheckpointingConfig:
             raise ValueError(f"replay must be True or False, got {self.replay!r}.")
 
 
+class CheckpointClock:
+    """When a checkpoint is due: ``every_minutes`` since the last save, or ``every_learner_steps`` since the last
+    saved (or restored) learner step, whichever comes first. The one place this rule is written."""
+
+    def __init__(self, config: CheckpointingConfig):
+        self._config = config
+        self._last_time = time.monotonic()
+        self._last_steps = 0
+
+    def due(self, learner_steps: int) -> bool:
+        config = self._config
+        if config.every_minutes is not None and time.monotonic() - self._last_time >= 60 * config.every_minutes:
+            return True
+        every = config.every_learner_steps
+        return every is not None and int(learner_steps) - self._last_steps >= every
+
+    def saved(self, learner_steps: int) -> None:
+        """A checkpoint at ``learner_steps`` was just written."""
+        self._last_time = time.monotonic()
+        self._last_steps = int(learner_steps)
+
+    def restored(self, learner_steps: int) -> None:
+        """The run resumed from a checkpoint at ``learner_steps``: the step interval counts from there."""
+        self._last_steps = int(learner_steps)
+
+
 @dataclasses.dataclass(frozen=True)
 class Restored:
     """The newest readable checkpoint of an experiment."""
@@ -163,8 +189,7 @@ class ExperimentCheckpointer:
         self._checkpointer = Checkpointer(
             config.directory, keep=config.keep, label="experiment checkpoint", exclusive=exclusive
         )
-        self._last_save_time = time.monotonic()
-        self._last_save_steps: int | None = None
+        self.clock = CheckpointClock(config)
 
     @property
     def config(self) -> CheckpointingConfig:
@@ -192,7 +217,7 @@ class ExperimentCheckpointer:
         if found is None:
             return None
         state, step, metadata = found
-        self._last_save_steps = step
+        self.clock.restored(step)
         return Restored(
             path=self._checkpointer.path(step),
             learner_state=state["learner"],
@@ -255,13 +280,7 @@ class ExperimentCheckpointer:
 
     def due(self, learner_steps: int) -> bool:
         """True when the configured time or learner-step interval since the last save has passed."""
-        config = self._config
-        if config.every_minutes is not None and time.monotonic() - self._last_save_time >= 60 * config.every_minutes:
-            return True
-        if config.every_learner_steps is not None:
-            last = self._last_save_steps if self._last_save_steps is not None else 0
-            return learner_steps - last >= config.every_learner_steps
-        return False
+        return self.clock.due(learner_steps)
 
     def save(
         self,
@@ -308,8 +327,7 @@ class ExperimentCheckpointer:
         if actor_state is not None:
             tree["actor"] = actor_state
         path = self._checkpointer.save(tree, int(learner_steps), metadata, attach=attach)
-        self._last_save_time = time.monotonic()
-        self._last_save_steps = int(learner_steps)
+        self.clock.saved(learner_steps)
         return path
 
 

@@ -21,7 +21,6 @@ from acme.experiments.checkpointing import (
 )
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.evaluation import EvaluationResult, Evaluator
-from acme.experiments.interrupt import StopAtNextCheck
 from acme.experiments.learning_actor import (
     InsertPressure,
     LearnerStepper,
@@ -29,6 +28,7 @@ from acme.experiments.learning_actor import (
     table_infos,
 )
 from acme.experiments.options import REPLAYS
+from acme.experiments.schedule import Schedule
 from acme.experiments.seeding import ExperimentSeeds
 from acme.jax.sharding import device_of
 from acme.replay.local_client import LocalReplay
@@ -169,61 +169,34 @@ class _InProcessRun:
     def train(self, progress: bool, stop_at_return: float | None) -> None:
         """Acts (and learns) until the step budget is spent, evaluating and checkpointing on the way."""
         config = self.config
-        bar = None
-        if progress:
-            from tqdm import tqdm
-
-            bar = tqdm(
-                total=config.max_num_actor_steps,
-                initial=min(self.actor_steps, config.max_num_actor_steps),
-                unit="step",
-                dynamic_ncols=True,
-                mininterval=1.0,
-                desc=config.environment_id or "train",
-            )
-        say = bar.write if bar is not None else print  # messages that do not break the progress bar
-        # With checkpoints, the first Ctrl-C or SIGTERM saves one at the next check and then stops the run.
-        interrupt = StopAtNextCheck(enabled=self.checkpointer is not None, announce=say)
-        try:
-            with interrupt:
-                while self.actor_steps < config.max_num_actor_steps:
-                    until_eval = self.next_eval - self.actor_steps if self.evaluator is not None else None
-                    taken, episode_return = _act(
-                        self.train_loop, config.max_num_actor_steps - self.actor_steps, until_eval
-                    )
-                    self.actor_steps += taken
-                    if bar is not None:
-                        bar.update(taken)
-                        if episode_return is not None:
-                            bar.set_postfix(ret=f"{episode_return:.1f}", refresh=False)
-                    finished = self.actor_steps >= config.max_num_actor_steps
-                    if self.evaluator is not None and (self.actor_steps >= self.next_eval or finished):
-                        mean_return = self._evaluate()
-                        if bar is not None:
-                            bar.set_description(f"{config.environment_id or 'train'} eval={mean_return:.1f}")
-                        finished = finished or (stop_at_return is not None and mean_return >= stop_at_return)
-                    # Episodes in progress restart on resume: their items not yet written (an n-step adder's last
-                    # few, a sequence adder's partial sequence) are not saved.
-                    if self.checkpointer is not None and (
-                        finished or interrupt.requested or self.checkpointer.due(learner_steps_of(self.learner))
-                    ):
-                        self._save_checkpoint(say)
-                    if interrupt.requested and not finished:
-                        interrupt.stop(f"at actor step {self.actor_steps}, after a checkpoint")
-                    if finished:
-                        break
-        finally:
-            if bar is not None:
-                bar.close()
-
-    def _evaluate(self) -> float:
-        evaluation = self.evaluator.evaluate(
-            self.actor_steps, self.counter.get_counts, lambda: time.perf_counter() - self.start
+        schedule = Schedule(
+            config.max_num_actor_steps,
+            config.eval_every if self.evaluator is not None else 0,
+            done=self.actor_steps,
+            next_eval=self.next_eval,
+            checkpointing=config.checkpointing if self.checkpointer is not None else None,
+            clock=self.checkpointer.clock if self.checkpointer is not None else None,
+            stop_at_return=stop_at_return,
+            progress=progress,
+            description=config.environment_id or "train",
         )
-        self.evaluations.append(evaluation)
-        while self.next_eval <= self.actor_steps:
-            self.next_eval += self.config.eval_every
-        return evaluation.mean_return
+        with schedule:
+            while not schedule.finished:
+                rows = self.train_loop.run(schedule.next_stretch(_CHUNK))  # the loop logs each finished episode
+                self.actor_steps += self.train_loop.last_run_steps
+                schedule.reached(self.actor_steps, float(np.sum(rows[-1]["episode_return"])) if rows else None)
+                if schedule.evaluation_due:
+                    evaluation = self.evaluator.evaluate(
+                        self.actor_steps, self.counter.get_counts, lambda: time.perf_counter() - self.start
+                    )
+                    self.evaluations.append(evaluation)
+                    schedule.evaluated(evaluation.mean_return)
+                    self.next_eval = schedule.next_eval
+                learner_steps = learner_steps_of(self.learner)
+                if schedule.checkpoint_due(learner_steps):
+                    self._save_checkpoint(schedule.say)
+                    schedule.checkpoint_saved(learner_steps)
+                schedule.stop_if_requested()
 
     def _save_checkpoint(self, say: Callable[[str], Any]) -> None:
         path = self.checkpointer.save(
@@ -288,14 +261,6 @@ class _InProcessRun:
 
 
 _CHUNK = 1_000  # steps (over the K environments) between checks for evaluations and checkpoints
-
-
-def _act(loop: EnvironmentLoop, budget: int, until_eval: int | None) -> tuple[int, float | None]:
-    """One stretch of acting, up to the next check. Returns the steps taken and the return of the last episode
-    that ended (None if none did)."""
-    steps = min(budget, _CHUNK, until_eval if until_eval is not None and until_eval > 0 else budget)
-    rows = loop.run(steps)  # the loop logs each finished episode itself
-    return loop.last_run_steps, float(np.sum(rows[-1]["episode_return"])) if rows else None
 
 
 def _interval(checkpointer: ExperimentCheckpointer) -> str:

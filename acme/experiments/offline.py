@@ -22,7 +22,7 @@ from acme.experiments.checkpointing import Resume, learner_steps_of, open_resume
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.evaluation import EvaluationResult, Evaluator
 from acme.experiments.in_process import ExperimentResult
-from acme.experiments.interrupt import StopAtNextCheck
+from acme.experiments.schedule import Schedule
 from acme.experiments.seeding import ExperimentSeeds
 from acme.utils import counting
 
@@ -142,62 +142,49 @@ def _train(
         print(resume.restored.describe(), flush=True)
     start = time.perf_counter() - float(loop.get("wall_seconds", 0.0))
     evaluations = [EvaluationResult(*e) for e in loop.get("evaluations", [])]
-    next_eval = int(loop.get("next_eval", config.eval_every))
     checkpointer = resume.checkpointer
+    schedule = Schedule(
+        config.max_num_learner_steps,
+        config.eval_every if evaluator is not None else 0,
+        done=learner_steps_of(learner),
+        next_eval=int(loop.get("next_eval", config.eval_every)),
+        checkpointing=experiment.checkpointing if checkpointer is not None else None,
+        clock=checkpointer.clock if checkpointer is not None else None,
+        progress=progress,
+        unit="update",
+        description=f"{experiment.environment_id or 'offline'} (offline)",
+        step_name="learner step",
+    )
 
-    def save(say) -> None:
+    def save() -> None:
         path = checkpointer.save(
             learner.save(),
             learner_steps_of(learner),
             counter.save(),
             loop={
-                "next_eval": next_eval,
+                "next_eval": schedule.next_eval,
                 "resumes": resume.resumes,
                 "wall_seconds": time.perf_counter() - start,
                 "evaluations": [dataclasses.astuple(e) for e in evaluations],
             },
         )
-        say(f"Checkpoint saved: {path} (learner steps {learner_steps_of(learner)}).")
+        schedule.say(f"Checkpoint saved: {path} (learner steps {learner_steps_of(learner)}).")
 
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(
-            total=config.max_num_learner_steps,
-            initial=min(learner_steps_of(learner), config.max_num_learner_steps),
-            unit="update",
-            dynamic_ncols=True,
-            mininterval=1.0,
-            desc=f"{experiment.environment_id or 'offline'} (offline)",
-        )
-    say = bar.write if bar is not None else print
-    interrupt = StopAtNextCheck(enabled=checkpointer is not None, announce=say)
     try:
-        with interrupt:
-            while (steps := learner_steps_of(learner)) < config.max_num_learner_steps:
+        with schedule:
+            while not schedule.finished:
                 learner.step()
-                taken = learner_steps_of(learner) - steps
-                if bar is not None:
-                    bar.update(taken)
-                steps += taken
-                finished = steps >= config.max_num_learner_steps
-                if evaluator is not None and (steps >= next_eval or finished):
+                steps = learner_steps_of(learner)
+                schedule.reached(steps)
+                if schedule.evaluation_due:
                     evaluation = evaluator.evaluate(steps, counter.get_counts, lambda: time.perf_counter() - start)
                     evaluations.append(evaluation)
-                    while next_eval <= steps:
-                        next_eval += config.eval_every
-                    if bar is not None:
-                        bar.set_description(
-                            f"{experiment.environment_id or 'offline'} eval={evaluation.mean_return:.1f}"
-                        )
-                if checkpointer is not None and (finished or interrupt.requested or checkpointer.due(steps)):
-                    save(say)
-                if interrupt.requested and not finished:
-                    interrupt.stop(f"at learner step {steps}, after a checkpoint")
+                    schedule.evaluated(evaluation.mean_return)
+                if schedule.checkpoint_due(steps):
+                    save()
+                    schedule.checkpoint_saved(steps)
+                schedule.stop_if_requested()
     finally:
-        if bar is not None:
-            bar.close()
         if evaluator is not None:
             evaluator.close()
         close_learner = getattr(learner, "close", None)

@@ -1,4 +1,4 @@
-"""Anakin runs as a user starts them: they learn, write a run's files, resume after SIGKILL, and refuse what they
+"""Anakin runs as a user starts them: they learn, write a run's files, save on Ctrl-C and resume, and refuse what they
 cannot run."""
 
 from __future__ import annotations
@@ -117,7 +117,9 @@ def test_a_swept_learning_rate_is_each_agents_own():
     assert [run.sweep_value for run in result.agents] == [1e-12, 1e-3]
 
 
-def test_a_run_killed_with_sigkill_resumes_from_its_checkpoint(tmp_path):
+def test_ctrl_c_saves_at_the_next_check_and_the_run_resumes_from_there(tmp_path):
+    """The device loop keeps the host loop's schedule: periodic checkpoints, and on Ctrl-C one more at the end of
+    the chunk, then exit status 130; the same command resumes from the newest and finishes the curve."""
     checkpoints, run_dir = tmp_path / "checkpoints", tmp_path / "run"
     args = (
         "dqn",
@@ -136,14 +138,24 @@ def test_a_run_killed_with_sigkill_resumes_from_its_checkpoint(tmp_path):
         "--checkpoint-every-steps",
         "500",
     )
+
+    def saved() -> list[int]:
+        names = os.listdir(checkpoints) if checkpoints.exists() else []
+        return sorted(int(n.split("-")[1]) for n in names if n.startswith("ckpt-"))
+
     first = _cli(*args)
     deadline = time.monotonic() + 300
-    while not checkpoints.exists() or not any(n.startswith("ckpt-") for n in os.listdir(checkpoints)):
+    while not saved():
         assert first.poll() is None and time.monotonic() < deadline, first.stdout.read() if first.poll() else "slow"
         time.sleep(0.2)
-    first.send_signal(signal.SIGKILL)
-    first.wait()
-    kept = sorted(int(n.split("-")[1]) for n in os.listdir(checkpoints) if n.startswith("ckpt-"))
+    periodic = saved()
+    first.send_signal(signal.SIGINT)
+    output, _ = first.communicate(timeout=300)
+    assert first.returncode == 130, output
+    assert "Ctrl-C: saving a checkpoint at the next check" in output, output
+    assert "Stopped by Ctrl-C at actor step" in output and "after a checkpoint" in output, output
+    kept = saved()
+    assert kept[-1] > periodic[-1], (periodic, kept, output)  # one more, for the signal
     second = _cli(*args)
     output, _ = second.communicate(timeout=600)
     assert second.returncode == 0, output
