@@ -13,7 +13,7 @@ import time
 from typing import Iterator, Sequence
 
 from acme.utils.quoting import quote
-from baselines import arguments, registry
+from baselines import arguments, registry, run_outputs
 from baselines import record as record_command_module
 
 
@@ -627,7 +627,7 @@ def run_command(args: argparse.Namespace) -> int:
         if args.dataset is not None:
             with _new_run_directory(run_dir):
                 _write_config(args, config, run_dir)
-                return offline_run.train(args, config, run_dir, options)
+                return offline_run.train(args, config, run_dir, options, description_of(args, config, args.launcher))
         config = dataclasses.replace(config, record_dataset=args.record)
     if args.launcher == "anakin":
         from baselines import anakin_run
@@ -635,7 +635,7 @@ def run_command(args: argparse.Namespace) -> int:
         anakin = anakin_run.anakin_config(args, config)  # refused here, before the run directory is made
         with _new_run_directory(run_dir):
             _write_config(args, config, run_dir)
-            return anakin_run.train(args, config, anakin, run_dir)
+            return anakin_run.train(args, config, anakin, run_dir, description_of(args, config, "anakin"))
     if args.num_envs is not None:
         config = dataclasses.replace(config, num_envs_per_actor=args.num_envs)
     if args.actor_device is not None:
@@ -649,16 +649,25 @@ def run_command(args: argparse.Namespace) -> int:
         return _train(args, config, run_dir, options)
 
 
-def _write_config(args: argparse.Namespace, config, run_dir: str) -> None:
-    from baselines import hyperparameters
+def description_of(args: argparse.Namespace, config, launcher: str) -> run_outputs.RunDescription:
+    """What ``args``' run is, for the run's folder (``baselines.run_outputs``)."""
+    return run_outputs.RunDescription(
+        args.agent,
+        args.env,
+        config.builder.config,
+        launcher=launcher,
+        dataset=getattr(args, "dataset", None),
+        sweep_field=args.sweep[0] if getattr(args, "sweep", None) is not None else None,
+    )
 
-    hyperparameters.write_config(run_dir, args.agent, args.env, config.builder.config)
+
+def _write_config(args: argparse.Namespace, config, run_dir: str) -> None:
+    run_outputs.write_config(run_dir, description_of(args, config, args.launcher))
 
 
 def _train(args: argparse.Namespace, config, run_dir: str, options) -> int:
-    """Trains ``config`` with the chosen launcher, then writes the result, policy snapshot and curve."""
+    """Trains ``config`` with the chosen launcher, then writes the run's folder."""
     from acme.experiments import run_experiment
-    from baselines.plotting import plot_learning_curve
 
     if options.launcher != "local":
         return run_distributed(args, config, run_dir, options)
@@ -670,76 +679,11 @@ def _train(args: argparse.Namespace, config, run_dir: str, options) -> int:
         flush=True,
     )
     result = run_experiment(config, progress=not args.no_progress, replay=replay)
-    summary = {
-        "agent": args.agent,
-        "environment": args.env,
-        "seed": args.seed,
-        "actor_steps": result.actor_steps,
-        "learner_steps": result.learner_steps,
-        "wall_seconds": round(result.wall_seconds, 2),
-        "evaluations": [dataclasses.asdict(e) for e in result.evaluations],
-    }
-    from baselines.results import write_result
-
-    write_result(run_dir, summary)
-    if result.evaluations:  # the curve and the summary line first: a snapshot that fails to save loses neither
-        baseline = registry.BASELINES.get((args.agent, args.env))
-        plot_learning_curve(
-            os.path.join(run_dir, "learning_curve.png"),
-            [e.actor_steps for e in result.evaluations],
-            [e.mean_return for e in result.evaluations],
-            [e.std_return for e in result.evaluations],
-            title=f"{args.agent} on {args.env}, seed {args.seed}",
-            target=baseline.target_return if baseline else None,
-        )
-        best = result.best
-        print(
-            f"Best evaluation return {best.mean_return:.1f} at step {best.actor_steps} "
-            f"({result.actor_steps} actor steps, {result.wall_seconds:.0f} s; logs in {run_dir})",
-            flush=True,
-        )
-    else:
-        print(
-            f"Finished {result.actor_steps} actor steps in {result.wall_seconds:.0f} s with no evaluation "
-            f"(logs in {run_dir}).",
-            flush=True,
-        )
-    return _export_snapshot(args, config, run_dir, result.policy_params)
-
-
-def _export_snapshot(
-    args: argparse.Namespace, config, run_dir: str, policy_params, directory: str = "policy", agent_config=None
-) -> int:
-    """Writes the run's policy snapshot; a snapshot that cannot be written is said, with what was kept (exit 1)."""
-    from acme.utils.checkpoint_files import CheckpointError
-    from baselines.policy_export import export_policy
-
-    try:
-        snapshot = export_policy(
-            os.path.join(run_dir, directory),
-            args.agent,
-            args.env,
-            agent_config or config.builder.config,
-            policy_params,
-        )
-    except (CheckpointError, TypeError, ValueError, OSError) as error:
-        print(
-            f"error: the policy snapshot was not saved ({type(error).__name__}: {error}); the run's logs, "
-            f"result.json and learning curve are in {run_dir}.",
-            file=sys.stderr,
-            flush=True,
-        )
-        return 1
-    print(
-        f"Policy snapshot in {snapshot}; evaluate it with: python -m baselines evaluate --snapshot {snapshot} "
-        "--episodes 10",
-        flush=True,
-    )
-    return 0
+    return run_outputs.write_outputs(run_dir, result, description_of(args, config, "local"))
 
 
 def run_distributed(args: argparse.Namespace, config, run_dir: str, options) -> int:
-    """Runs the experiment as a program of nodes and reports the evaluator's last row."""
+    """Runs the experiment as a program of nodes and writes the run's folder from the evaluator's log."""
     from acme.experiments import make_distributed_experiment
 
     replay = options.replay_backend
@@ -751,81 +695,13 @@ def run_distributed(args: argparse.Namespace, config, run_dir: str, options) -> 
         f"for {config.max_num_actor_steps} steps ({replay} replay{feed}); logs in {run_dir}",
         flush=True,
     )
-    status = launch_and_report(program, options, run_dir, summary=_summary_of(args))
+    description = description_of(args, config, options.launcher)
+    status = run_outputs.launch_and_write(program, options, run_dir, args.seed, description)
     if config.record_dataset is not None:
         from acme.experiments.distributed import merge_recording
 
         print(f"Recorded the actors' episodes to {merge_recording(config)}.", flush=True)
     return status
-
-
-def _last_count(run_dir: str, column: str) -> int:
-    """The highest ``column`` (a shared count: actor or learner steps) in the last row of the run's CSV logs."""
-    import csv
-    import glob
-
-    counts = [0]
-    for path in glob.glob(os.path.join(run_dir, "*.csv")):
-        with open(path) as f:
-            rows = list(csv.DictReader(f))
-        for row in rows[-1:]:
-            try:
-                counts.append(int(float(row.get(column) or 0)))
-            except ValueError:
-                continue
-    return max(counts)
-
-
-def _summary_of(args: argparse.Namespace) -> dict:
-    return {"agent": args.agent, "environment": args.env, "seed": args.seed}
-
-
-def launch_and_report(program, options, run_dir: str, steps: str = "step", summary: dict | None = None) -> int:
-    """Launches ``program`` with ``options``, writes ``result.json`` (``summary`` and the evaluator's rows, as an
-    in-process run's) and prints the evaluator's best row (its ``actor_steps`` column, a ``steps`` in the
-    message)."""
-    import launch
-    from baselines import results
-
-    start = time.perf_counter()
-    launch.launch(program, options.launch_options())
-    elapsed = time.perf_counter() - start
-    evaluations = results.evaluations_from_rows(results.evaluator_rows(run_dir))
-    if summary is not None:
-        steps_key = "learner_steps" if steps == "learner step" else "actor_steps"
-        record = {
-            **summary,
-            "launcher": options.launcher,
-            steps_key: _last_count(run_dir, steps_key),
-            "wall_seconds": round(elapsed, 2),
-            "evaluations": [
-                {**e, **({"learner_steps": e["actor_steps"]} if steps_key == "learner_steps" else {})}
-                for e in evaluations
-            ],
-        }
-        results.write_result(run_dir, record)
-        if evaluations:
-            from baselines.plotting import plot_learning_curve
-
-            plot_learning_curve(
-                os.path.join(run_dir, "learning_curve.png"),
-                [e["actor_steps"] for e in evaluations],
-                [e["mean_return"] for e in evaluations],
-                [e["std_return"] for e in evaluations],
-                title=f"{summary.get('agent')} on {summary.get('environment')}, seed {summary.get('seed')} "
-                f"({options.launcher} launcher)",
-                steps_label=steps.replace("step", "steps"),
-            )
-    if evaluations:
-        best = max(evaluations, key=lambda e: e["mean_return"])
-        print(
-            f"Best evaluation return {best['mean_return']:.1f} at {steps} {best['actor_steps']} ({elapsed:.0f} s; "
-            f"logs in {run_dir})",
-            flush=True,
-        )
-    else:
-        print(f"Finished in {elapsed:.0f} s with no evaluation (logs in {run_dir}).", flush=True)
-    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -4,8 +4,6 @@ run leaves (as an online run's: result.json, the learning curve, the policy snap
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import os
 from typing import Any
 
 
@@ -45,10 +43,10 @@ def check_flags(args: argparse.Namespace, launcher: str) -> None:
             raise ValueError(f"{flag} sets up actors, and a --dataset run has none: leave {flag} out.")
 
 
-def train_distributed(args: argparse.Namespace, offline: Any, run_dir: str, options: Any) -> int:
+def train_distributed(args: argparse.Namespace, offline: Any, run_dir: str, options: Any, description: Any) -> int:
     """The offline experiment as a program (a learner and an evaluator node) on the threads or Ray launcher."""
     from acme.experiments.offline_distributed import make_distributed_offline_experiment
-    from baselines.cli import launch_and_report
+    from baselines.run_outputs import launch_and_write
 
     program = make_distributed_offline_experiment(offline, learner_restarts=options.learner_restarts)
     where = f"Ray cluster {options.ray_address}" if options.ray_address else f"{options.launcher} launcher"
@@ -57,21 +55,15 @@ def train_distributed(args: argparse.Namespace, offline: Any, run_dir: str, opti
         f"learner steps, evaluated on {args.env} (seed {args.seed}); logs in {run_dir}",
         flush=True,
     )
-    summary = {
-        "agent": args.agent,
-        "environment": args.env,
-        "dataset": os.path.abspath(args.dataset),
-        "seed": args.seed,
-    }
-    return launch_and_report(program, options, run_dir, steps="learner step", summary=summary)
+    return launch_and_write(program, options, run_dir, args.seed, description, steps_key="learner_steps")
 
 
-def train(args: argparse.Namespace, config: Any, run_dir: str, options: Any = None) -> int:
+def train(args: argparse.Namespace, config: Any, run_dir: str, options: Any, description: Any) -> int:
     """Trains ``config``'s agent from ``args.dataset`` for ``config.max_num_actor_steps`` learner steps, in this
-    process, or as a program with ``options``' threads or Ray launcher."""
+    process, or as a program with ``options``' threads or Ray launcher; writes the run's folder (``description``:
+    ``baselines.run_outputs``)."""
     from acme.experiments.offline import OfflineExperimentConfig, run_offline_experiment
-    from baselines.cli import _export_snapshot
-    from baselines.plotting import plot_learning_curve
+    from baselines import run_outputs
 
     offline = OfflineExperimentConfig(
         experiment=config,
@@ -82,7 +74,7 @@ def train(args: argparse.Namespace, config: Any, run_dir: str, options: Any = No
         **({"stream_samples_per_insert": args.stream_samples_per_insert} if args.stream_samples_per_insert else {}),
     )
     if options is not None and options.launcher != "local":
-        return train_distributed(args, offline, run_dir, options)
+        return train_distributed(args, offline, run_dir, options, description)
     dataset = offline.open_dataset()
     how = f"streamed through a buffer of {offline.stream_buffer} items" if offline.stream_buffer else "in memory"
     print(
@@ -93,32 +85,4 @@ def train(args: argparse.Namespace, config: Any, run_dir: str, options: Any = No
         flush=True,
     )
     result = run_offline_experiment(offline, progress=not args.no_progress, dataset=dataset)
-    summary = {
-        "agent": args.agent,
-        "environment": args.env,
-        "dataset": os.path.abspath(args.dataset),
-        "seed": args.seed,
-        "learner_steps": result.learner_steps,
-        "wall_seconds": round(result.wall_seconds, 2),
-        "evaluations": [{**dataclasses.asdict(e), "learner_steps": e.actor_steps} for e in result.evaluations],
-    }
-    from baselines.results import write_result
-
-    write_result(run_dir, summary)
-    if result.evaluations:
-        plot_learning_curve(
-            os.path.join(run_dir, "learning_curve.png"),
-            [e.actor_steps for e in result.evaluations],
-            [e.mean_return for e in result.evaluations],
-            [e.std_return for e in result.evaluations],
-            title=f"{args.agent} on {args.env} from {os.path.basename(os.path.normpath(args.dataset))}, "
-            f"seed {args.seed}",
-            steps_label="learner steps",
-        )
-        best = result.best
-        print(
-            f"Best evaluation return {best.mean_return:.1f} at learner step {best.actor_steps} "
-            f"({result.learner_steps} learner steps, {result.wall_seconds:.0f} s; logs in {run_dir})",
-            flush=True,
-        )
-    return _export_snapshot(args, config, run_dir, result.policy_params)
+    return run_outputs.write_outputs(run_dir, result, description)

@@ -75,14 +75,15 @@ class SeedRun:
     def from_result(cls, result: dict) -> "SeedRun":
         """From the ``result.json`` a ``python -m baselines run`` folder holds."""
         evaluations = result["evaluations"]
+        counted = result.get("steps_key", "actor_steps")  # learner steps for a run from a dataset
         return cls(
             agent=result["agent"],
             environment=result["environment"],
             seed=int(result["seed"]),
-            steps=tuple(int(e["actor_steps"]) for e in evaluations),
+            steps=tuple(int(e[counted]) for e in evaluations),
             returns=tuple(float(e["mean_return"]) for e in evaluations),
             seconds=tuple(float(e["wall_seconds"]) for e in evaluations),
-            actor_steps=int(result["actor_steps"]),
+            actor_steps=int(result[counted]),
             wall_seconds=float(result["wall_seconds"]),
         )
 

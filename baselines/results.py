@@ -107,7 +107,7 @@ def reproduce_seeds(
                 [(e.actor_steps, e.mean_return, e.wall_seconds) for e in one.evaluations],
                 (one.actor_steps, one.learner_steps, run.wall_seconds),
             )
-            for one in run.agents
+            for one in run.runs
         ]
     elif len(seeds) > 1:
         # One seed after another, each logging to a folder of its own (a distributed run's evaluations are read
@@ -181,13 +181,15 @@ def evaluator_rows(log_dir: str) -> list[dict]:
 
 def evaluations_from_rows(rows: list[dict]) -> list[dict]:
     """The evaluations of ``evaluator.csv`` rows (those that hold one) as a run's ``result.json`` lists them:
-    ``actor_steps``, ``mean_return``, ``std_return``, ``wall_seconds``."""
+    ``actor_steps``, ``mean_return``, ``std_return``, ``wall_seconds``, ``learner_steps`` (None where the row has
+    no learner count)."""
     return [
         {
-            "actor_steps": int(float(row["actor_steps"])),
+            "actor_steps": int(float(row.get("actor_steps") or 0)),
             "mean_return": float(row["evaluation_return"]),
             "std_return": float(row.get("evaluation_return_std") or 0.0),
             "wall_seconds": float(row.get("wall_seconds") or 0.0),
+            "learner_steps": int(float(row["learner_steps"])) if row.get("learner_steps") else None,
         }
         for row in rows
         if row.get("evaluation_return")

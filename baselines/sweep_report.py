@@ -115,7 +115,7 @@ def _records_of(sweep: Sweep, run_dir: str, trial: dict) -> list[RunRecord]:
             RunRecord(
                 ordered,
                 int(agent.get("seed", trial["seeds"][0])),
-                tuple(int(e["actor_steps"]) for e in evaluations),
+                tuple(int(e[result.get("steps_key", "actor_steps")]) for e in evaluations),
                 tuple(float(e["wall_seconds"]) for e in evaluations),
                 tuple(float(e["mean_return"]) for e in evaluations),
                 finished=finished,

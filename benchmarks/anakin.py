@@ -96,7 +96,7 @@ def _time_to_target(agent: str, seed: int) -> dict:
         logger_factory=lambda label, steps_key=None: loggers.NoOpLogger(),
     )
     result = run_anakin(config, progress=False)
-    run = result.agents[0]
+    run = result.runs[0]
     first = run.first_reaching(475.0)
     after = run.evaluations[run.evaluations.index(first) :] if first else []
     return {

@@ -39,6 +39,24 @@ def test_layering_points_one_way():
     assert "baselines" not in _imports("agents")
 
 
+# The offline variants that extend an online agent through its loss hook (CONTRIBUTING.md); no other agent imports
+# another.
+AGENT_EXTENDS = {"cql": {"sac"}, "td3_bc": {"td3"}}
+
+
+def test_an_agent_imports_no_other_agent_but_the_online_agent_its_offline_variant_extends():
+    for package in sorted(os.listdir(os.path.join(ROOT, "agents"))):
+        directory = os.path.join(ROOT, "agents", package)
+        if not os.path.isdir(directory) or package.startswith("_"):
+            continue
+        imported = set()
+        for name in os.listdir(directory):
+            if name.endswith(".py"):
+                with open(os.path.join(directory, name)) as f:
+                    imported |= set(re.findall(r"^\s*(?:from|import)\s+agents\.(\w+)", f.read(), flags=re.MULTILINE))
+        assert imported - {package} <= AGENT_EXTENDS.get(package, set()), (package, imported)
+
+
 def test_launch_does_not_import_reverb_or_ray_eagerly():
     code = "import sys, launch; print('reverb' in sys.modules, 'ray' in sys.modules, 'tensorflow' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)

@@ -12,7 +12,6 @@ import importlib
 
 _LAZY = {
     "AnakinConfig": "acme.anakin.runner",
-    "AnakinResult": "acme.anakin.runner",
     "run_anakin": "acme.anakin.runner",
     "AnakinAgent": "acme.anakin.loop",
 }

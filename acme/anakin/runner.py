@@ -35,6 +35,7 @@ from acme.anakin.sharding import AnakinLayout
 from acme.environments.jax_native import JaxEnvironment, make_jax_environment
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.evaluation import EvaluationResult
+from acme.experiments.result import RunResult, SeedRun
 from acme.experiments.schedule import Schedule
 from acme.utils import checkpoint_files
 
@@ -89,36 +90,6 @@ class AnakinConfig:
         for value in self.sweep_values:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ValueError(f"sweep_values must be finite numbers, got {value!r}.")
-
-
-@dataclasses.dataclass
-class AgentRun:
-    """What one agent of the call reached."""
-
-    seed: int
-    sweep_value: float | None
-    evaluations: list[EvaluationResult]
-    actor_steps: int
-    learner_steps: int
-    policy_params: Any = None  # the final "policy" variables (host arrays), for a policy snapshot
-
-    @property
-    def best(self) -> EvaluationResult | None:
-        return max(self.evaluations, key=lambda e: e.mean_return) if self.evaluations else None
-
-    def first_reaching(self, threshold: float) -> EvaluationResult | None:
-        return next((e for e in self.evaluations if e.mean_return >= threshold), None)
-
-
-@dataclasses.dataclass
-class AnakinResult:
-    """Every agent's run, the wall-clock of the whole run and the part of it spent compiling."""
-
-    agents: list[AgentRun]
-    wall_seconds: float
-    compile_seconds: float
-    steps_per_iteration: int
-    resumed_from: int | None = None  # the iteration of the checkpoint resumed from
 
 
 def jax_environment_of(environment_id: str) -> JaxEnvironment:
@@ -276,7 +247,7 @@ def _metadata(config: ExperimentConfig, agents: AnakinAgents) -> dict:
     }
 
 
-def run_anakin(config: ExperimentConfig, anakin: AnakinConfig | None = None, progress: bool = True) -> AnakinResult:
+def run_anakin(config: ExperimentConfig, anakin: AnakinConfig | None = None, progress: bool = True) -> RunResult:
     """Trains ``config``'s agent with environment, acting, storage and learning on the device (see the module).
 
     ``config.environment_id`` must be a ``jax:<name>`` id; ``config.checkpointing``
@@ -347,7 +318,11 @@ def run_anakin(config: ExperimentConfig, anakin: AnakinConfig | None = None, pro
                     returns = np.asarray(jax.device_get(agents.evaluate(carry.learner, eval_keys, agents.swept)))
                     for agent, label in enumerate(labels):
                         result = EvaluationResult(
-                            int(steps[agent]), float(returns[agent].mean()), float(returns[agent].std()), elapsed
+                            int(steps[agent]),
+                            float(returns[agent].mean()),
+                            float(returns[agent].std()),
+                            elapsed,
+                            int(learner_steps[agent]),
                         )
                         evaluations[agent].append(result)
                         evaluator_logger.write(
@@ -375,7 +350,7 @@ def run_anakin(config: ExperimentConfig, anakin: AnakinConfig | None = None, pro
     steps = actor_steps()
     learner_steps = np.asarray(jax.device_get(carry.learner.steps))
     runs = [
-        AgentRun(
+        SeedRun(
             seed=seed,
             sweep_value=value,
             evaluations=evaluations[agent],
@@ -385,7 +360,13 @@ def run_anakin(config: ExperimentConfig, anakin: AnakinConfig | None = None, pro
         )
         for agent, (seed, value) in enumerate(zip(agents.seeds, agents.values))
     ]
-    return AnakinResult(runs, time.perf_counter() - start, compile_seconds, per_iteration, resumed_from)
+    return RunResult(
+        runs,
+        time.perf_counter() - start,
+        compile_seconds=compile_seconds,
+        steps_per_iteration=per_iteration,
+        resumed_from=resumed_from,
+    )
 
 
 def _save(checkpointer, carry: AgentCarry, iteration: int, metadata: dict, evaluations) -> str:

@@ -13,7 +13,8 @@ from acme.experiments.config import ExperimentConfig
 
 _LAZY = {
     "EvaluationResult": "acme.experiments.evaluation",
-    "ExperimentResult": "acme.experiments.in_process",
+    "RunResult": "acme.experiments.result",
+    "SeedRun": "acme.experiments.result",
     "run_experiment": "acme.experiments.in_process",
     "OfflineExperimentConfig": "acme.experiments.offline",
     "run_offline_experiment": "acme.experiments.offline",

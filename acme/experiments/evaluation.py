@@ -13,15 +13,21 @@ from acme import core, specs
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.seeding import ExperimentSeeds
 
+ACTOR_STEPS = "actor_steps"  # what an online run counts its budget and evaluations in
+LEARNER_STEPS = "learner_steps"  # what a run from a dataset counts them in
+
 
 @dataclasses.dataclass
 class EvaluationResult:
-    """One evaluation: after how many actor steps, the mean and spread of its episodes' returns, and when."""
+    """One evaluation: after how many actor and learner steps, the mean and spread of its episodes' returns, and
+    when. A run from a dataset takes no actor step (0); ``learner_steps`` is None where it was not known (records
+    written before it was kept)."""
 
     actor_steps: int
     mean_return: float
     std_return: float
     wall_seconds: float
+    learner_steps: int | None = None
 
 
 class Evaluator:
@@ -34,7 +40,12 @@ class Evaluator:
     """
 
     def __init__(
-        self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec, networks: Any, variable_source: Any
+        self,
+        config: ExperimentConfig,
+        environment_spec: specs.EnvironmentSpec,
+        networks: Any,
+        variable_source: Any,
+        steps_key: str = ACTOR_STEPS,
     ):
         seeds = ExperimentSeeds(config.seed)
         builder = config.builder
@@ -48,21 +59,30 @@ class Evaluator:
         ]
         self._episode_returns = lambda: side_by_side_episode_returns(environments, actor)
         self._actor = actor
-        self._logger = config.get_logger_factory()("evaluator", "actor_steps")
+        self._logger = config.get_logger_factory()("evaluator", steps_key)
 
     def evaluate(
         self, actor_steps: int, read_counts: Callable[[], Mapping[str, Any]], elapsed: Callable[[], float]
     ) -> EvaluationResult:
         """Runs ``num_eval_episodes`` with the newest policy and logs them under ``evaluator``, with the counts
-        and the run's wall-clock seconds as they are once the episodes are over (``read_counts()``, ``elapsed()``).
+        and the run's wall-clock seconds as they are once the episodes are over (``read_counts()``, ``elapsed()``);
+        the counts' ``learner_steps`` is the result's. A run from a dataset gives ``actor_steps`` 0.
         """
         self._actor.update(wait=True)
         returns = self._episode_returns()
         wall_seconds = elapsed()
-        result = EvaluationResult(actor_steps, float(np.mean(returns)), float(np.std(returns)), wall_seconds)
+        counts = read_counts()
+        learner_steps = counts.get(LEARNER_STEPS)
+        result = EvaluationResult(
+            actor_steps,
+            float(np.mean(returns)),
+            float(np.std(returns)),
+            wall_seconds,
+            None if learner_steps is None else int(learner_steps),
+        )
         self._logger.write(
             {
-                **read_counts(),
+                **counts,
                 "actor_steps": actor_steps,
                 "evaluation_return": result.mean_return,
                 "evaluation_return_std": result.std_return,

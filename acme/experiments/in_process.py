@@ -28,6 +28,7 @@ from acme.experiments.learning_actor import (
     table_infos,
 )
 from acme.experiments.options import REPLAYS
+from acme.experiments.result import RunResult, SeedRun
 from acme.experiments.schedule import Schedule
 from acme.experiments.seeding import ExperimentSeeds
 from acme.jax.sharding import device_of
@@ -36,25 +37,7 @@ from acme.utils import counting, extras
 
 REPLAY_BACKENDS = REPLAYS["local"]
 
-__all__ = ["REPLAY_BACKENDS", "EvaluationResult", "ExperimentResult", "run_experiment"]
-
-
-@dataclasses.dataclass
-class ExperimentResult:
-    """What a run reached: every evaluation, and the best one."""
-
-    evaluations: list[EvaluationResult]
-    actor_steps: int
-    learner_steps: int
-    wall_seconds: float
-    policy_params: Any = None  # the learner's final "policy" variables (host arrays), for a policy snapshot
-
-    @property
-    def best(self) -> EvaluationResult | None:
-        return max(self.evaluations, key=lambda e: e.mean_return) if self.evaluations else None
-
-    def first_reaching(self, threshold: float) -> EvaluationResult | None:
-        return next((e for e in self.evaluations if e.mean_return >= threshold), None)
+__all__ = ["REPLAY_BACKENDS", "EvaluationResult", "RunResult", "run_experiment"]
 
 
 def run_experiment(
@@ -62,7 +45,7 @@ def run_experiment(
     progress: bool = True,
     stop_at_return: float | None = None,
     replay: str = "local",
-) -> ExperimentResult:
+) -> RunResult:
     """Trains ``config.builder``'s agent for ``config.max_num_actor_steps`` steps in this process.
 
     Evaluation episodes (greedy policy, separate environment) run every
@@ -187,7 +170,7 @@ class _InProcessRun:
                 schedule.reached(self.actor_steps, float(np.sum(rows[-1]["episode_return"])) if rows else None)
                 if schedule.evaluation_due:
                     evaluation = self.evaluator.evaluate(
-                        self.actor_steps, self.counter.get_counts, lambda: time.perf_counter() - self.start
+                        self.actor_steps, self._counts, lambda: time.perf_counter() - self.start
                     )
                     self.evaluations.append(evaluation)
                     schedule.evaluated(evaluation.mean_return)
@@ -197,6 +180,10 @@ class _InProcessRun:
                     self._save_checkpoint(schedule.say)
                     schedule.checkpoint_saved(learner_steps)
                 schedule.stop_if_requested()
+
+    def _counts(self) -> dict:
+        """The shared counts, with the learner's own step count (its updates) as ``learner_steps``."""
+        return {**self.counter.get_counts(), "learner_steps": learner_steps_of(self.learner)}
 
     def _save_checkpoint(self, say: Callable[[str], Any]) -> None:
         path = self.checkpointer.save(
@@ -250,14 +237,15 @@ class _InProcessRun:
             self.stop_replay()
         self._resume.close()
 
-    def result(self) -> ExperimentResult:
-        return ExperimentResult(
+    def result(self) -> RunResult:
+        run = SeedRun(
+            self.config.seed,
             self.evaluations,
             self.actor_steps,
             learner_steps_of(self.learner),
-            time.perf_counter() - self.start,
             policy_params=jax.device_get(self.learner.get_variables(["policy"])[0]),
         )
+        return RunResult([run], time.perf_counter() - self.start)
 
 
 _CHUNK = 1_000  # steps (over the K environments) between checks for evaluations and checkpoints

@@ -21,7 +21,7 @@ from acme.datasets.offline import StreamedReplay, dataset_replay
 from acme.experiments.checkpointing import Resume, learner_steps_of, open_resume
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.evaluation import EvaluationResult, Evaluator
-from acme.experiments.in_process import ExperimentResult
+from acme.experiments.result import LEARNER_STEPS, RunResult, SeedRun
 from acme.experiments.schedule import Schedule
 from acme.experiments.seeding import ExperimentSeeds
 from acme.utils import counting
@@ -115,7 +115,7 @@ def make_offline_learner(
 
 def run_offline_experiment(
     config: OfflineExperimentConfig, progress: bool = True, dataset: Dataset | None = None
-) -> ExperimentResult:
+) -> RunResult:
     """Trains ``config.experiment.builder``'s agent from ``config.dataset``; see the module docstring.
     ``dataset`` is that dataset already opened (``config.open_dataset()`` otherwise)."""
     experiment = config.experiment
@@ -131,17 +131,17 @@ def run_offline_experiment(
 
 def _train(
     config: OfflineExperimentConfig, progress: bool, dataset: Dataset, spec: specs.EnvironmentSpec, resume: Resume
-) -> ExperimentResult:
+) -> RunResult:
     """The training loop of ``run_offline_experiment``, on its checkpoint directory ``resume``."""
     experiment = config.experiment
     loop = resume.loop
     counter = counting.Counter()
     networks, learner = make_offline_learner(config, spec, dataset, counter, resume.resumes)
-    evaluator = Evaluator(experiment, spec, networks, learner) if config.eval_every else None
+    evaluator = Evaluator(experiment, spec, networks, learner, LEARNER_STEPS) if config.eval_every else None
     if resume.restore(learner, counter):
         print(resume.restored.describe(), flush=True)
     start = time.perf_counter() - float(loop.get("wall_seconds", 0.0))
-    evaluations = [EvaluationResult(*e) for e in loop.get("evaluations", [])]
+    evaluations = [_saved_evaluation(e) for e in loop.get("evaluations", [])]
     checkpointer = resume.checkpointer
     schedule = Schedule(
         config.max_num_learner_steps,
@@ -177,7 +177,8 @@ def _train(
                 steps = learner_steps_of(learner)
                 schedule.reached(steps)
                 if schedule.evaluation_due:
-                    evaluation = evaluator.evaluate(steps, counter.get_counts, lambda: time.perf_counter() - start)
+                    counts = {**counter.get_counts(), LEARNER_STEPS: steps}  # the learner's own count, its updates
+                    evaluation = evaluator.evaluate(0, lambda: counts, lambda: time.perf_counter() - start)
                     evaluations.append(evaluation)
                     schedule.evaluated(evaluation.mean_return)
                 if schedule.checkpoint_due(steps):
@@ -190,10 +191,19 @@ def _train(
         close_learner = getattr(learner, "close", None)
         if close_learner is not None:
             close_learner()
-    return ExperimentResult(
+    run = SeedRun(
+        experiment.seed,
         evaluations,
         0,
         learner_steps_of(learner),
-        time.perf_counter() - start,
         policy_params=jax.device_get(learner.get_variables(["policy"])[0]),
     )
+    return RunResult([run], time.perf_counter() - start, steps_key=LEARNER_STEPS)
+
+
+def _saved_evaluation(saved: Any) -> EvaluationResult:
+    """An evaluation from a checkpoint's loop state. Checkpoints written before evaluations kept their learner
+    steps hold four fields, the first of them the learner steps (an offline run takes no actor step)."""
+    if len(saved) == 4:
+        return EvaluationResult(0, *saved[1:], learner_steps=int(saved[0]))
+    return EvaluationResult(*saved)

@@ -19,7 +19,7 @@ from acme import specs
 from acme.datasets.minari_format import check_spec, read_metadata
 from acme.experiments.checkpointing import hold_checkpoint_directory, learner_steps_of, open_resume
 from acme.experiments.distributed import make_counter
-from acme.experiments.evaluation import Evaluator
+from acme.experiments.evaluation import LEARNER_STEPS, Evaluator
 from acme.experiments.offline import OfflineExperimentConfig, evaluation_spec, make_offline_learner
 from acme.jax.polling_source import to_host
 
@@ -85,7 +85,8 @@ class OfflineEvaluatorNode:
 
     def run(self) -> None:
         config, experiment = self._config, self._config.experiment
-        evaluator = Evaluator(experiment, self._spec, experiment.network_factory(self._spec), self._learner)
+        networks = experiment.network_factory(self._spec)
+        evaluator = Evaluator(experiment, self._spec, networks, self._learner, LEARNER_STEPS)
         start = time.perf_counter()
         next_eval = config.eval_every
         try:
@@ -93,8 +94,8 @@ class OfflineEvaluatorNode:
                 done = self._learner.done()
                 steps = self._learner.steps()
                 if (config.eval_every and steps >= next_eval) or done:
-                    read_counts = lambda: {"learner_steps": self._learner.steps()}  # noqa: E731
-                    evaluator.evaluate(steps, read_counts, lambda: time.perf_counter() - start)
+                    # An evaluation is placed at the learner step that made it due (no actor steps offline).
+                    evaluator.evaluate(0, lambda: {LEARNER_STEPS: steps}, lambda: time.perf_counter() - start)
                     while config.eval_every and next_eval <= steps:
                         next_eval += config.eval_every
                 if done:

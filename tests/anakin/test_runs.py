@@ -100,7 +100,7 @@ def test_three_seeds_in_one_call_reach_the_target_and_the_run_leaves_its_files(
 def test_sac_learns_pendulum_on_the_device():
     config = registry.make_experiment_config("sac", "jax:Pendulum-v1", max_steps=12_000, eval_every=4_000)
     result = run_anakin(config, progress=False)
-    assert result.agents[0].best.mean_return >= -200.0, result.agents[0].evaluations
+    assert result.runs[0].best.mean_return >= -200.0, result.runs[0].evaluations
 
 
 def test_a_swept_learning_rate_is_each_agents_own():
@@ -110,11 +110,11 @@ def test_a_swept_learning_rate_is_each_agents_own():
     environment = jax_environment_of("jax:CartPole-v1")
     agent = AnakinAgent(config.builder, config.network_factory(environment.spec()), environment, 8)
     initial = agent.init(jax.random.PRNGKey(config.seed)).learner  # the runner's start for seed 0
-    frozen, moved = (jax.tree.leaves(run.policy_params[0]) for run in result.agents)
+    frozen, moved = (jax.tree.leaves(run.policy_params[0]) for run in result.runs)
     start = jax.tree.leaves(agent.definition.variables(initial)["policy"][0])
     assert all(np.allclose(a, b, rtol=0, atol=1e-6) for a, b in zip(frozen, start))
     assert max(float(np.max(np.abs(a - b))) for a, b in zip(moved, start)) > 1e-3
-    assert [run.sweep_value for run in result.agents] == [1e-12, 1e-3]
+    assert [run.sweep_value for run in result.runs] == [1e-12, 1e-3]
 
 
 def test_ctrl_c_saves_at_the_next_check_and_the_run_resumes_from_there(tmp_path):

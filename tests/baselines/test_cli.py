@@ -126,17 +126,16 @@ def test_ctrl_c_during_a_run_saves_a_checkpoint_that_loads_then_exits_130_and_sa
     """Ctrl-C (SIGINT to this process, once the run has acted for a while) stops the run at its next check after
     saving a checkpoint, which loads; the command exits 130 naming the step and how to resume. Without
     --checkpoint-dir, Ctrl-C stops the run at once."""
-    import acme.experiments.in_process as in_process
+    from acme.experiments.schedule import Schedule
     from acme.utils.checkpoint_files import Checkpointer
 
-    act = in_process._act
+    reached = Schedule.reached
 
-    def ctrl_c_after_acting(*args):
-        acted = act(*args)
+    def ctrl_c_after_acting(self, *args):
+        reached(self, *args)
         os.kill(os.getpid(), signal.SIGINT)  # what the terminal sends on Ctrl-C
-        return acted
 
-    monkeypatch.setattr(in_process, "_act", ctrl_c_after_acting)
+    monkeypatch.setattr(Schedule, "reached", ctrl_c_after_acting)
     flags = ["--max-steps", "100000", "--eval-every", "0", "--no-progress", "--set", "hidden_sizes=16"]
     checkpoints = tmp_path / "checkpoints"
     assert main(["run", "dqn", *flags, "--run-dir", str(tmp_path / "run"), "--checkpoint-dir", str(checkpoints)]) == 130

@@ -1,0 +1,102 @@
+"""What a run reached, one type for every driver: the host loop, learning from a dataset, the on-device loop (its
+seeds and swept values) and a distributed program (read back from its evaluator)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from acme.experiments.evaluation import ACTOR_STEPS, LEARNER_STEPS, EvaluationResult
+
+__all__ = ["ACTOR_STEPS", "LEARNER_STEPS", "EvaluationResult", "RunResult", "SeedRun"]
+
+
+@dataclasses.dataclass
+class SeedRun:
+    """What one agent of a run reached: its evaluations, its counts and its final policy.
+
+    Attributes:
+      seed: the agent's seed.
+      evaluations: every evaluation, in order.
+      actor_steps: environment steps taken (0 for a run from a dataset).
+      learner_steps: learner steps taken.
+      policy_params: the learner's final "policy" variables (host arrays), for a policy snapshot; None where the
+        run could not hand them back.
+      sweep_value: with an on-device sweep, the value of the swept field this agent trained with.
+    """
+
+    seed: int
+    evaluations: list[EvaluationResult]
+    actor_steps: int
+    learner_steps: int
+    policy_params: Any = None
+    sweep_value: float | None = None
+
+    @property
+    def best(self) -> EvaluationResult | None:
+        return max(self.evaluations, key=lambda e: e.mean_return) if self.evaluations else None
+
+    def first_reaching(self, threshold: float) -> EvaluationResult | None:
+        return next((e for e in self.evaluations if e.mean_return >= threshold), None)
+
+
+@dataclasses.dataclass
+class RunResult:
+    """Every agent's run (one, or the on-device loop's seeds and swept values), and the run's wall-clock.
+
+    Attributes:
+      runs: one ``SeedRun`` per agent.
+      wall_seconds: the whole run's wall-clock seconds.
+      steps_key: what the run's budget and evaluations count: ``"actor_steps"`` online, ``"learner_steps"``
+        from a dataset.
+      compile_seconds: the on-device loop's compilation, part of ``wall_seconds`` (None elsewhere).
+      steps_per_iteration: the on-device loop's environment steps per agent per iteration (None elsewhere).
+      resumed_from: the on-device loop's iteration it resumed from (None for a fresh run or elsewhere).
+
+    A run of one agent reads like that agent: ``result.evaluations``, ``result.best`` and the rest are its.
+    """
+
+    runs: list[SeedRun]
+    wall_seconds: float
+    steps_key: str = ACTOR_STEPS
+    compile_seconds: float | None = None
+    steps_per_iteration: int | None = None
+    resumed_from: int | None = None
+
+    def __post_init__(self):
+        if self.steps_key not in (ACTOR_STEPS, LEARNER_STEPS):
+            raise ValueError(f"steps_key must be {ACTOR_STEPS!r} or {LEARNER_STEPS!r}, got {self.steps_key!r}.")
+
+    @property
+    def only(self) -> SeedRun:
+        """The run's one agent; a clear error for a run of several (read ``runs``)."""
+        if len(self.runs) != 1:
+            raise ValueError(f"This run trained {len(self.runs)} agents; read result.runs for each one's.")
+        return self.runs[0]
+
+    @property
+    def evaluations(self) -> list[EvaluationResult]:
+        return self.only.evaluations
+
+    @property
+    def actor_steps(self) -> int:
+        return self.only.actor_steps
+
+    @property
+    def learner_steps(self) -> int:
+        return self.only.learner_steps
+
+    @property
+    def policy_params(self) -> Any:
+        return self.only.policy_params
+
+    @property
+    def best(self) -> EvaluationResult | None:
+        return self.only.best
+
+    def first_reaching(self, threshold: float) -> EvaluationResult | None:
+        return self.only.first_reaching(threshold)
+
+    def position(self, evaluation: EvaluationResult) -> int:
+        """Where ``evaluation`` happened, in the run's own count (``steps_key``)."""
+        return int(getattr(evaluation, self.steps_key))

@@ -1,0 +1,245 @@
+"""The one writer of a run's folder, the same for every launcher, online or from a dataset.
+
+Before the run: ``config.yaml`` (``write_config``). After it (``write_outputs``): ``result.json`` (the first
+agent's evaluations and counts at the top, every agent's under ``agents`` when the run trained several),
+``learning_curve.png``, the closing lines on the terminal, and the policy snapshot in ``policy/`` (with several
+agents, each also in ``policies/<seed>[-<field><value>]/``) that ``python -m baselines evaluate`` loads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from typing import Any
+
+from acme.experiments.result import ACTOR_STEPS, LEARNER_STEPS, EvaluationResult, RunResult, SeedRun
+from baselines import registry
+
+
+@dataclasses.dataclass(frozen=True)
+class RunDescription:
+    """What a run was: its agent, environment and launcher, the agent's config, and where it learned from.
+
+    Attributes:
+      agent: the agent's name (``dqn``).
+      environment: the environment id it acted in or was evaluated in.
+      agent_config: the agent's config it trained with (a swept field takes each agent's own value).
+      launcher: local, threads, ray or anakin.
+      dataset: the dataset a run from a dataset learned from (None online).
+      sweep_field: the config field an on-device sweep gave each agent its own value of.
+    """
+
+    agent: str
+    environment: str
+    agent_config: Any
+    launcher: str = "local"
+    dataset: str | None = None
+    sweep_field: str | None = None
+
+
+def write_config(run_dir: str, description: RunDescription) -> None:
+    """``config.yaml``: the agent's full config, written before the run starts."""
+    from baselines import hyperparameters
+
+    hyperparameters.write_config(run_dir, description.agent, description.environment, description.agent_config)
+
+
+def label(run: SeedRun, field: str | None) -> str:
+    return f"seed {run.seed}" + (f", {field}={run.sweep_value:g}" if field else "")
+
+
+def _folder(run: SeedRun, field: str | None) -> str:
+    return f"seed{run.seed}" + (f"-{field}{run.sweep_value:g}" if field else "")
+
+
+def _evaluations(run: SeedRun) -> list[dict]:
+    return [dataclasses.asdict(e) for e in run.evaluations]
+
+
+def result_json(result: RunResult, description: RunDescription) -> dict:
+    """``result.json``'s content: the first agent's at the top; every agent's under ``agents`` for a run of several
+    (or an on-device run, which may train several)."""
+    first, field = result.runs[0], description.sweep_field
+    summary = {
+        "agent": description.agent,
+        "environment": description.environment,
+        "launcher": description.launcher,
+        **({"dataset": os.path.abspath(description.dataset)} if description.dataset else {}),
+        "seed": first.seed,
+        "steps_key": result.steps_key,
+        "actor_steps": first.actor_steps,
+        "learner_steps": first.learner_steps,
+        "wall_seconds": round(result.wall_seconds, 2),
+        **({"compile_seconds": round(result.compile_seconds, 2)} if result.compile_seconds is not None else {}),
+        "evaluations": _evaluations(first),
+    }
+    if description.launcher == "anakin" or len(result.runs) > 1:
+        summary["agents"] = [
+            {
+                "seed": run.seed,
+                **({field: run.sweep_value} if field else {}),
+                "actor_steps": run.actor_steps,
+                "learner_steps": run.learner_steps,
+                "evaluations": _evaluations(run),
+            }
+            for run in result.runs
+        ]
+    return summary
+
+
+def _title(result: RunResult, description: RunDescription) -> str:
+    title = f"{description.agent} on {description.environment}"
+    if description.dataset:
+        title += f" from {os.path.basename(os.path.normpath(description.dataset))}"
+    if len(result.runs) == 1:
+        title += f", seed {result.runs[0].seed}"
+    if description.launcher != "local":
+        title += f" ({description.launcher})"
+    return title
+
+
+def _plot(path: str, result: RunResult, description: RunDescription) -> None:
+    from baselines.plotting import CurveGroup, plot_curve_groups, plot_learning_curve
+
+    baseline = registry.BASELINES.get((description.agent, description.environment))
+    target = baseline.target_return if baseline and not description.dataset else None
+    steps_label = result.steps_key.replace("_", " ")
+    if len(result.runs) == 1:
+        evaluations = result.runs[0].evaluations
+        plot_learning_curve(
+            path,
+            [result.position(e) for e in evaluations],
+            [e.mean_return for e in evaluations],
+            [e.std_return for e in evaluations],
+            title=_title(result, description),
+            target=target,
+            steps_label=steps_label,
+        )
+        return
+    groups = [
+        CurveGroup(
+            label(run, description.sweep_field),
+            [[result.position(e) for e in run.evaluations]],
+            [[e.wall_seconds for e in run.evaluations]],
+            [[e.mean_return for e in run.evaluations]],
+        )
+        for run in result.runs
+    ]
+    targets = {target: f"target {target:g}"} if target is not None else None
+    plot_curve_groups(path, groups, title=_title(result, description), targets=targets)
+
+
+def closing_lines(result: RunResult, description: RunDescription, run_dir: str) -> list[str]:
+    """What the terminal shows at the end: each agent's best evaluation, then the counts, time and logs."""
+    noun = result.steps_key[:-1].replace("_", " ")  # "actor step" or "learner step"
+    several = len(result.runs) > 1
+    lines = []
+    for run in result.runs:
+        best = run.best
+        if best is not None:
+            whose = f" ({label(run, description.sweep_field)})" if several else ""
+            lines.append(f"Best evaluation return {best.mean_return:.1f} at {noun} {result.position(best)}{whose}")
+    count = max(getattr(run, result.steps_key) for run in result.runs)
+    compiling = f", {result.compile_seconds:.1f} s of it compiling" if result.compile_seconds is not None else ""
+    evaluated = "" if any(run.evaluations for run in result.runs) else " with no evaluation"
+    each = " each" if several else ""
+    lines.append(
+        f"Finished {count} {noun}s{each} in {result.wall_seconds:.0f} s{compiling}{evaluated} (logs in {run_dir})."
+    )
+    return lines
+
+
+def export_snapshot(run_dir: str, description: RunDescription, agent_config: Any, policy_params: Any, folder: str):
+    """Writes one policy snapshot; a snapshot that cannot be written is said, with what was kept (returns 1)."""
+    from acme.utils.checkpoint_files import CheckpointError
+    from baselines.policy_export import export_policy
+
+    try:
+        snapshot = export_policy(
+            os.path.join(run_dir, folder), description.agent, description.environment, agent_config, policy_params
+        )
+    except (CheckpointError, TypeError, ValueError, OSError) as error:
+        print(
+            f"error: the policy snapshot was not saved ({type(error).__name__}: {error}); the run's logs, "
+            f"result.json and learning curve are in {run_dir}.",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 1
+    print(
+        f"Policy snapshot in {snapshot}; evaluate it with: python -m baselines evaluate --snapshot {snapshot} "
+        "--episodes 10",
+        flush=True,
+    )
+    return 0
+
+
+def _last_count(run_dir: str, column: str) -> int:
+    """The highest ``column`` (a shared count: actor or learner steps) in the last row of the run's CSV logs."""
+    import csv
+    import glob
+
+    counts = [0]
+    for path in glob.glob(os.path.join(run_dir, "*.csv")):
+        with open(path) as f:
+            rows = list(csv.DictReader(f))
+        for row in rows[-1:]:
+            try:
+                counts.append(int(float(row.get(column) or 0)))
+            except ValueError:
+                continue
+    return max(counts)
+
+
+def result_from_logs(run_dir: str, seed: int, wall_seconds: float, steps_key: str = ACTOR_STEPS) -> RunResult:
+    """A distributed run's result, read back from its evaluator's and learner's logs in ``run_dir`` (its nodes ran
+    in other threads or processes); it holds no policy."""
+    from baselines.results import evaluations_from_rows, evaluator_rows
+
+    evaluations = [EvaluationResult(**e) for e in evaluations_from_rows(evaluator_rows(run_dir))]
+    actor_steps = 0 if steps_key == LEARNER_STEPS else _last_count(run_dir, ACTOR_STEPS)
+    run = SeedRun(seed, evaluations, actor_steps, _last_count(run_dir, LEARNER_STEPS))
+    return RunResult([run], wall_seconds, steps_key=steps_key)
+
+
+def launch_and_write(
+    program: Any, options: Any, run_dir: str, seed: int, description: RunDescription, steps_key: str = ACTOR_STEPS
+) -> int:
+    """Launches a distributed ``program`` with ``options`` (``RunOptions``) and writes the run's folder from its
+    evaluator's log."""
+    import time
+
+    import launch
+
+    start = time.perf_counter()
+    launch.launch(program, options.launch_options())
+    return write_outputs(run_dir, result_from_logs(run_dir, seed, time.perf_counter() - start, steps_key), description)
+
+
+def write_outputs(run_dir: str, result: RunResult, description: RunDescription) -> int:
+    """Writes what a finished run leaves (see the module docstring); returns the exit status (1 when a policy
+    snapshot could not be written, 0 otherwise). The curve and the closing lines come before the snapshots: a
+    snapshot that fails to save loses neither."""
+    from baselines.results import write_result
+
+    write_result(run_dir, result_json(result, description))
+    if any(run.evaluations for run in result.runs):
+        _plot(os.path.join(run_dir, "learning_curve.png"), result, description)
+    for line in closing_lines(result, description, run_dir):
+        print(line, flush=True)
+    status = 0
+    field = description.sweep_field
+    for index, run in enumerate(result.runs):
+        if run.policy_params is None:
+            continue
+        agent_config = description.agent_config
+        if field:
+            kind = type(getattr(agent_config, field))
+            agent_config = dataclasses.replace(agent_config, **{field: kind(run.sweep_value)})
+        folders = ["policy"] if index == 0 else []
+        if len(result.runs) > 1:
+            folders.append(os.path.join("policies", _folder(run, field)))
+        for folder in folders:
+            status = max(status, export_snapshot(run_dir, description, agent_config, run.policy_params, folder))
+    return status
