@@ -3,7 +3,7 @@ critics' loss, and the penalty's weight tuned by a dual step."""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+import collections
 
 import jax
 import jax.numpy as jnp
@@ -13,28 +13,14 @@ from acme import types
 from acme.jax import networks as networks_lib
 from acme.jax.actor_critic import actor_critic_learner
 from acme.jax.optimization import gradient_step
-from acme.jax.running_statistics import RunningStatistics
 from agents.cql.config import CQLConfig
-from agents.sac.learning import CriticRegulariser, make_update
+from agents.sac.learning import CriticRegulariser, TrainingState, make_update
 from agents.sac.learning import make_initial_state as make_sac_state
 from agents.sac.networks import SACNetworks
 
-
-class CQLState(NamedTuple):
-    """SAC's state and the conservative weight's."""
-
-    policy_params: Any
-    critic_params: Any
-    target_critic_params: Any
-    log_temperature: jnp.ndarray
-    policy_opt_state: Any
-    critic_opt_state: Any
-    temperature_opt_state: Any
-    observation_stats: RunningStatistics
-    steps: jnp.ndarray
-    random_key: jax.Array
-    log_cql_weight: jnp.ndarray
-    cql_weight_opt_state: Any
+# SAC's state (agents.sac.learning.TrainingState, its fields in its order) and the conservative weight's, built
+# from SAC's fields so that the two cannot drift apart; checkpoints store the fields by name.
+CQLState = collections.namedtuple("CQLState", (*TrainingState._fields, "log_cql_weight", "cql_weight_opt_state"))
 
 
 def make_initial_state(networks: SACNetworks, config: CQLConfig, key: jax.Array) -> CQLState:
