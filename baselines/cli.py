@@ -362,6 +362,12 @@ def make_parser() -> argparse.ArgumentParser:
         help="where each seed's evaluator.csv and learner.csv go, a new folder per seed and start time",
     )
     reproduce.add_argument(
+        "--checkpoint-dir",
+        default=None,
+        help="checkpoint the reproduction here (every 10 minutes; the newest kept) so that the same command, "
+        "stopped, resumes where it was (one folder per group of seeds)",
+    )
+    reproduce.add_argument(
         "--output",
         default=None,
         help="summary file (default: baselines/results/continuous_control.json for continuous "
@@ -476,8 +482,17 @@ def reproduce_command(args: argparse.Namespace) -> int:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         log_dir = os.path.join(args.log_dir, f"{results.run_name(args.agent, args.env, seeds[0])}-{stamp}")
         print(f"Logs: {log_dir}", flush=True)
+        checkpoints = None
+        if args.checkpoint_dir is not None:
+            checkpoints = os.path.join(args.checkpoint_dir, results.run_name(args.agent, args.env, seeds[0]))
         records = results.reproduce_seeds(
-            args.agent, args.env, seeds, max_steps=args.max_steps, runs_dir=runs_dir, log_dir=log_dir
+            args.agent,
+            args.env,
+            seeds,
+            max_steps=args.max_steps,
+            runs_dir=runs_dir,
+            log_dir=log_dir,
+            checkpoint_dir=checkpoints,
         )
         for record in records:
             print(json.dumps({k: v for k, v in record.items() if k not in ("curve", "machine")}), flush=True)

@@ -63,11 +63,15 @@ def reproduce_seeds(
     runs_dir: str = RUNS_DIR,
     progress: bool = False,
     log_dir: str | None = None,
+    checkpoint_dir: str | None = None,
 ) -> list[dict]:
     """Runs the registered baseline for consecutive ``seeds`` and writes a record for each; returns them.
 
     An on-device (anakin) baseline trains all the seeds in one vmapped call (each record's wall seconds are
     the call's, compilation included); the others run one seed after another. ``log_dir`` as ``reproduce``'s.
+    With ``checkpoint_dir`` the run is checkpointed there (every 10 minutes, at the device loop's chunk
+    boundaries; one folder per seed on the host) and the same call resumes it from the newest checkpoint: a
+    reproduction longer than one sitting goes on where it stopped, its wall-clock counting on from there.
     """
     from acme.experiments import run_experiment
     from acme.utils import loggers
@@ -92,8 +96,19 @@ def reproduce_seeds(
         return loggers.NoOpLogger()
 
     def experiment(seed: int):
+        checkpointing = None
+        if checkpoint_dir is not None:
+            from acme.experiments import CheckpointingConfig
+
+            where = checkpoint_dir if baseline.launcher == "anakin" else os.path.join(checkpoint_dir, f"seed{seed}")
+            checkpointing = CheckpointingConfig(where, every_minutes=10.0, keep=1)
         return registry.make_experiment_config(
-            agent, environment_id, seed=seed, max_steps=max_steps, logger_factory=reproduction_loggers
+            agent,
+            environment_id,
+            seed=seed,
+            max_steps=max_steps,
+            logger_factory=reproduction_loggers,
+            checkpointing=checkpointing,
         )
 
     if baseline.launcher == "anakin":
@@ -109,6 +124,11 @@ def reproduce_seeds(
             )
             for one in run.runs
         ]
+    elif checkpoint_dir is not None and baseline.launcher != "local":
+        raise ValueError(
+            f"{agent} on {environment_id} is a distributed baseline ({baseline.launcher} launcher); checkpoint_dir "
+            "resumes in-process and on-device reproductions only."
+        )
     elif len(seeds) > 1:
         # One seed after another, each logging to a folder of its own (a distributed run's evaluations are read
         # back from its log folder).
@@ -123,6 +143,7 @@ def reproduce_seeds(
                 runs_dir,
                 progress,
                 os.path.join(log_dir, f"seed{seed}") if log_dir else None,
+                checkpoint_dir,
             )
         ]
     else:

@@ -277,6 +277,7 @@ def run_anakin(config: ExperimentConfig, anakin: AnakinConfig | None = None, pro
             carry, iteration, extra = _restore(carry, restored)
             carry = agents.place(carry)
             evaluations = [[EvaluationResult(**e) for e in agent] for agent in extra["evaluations"]]
+            start -= float(extra.get("wall_seconds", 0.0))  # the clock goes on from the stopped attempt's
             resumed_from = iteration
             print(f"Resuming from checkpoint {checkpointer.path(iteration)} (iteration {iteration}).", flush=True)
     # Compile both calls before the clock of the run's own work starts (a chunk of 0 iterations, one evaluation).
@@ -337,7 +338,7 @@ def run_anakin(config: ExperimentConfig, anakin: AnakinConfig | None = None, pro
                         )
                     schedule.evaluated(float(returns.mean()))
                 if schedule.checkpoint_due(int(learner_steps.max())):
-                    path = _save(checkpointer, carry, iteration, metadata, evaluations)
+                    path = _save(checkpointer, carry, iteration, metadata, evaluations, time.perf_counter() - start)
                     schedule.checkpoint_saved(int(learner_steps.max()))
                     schedule.say(f"Checkpoint saved: {path} (actor steps {int(steps.min())}).")
                 schedule.stop_if_requested()
@@ -369,11 +370,14 @@ def run_anakin(config: ExperimentConfig, anakin: AnakinConfig | None = None, pro
     )
 
 
-def _save(checkpointer, carry: AgentCarry, iteration: int, metadata: dict, evaluations) -> str:
-    """The whole carry (learner states, environments, replay, keys) as a list of arrays: data only. Returns the
-    checkpoint's path."""
+def _save(checkpointer, carry: AgentCarry, iteration: int, metadata: dict, evaluations, wall_seconds: float) -> str:
+    """The whole carry (learner states, environments, replay, keys) as a list of arrays, with the evaluations and
+    the run's wall-clock so far: data only. Returns the checkpoint's path."""
     leaves = [np.asarray(x) for x in jax.device_get(jax.tree.leaves(carry))]
-    extra = {"evaluations": [[dataclasses.asdict(e) for e in agent] for agent in evaluations]}
+    extra = {
+        "evaluations": [[dataclasses.asdict(e) for e in agent] for agent in evaluations],
+        "wall_seconds": float(wall_seconds),
+    }
     return checkpointer.save({"leaves": leaves, "progress": extra}, iteration, metadata=metadata)
 
 

@@ -226,12 +226,21 @@ def test_host_seeds_reproduced_in_one_call_log_to_a_folder_each(tmp_path, monkey
 
 
 def test_an_on_device_reproduction_trains_its_seeds_in_one_call_and_writes_a_record_each(tmp_path, capsys):
-    """DQN on jax:CartPole-v1 (an anakin baseline), seeds 3 and 4 in one vmapped call, 2,000 steps each."""
+    """DQN on jax:CartPole-v1 (an anakin baseline), seeds 3 and 4 in one vmapped call, 2,000 steps each; with
+    --checkpoint-dir the same command again resumes from the finished run's checkpoint and records the same."""
     runs = tmp_path / "records"
     argv = ["reproduce", "dqn", "--env", "jax:CartPole-v1", "--seeds", "3", "4", "--max-steps", "2000"]
+    argv += ["--checkpoint-dir", str(tmp_path / "checkpoints")]
     assert main([*argv, "--runs-dir", str(runs), "--log-dir", str(tmp_path / "logs")]) == 0
     assert "seeds 3, 4 in one call" in capsys.readouterr().out
     assert len(list((tmp_path / "logs").iterdir())) == 1  # one call, one log folder
+    again = tmp_path / "again"
+    assert main([*argv, "--runs-dir", str(again), "--log-dir", str(tmp_path / "logs")]) == 0
+    assert "Resuming from checkpoint" in capsys.readouterr().out
+    for seed in (3, 4):
+        paths = (results.run_file("dqn", "jax:CartPole-v1", seed, str(d)) for d in (runs, again))
+        first, resumed = (json.loads(open(path).read()) for path in paths)
+        assert resumed["curve"] == first["curve"] and resumed["wall_seconds"] > first["wall_seconds"]
     records = []
     for seed in (3, 4):
         with open(results.run_file("dqn", "jax:CartPole-v1", seed, str(runs))) as f:
