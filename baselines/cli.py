@@ -218,28 +218,6 @@ def make_parser() -> argparse.ArgumentParser:
     )
     _add_run_option_flags(run)
     run.add_argument(
-        "--num-seeds",
-        type=arguments.batch_count,
-        default=None,
-        help="with --launcher anakin: train this many agents (seeds --seed, --seed + 1, ...) in one vmapped call "
-        "(default: 1)",
-    )
-    run.add_argument(
-        "--sweep",
-        type=arguments.sweep,
-        default=None,
-        metavar="FIELD=V1,V2,...",
-        help="with --launcher anakin: train one agent (times --num-seeds) per value of this numeric config field "
-        "in the same call, e.g. learning_rate=1e-3,3e-4",
-    )
-    run.add_argument(
-        "--num-envs",
-        type=arguments.batch_count,
-        default=None,
-        help="environments each actor drives, with one batched policy call per step (default: the tuned "
-        "baseline's, else 1)",
-    )
-    run.add_argument(
         "--checkpoint-dir",
         default=None,
         help="checkpoint the run here (learner, counts, replay); a directory with checkpoints is "
@@ -258,28 +236,6 @@ def make_parser() -> argparse.ArgumentParser:
         help="learner steps between checkpoints (default: by time only)",
     )
     run.add_argument("--keep-checkpoints", type=arguments.batch_count, default=3, help="checkpoints to keep")
-    run.add_argument(
-        "--dataset",
-        default=None,
-        metavar="DIR",
-        help="learn offline from this recorded dataset (python -m baselines record writes one) with no actors: "
-        "--max-steps and --eval-every then count learner steps (local, threads or ray launcher)",
-    )
-    run.add_argument(
-        "--stream-buffer",
-        type=arguments.replay_items,
-        default=None,
-        metavar="N",
-        help="with --dataset: stream it from disk through a shuffle buffer of N items instead of reading it into "
-        "memory (for datasets larger than memory)",
-    )
-    run.add_argument(
-        "--stream-samples-per-insert",
-        type=arguments.number(0, strict=True),
-        default=None,
-        metavar="R",
-        help="with --stream-buffer: about how often each item is sampled before it leaves the buffer (default 32)",
-    )
     run.add_argument(
         "--record",
         default=None,
@@ -572,19 +528,9 @@ def _default_run_dir(agent: str, env: str, seed: int) -> str:
 
 def check_launcher_flags(args: argparse.Namespace):
     """The run's ``RunOptions`` (which refuse options their launcher has no use for, and bad combinations), after
-    refusing anakin's own flags without ``--launcher anakin`` and an unreachable ``--ray-address``."""
+    refusing an unreachable ``--ray-address``."""
     from launch.ray_launcher import check_ray_cluster
 
-    anakin_flags = [
-        flag
-        for flag, given in (("--num-seeds", args.num_seeds is not None), ("--sweep", args.sweep is not None))
-        if given
-    ]
-    if anakin_flags and args.launcher != "anakin":
-        raise ValueError(
-            f"{anakin_flags[0]} trains several agents in one call on the device, which only --launcher anakin does. "
-            f"Add --launcher anakin (with a jax: environment), or leave {anakin_flags[0]} out."
-        )
     options = run_options(args)
     if options.ray_address is not None:
         check_ray_cluster(options.ray_address)  # before anything is built or written
@@ -592,8 +538,10 @@ def check_launcher_flags(args: argparse.Namespace):
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from acme.experiments import CheckpointingConfig
+    """Parses, runs (``acme.experiments.run``), writes (``baselines.run_outputs``)."""
+    from acme.experiments import CheckpointingConfig, run
     from acme.utils import loggers
+    from baselines import offline_run
     from baselines import plan as planning
 
     options = check_launcher_flags(args)
@@ -635,88 +583,38 @@ def run_command(args: argparse.Namespace) -> int:
     if sharding is not None:
         sharding.device_list()  # refused here when the devices are not there
         config = dataclasses.replace(config, learner_sharding=sharding)
-    from baselines import offline_run
-
-    offline_run.check_flags(args, options.launcher)
-    if args.dataset is not None or args.record is not None:
-        if args.dataset is not None:
-            with _new_run_directory(run_dir):
-                _write_config(args, config, run_dir)
-                return offline_run.train(args, config, run_dir, options, description_of(args, config, args.launcher))
+    offline_run.check_flags(args, options)
+    if args.record is not None:
         config = dataclasses.replace(config, record_dataset=args.record)
-    if args.launcher == "anakin":
-        from baselines import anakin_run
+    if options.launcher == "anakin":
+        from acme.anakin.runner import check_runnable
 
-        anakin = anakin_run.anakin_config(args, config)  # refused here, before the run directory is made
-        with _new_run_directory(run_dir):
-            _write_config(args, config, run_dir)
-            return anakin_run.train(args, config, anakin, run_dir, description_of(args, config, "anakin"))
-    if args.num_envs is not None:
-        config = dataclasses.replace(config, num_envs_per_actor=args.num_envs)
+        check_runnable(config, options.anakin_config())  # refused here, before the run directory is made
     if args.actor_device is not None:
         from acme.jax.sharding import device_of
 
         device_of(args.actor_device)  # refused here when it is not there
         config = dataclasses.replace(config, actor_device=args.actor_device)
-    options = planning.with_cpu_devices(options, sharding, args.actor_device)
+    if options.launcher != "anakin" and options.dataset is None:
+        options = planning.with_cpu_devices(options, sharding, args.actor_device)
+    description = description_of(args, config, options)
     with _new_run_directory(run_dir):  # only once the arguments made a valid experiment
-        _write_config(args, config, run_dir)
-        return _train(args, config, run_dir, options)
+        run_outputs.write_config(run_dir, description)
+        print(run_outputs.starting_line(description, config, options, args.seed, run_dir), flush=True)
+        result = run(config, options, progress=not args.no_progress)
+        return run_outputs.write_outputs(run_dir, result, description)
 
 
-def description_of(args: argparse.Namespace, config, launcher: str) -> run_outputs.RunDescription:
+def description_of(args: argparse.Namespace, config, options) -> run_outputs.RunDescription:
     """What ``args``' run is, for the run's folder (``baselines.run_outputs``)."""
     return run_outputs.RunDescription(
         args.agent,
         args.env,
         config.builder.config,
-        launcher=launcher,
-        dataset=getattr(args, "dataset", None),
-        sweep_field=args.sweep[0] if getattr(args, "sweep", None) is not None else None,
+        launcher=options.launcher or "local",
+        dataset=options.dataset,
+        sweep_field=options.sweep[0] if options.sweep is not None else None,
     )
-
-
-def _write_config(args: argparse.Namespace, config, run_dir: str) -> None:
-    run_outputs.write_config(run_dir, description_of(args, config, args.launcher))
-
-
-def _train(args: argparse.Namespace, config, run_dir: str, options) -> int:
-    """Trains ``config`` with the chosen launcher, then writes the run's folder."""
-    from acme.experiments import run_experiment
-
-    if options.launcher != "local":
-        return run_distributed(args, config, run_dir, options)
-    replay = options.replay_backend
-    envs = f", {config.num_envs_per_actor} environments" if config.num_envs_per_actor > 1 else ""
-    print(
-        f"Running {args.agent} on {args.env} (seed {args.seed}) for {config.max_num_actor_steps} steps "
-        f"({replay} replay{envs}); logs in {run_dir}",
-        flush=True,
-    )
-    result = run_experiment(config, progress=not args.no_progress, replay=replay)
-    return run_outputs.write_outputs(run_dir, result, description_of(args, config, "local"))
-
-
-def run_distributed(args: argparse.Namespace, config, run_dir: str, options) -> int:
-    """Runs the experiment as a program of nodes and writes the run's folder from the evaluator's log."""
-    from acme.experiments import make_distributed_experiment
-
-    replay = options.replay_backend
-    feed = f", fed by {options.feed}" if replay == "learner" else ""
-    program = make_distributed_experiment(config, options)
-    where = f"Ray cluster {options.ray_address}" if options.ray_address else f"{options.launcher} launcher"
-    print(
-        f"Running {args.agent} on {args.env} (seed {args.seed}) with {options.actors} actors on the {where} "
-        f"for {config.max_num_actor_steps} steps ({replay} replay{feed}); logs in {run_dir}",
-        flush=True,
-    )
-    description = description_of(args, config, options.launcher)
-    status = run_outputs.launch_and_write(program, options, run_dir, args.seed, description)
-    if config.record_dataset is not None:
-        from acme.experiments.distributed import merge_recording
-
-        print(f"Recorded the actors' episodes to {merge_recording(config)}.", flush=True)
-    return status
 
 
 def main(argv: Sequence[str] | None = None) -> int:

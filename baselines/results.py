@@ -73,7 +73,7 @@ def reproduce_seeds(
     boundaries; one folder per seed on the host) and the same call resumes it from the newest checkpoint: a
     reproduction longer than one sitting goes on where it stopped, its wall-clock counting on from there.
     """
-    from acme.experiments import run_experiment
+    from acme.experiments import RunOptions, run
     from acme.utils import loggers
 
     baseline = registry.BASELINES.get((agent, environment_id))
@@ -112,17 +112,15 @@ def reproduce_seeds(
         )
 
     if baseline.launcher == "anakin":
-        from acme.anakin import AnakinConfig, run_anakin
-
         config = experiment(seeds[0])
-        run = run_anakin(config, AnakinConfig(num_seeds=len(seeds)), progress=progress)
+        run_result = run(config, RunOptions(launcher="anakin", num_seeds=len(seeds)), progress=progress)
         runs = [
             (
                 one.seed,
                 [(e.actor_steps, e.mean_return, e.wall_seconds) for e in one.evaluations],
-                (one.actor_steps, one.learner_steps, run.wall_seconds),
+                (one.actor_steps, one.learner_steps, run_result.wall_seconds),
             )
-            for one in run.runs
+            for one in run_result.runs
         ]
     elif checkpoint_dir is not None and baseline.launcher != "local":
         raise ValueError(
@@ -149,16 +147,11 @@ def reproduce_seeds(
     else:
         config = experiment(seeds[0])
         if baseline.launcher == "local":
-            result = run_experiment(config, progress=progress)
+            result = run(config, RunOptions(launcher="local"), progress=progress)
             evaluations = [(e.actor_steps, e.mean_return, e.wall_seconds) for e in result.evaluations]
             counts = (result.actor_steps, result.learner_steps, result.wall_seconds)
         else:
-            if log_dir is None:
-                raise ValueError(
-                    f"{agent} on {environment_id} is a distributed baseline ({baseline.launcher} launcher): its "
-                    "evaluations are read back from the evaluator's log, so give a log_dir."
-                )
-            evaluations, *counts = _run_distributed(config, baseline, log_dir)
+            evaluations, *counts = _run_distributed(config, baseline)
         runs = [(seeds[0], evaluations, tuple(counts))]
     records = []
     for seed, evaluations, counts in runs:
@@ -168,25 +161,17 @@ def reproduce_seeds(
     return records
 
 
-def _run_distributed(config, baseline: registry.Baseline, log_dir: str) -> tuple[list, int, int, float]:
-    """Runs ``config`` as a distributed program on the baseline's launcher; returns its evaluations (from the
-    evaluator's ``evaluator.csv`` in ``log_dir``), actor steps, learner steps and wall seconds."""
-    import time
+def _run_distributed(config, baseline: registry.Baseline) -> tuple[list, int, int, float]:
+    """Runs ``config`` as a distributed program on the baseline's launcher; returns its evaluations (what its
+    evaluator node handed back), actor steps, learner steps and wall seconds."""
+    from acme.experiments import RunOptions, run
 
-    import launch
-    from acme.experiments import make_distributed_experiment
-
-    program = make_distributed_experiment(config, num_actors=baseline.num_actors)
-    start = time.perf_counter()
-    launch.launch(program, launcher=baseline.launcher)
-    wall_seconds = time.perf_counter() - start
-    rows = evaluator_rows(log_dir)
-    if not rows:
-        raise RuntimeError(f"The distributed run wrote no evaluation to {log_dir}/evaluator.csv.")
-    evaluations = [
-        (int(float(r["actor_steps"])), float(r["evaluation_return"]), float(r["wall_seconds"])) for r in rows
-    ]
-    return evaluations, evaluations[-1][0], _last_learner_steps(rows, log_dir), wall_seconds
+    options = RunOptions(launcher=baseline.launcher, num_actors=baseline.num_actors)
+    result = run(config, options, progress=False)
+    if not result.evaluations:
+        raise RuntimeError(f"The distributed run of {baseline.agent} on {baseline.environment_id} made no evaluation.")
+    evaluations = [(e.actor_steps, e.mean_return, e.wall_seconds) for e in result.evaluations]
+    return evaluations, result.actor_steps, result.learner_steps, result.wall_seconds
 
 
 def evaluator_rows(log_dir: str) -> list[dict]:
@@ -215,19 +200,6 @@ def evaluations_from_rows(rows: list[dict]) -> list[dict]:
         for row in rows
         if row.get("evaluation_return")
     ]
-
-
-def _last_learner_steps(evaluator_rows: list[dict], log_dir: str) -> int:
-    """The learner steps last logged by the learner (``learner.csv``, a row every few seconds) or with the
-    evaluations, whichever is later."""
-    import csv
-
-    steps = [float(row.get("learner_steps") or 0) for row in evaluator_rows[-1:]]
-    path = os.path.join(log_dir, "learner.csv")
-    if os.path.exists(path):
-        with open(path) as f:
-            steps += [float(row.get("learner_steps") or 0) for row in list(csv.DictReader(f))[-1:]]
-    return int(max(steps))
 
 
 def is_official_records_dir(runs_dir: str) -> bool:

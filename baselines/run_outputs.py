@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any
 
-from acme.experiments.result import ACTOR_STEPS, LEARNER_STEPS, EvaluationResult, RunResult, SeedRun
+from acme.experiments.result import RunResult, SeedRun
 from baselines import registry
 
 
@@ -175,46 +175,42 @@ def export_snapshot(run_dir: str, description: RunDescription, agent_config: Any
     return 0
 
 
-def _last_count(run_dir: str, column: str) -> int:
-    """The highest ``column`` (a shared count: actor or learner steps) in the last row of the run's CSV logs."""
-    import csv
-    import glob
+def starting_line(description: RunDescription, config: Any, options: Any, seed: int, run_dir: str) -> str:
+    """The line a run starts with: what runs where, for how long, and where its logs go."""
+    agent, environment, steps = description.agent, description.environment, config.max_num_actor_steps
+    launcher = options.launcher or "local"
+    where = f"Ray cluster {options.ray_address}" if options.ray_address else f"{launcher} launcher"
+    if options.dataset is not None:
+        from acme.datasets.minari_format import read_metadata
 
-    counts = [0]
-    for path in glob.glob(os.path.join(run_dir, "*.csv")):
-        with open(path) as f:
-            rows = list(csv.DictReader(f))
-        for row in rows[-1:]:
-            try:
-                counts.append(int(float(row.get(column) or 0)))
-            except ValueError:
-                continue
-    return max(counts)
-
-
-def result_from_logs(run_dir: str, seed: int, wall_seconds: float, steps_key: str = ACTOR_STEPS) -> RunResult:
-    """A distributed run's result, read back from its evaluator's and learner's logs in ``run_dir`` (its nodes ran
-    in other threads or processes); it holds no policy."""
-    from baselines.results import evaluations_from_rows, evaluator_rows
-
-    evaluations = [EvaluationResult(**e) for e in evaluations_from_rows(evaluator_rows(run_dir))]
-    actor_steps = 0 if steps_key == LEARNER_STEPS else _last_count(run_dir, ACTOR_STEPS)
-    run = SeedRun(seed, evaluations, actor_steps, _last_count(run_dir, LEARNER_STEPS))
-    return RunResult([run], wall_seconds, steps_key=steps_key)
-
-
-def launch_and_write(
-    program: Any, options: Any, run_dir: str, seed: int, description: RunDescription, steps_key: str = ACTOR_STEPS
-) -> int:
-    """Launches a distributed ``program`` with ``options`` (``RunOptions``) and writes the run's folder from its
-    evaluator's log."""
-    import time
-
-    import launch
-
-    start = time.perf_counter()
-    launch.launch(program, options.launch_options())
-    return write_outputs(run_dir, result_from_logs(run_dir, seed, time.perf_counter() - start, steps_key), description)
+        dataset = read_metadata(options.dataset)
+        how = f"streamed through a buffer of {options.stream_buffer} items" if options.stream_buffer else "in memory"
+        return (
+            f"Training {agent} offline on {options.dataset} ({dataset.metadata.get('total_episodes')} episodes, "
+            f"{dataset.num_steps} steps of {dataset.environment_id}, {how}) on the {where} for {steps} learner "
+            f"steps, evaluated on {environment} (seed {seed}); logs in {run_dir}"
+        )
+    if launcher == "anakin":
+        sharding = config.learner_sharding
+        device = "the device" if sharding is None else f"{len(sharding.device_list())} device(s), {sharding.strategy}"
+        agents = options.num_seeds * max(1, len(options.sweep[1]) if options.sweep else 1)
+        return (
+            f"Running {agent} on {environment} on {device} (anakin launcher): {agents} agent(s) from seed {seed} "
+            f"for {steps} steps each; logs in {run_dir}"
+        )
+    replay = options.replay_backend
+    if launcher == "local":
+        envs = options.num_envs or config.num_envs_per_actor
+        many = f", {envs} environments" if envs > 1 else ""
+        return (
+            f"Running {agent} on {environment} (seed {seed}) for {steps} steps ({replay} replay{many}); logs in "
+            f"{run_dir}"
+        )
+    feed = f", fed by {options.feed}" if replay == "learner" else ""
+    return (
+        f"Running {agent} on {environment} (seed {seed}) with {options.actors} actors on the {where} for {steps} "
+        f"steps ({replay} replay{feed}); logs in {run_dir}"
+    )
 
 
 def write_outputs(run_dir: str, result: RunResult, description: RunDescription) -> int:

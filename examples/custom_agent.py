@@ -21,7 +21,7 @@ import optax
 
 from acme.agents.transition_builder import ActorCriticBuilder
 from acme.environments import make_environment
-from acme.experiments import ExperimentConfig, run_experiment
+from acme.experiments import ExperimentConfig, run
 from acme.jax.actor_critic import actor_critic_learner, init_actor_critic_state, next_step
 from acme.jax.optimization import gradient_step
 from acme.jax.running_statistics import ObservationNormalizer
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
         max_num_actor_steps=args.max_steps,
         eval_every=min(2_000, args.max_steps),
     )
-    result = run_experiment(experiment)
+    result = run(experiment)
     print(f"DDPG: best evaluation return {result.best.mean_return:.1f} at step {result.best.actor_steps}")
 
 

@@ -11,7 +11,7 @@ baselines/results/discrete_control.json, is the same agent with 20-step returns 
 import sys
 
 from acme.environments import make_environment
-from acme.experiments import ExperimentConfig, run_experiment
+from acme.experiments import ExperimentConfig, run
 from agents import dqn
 
 config = dqn.DQNConfig()  # the defaults; the baseline adds n_step=20 (baselines/registry.py)
@@ -23,5 +23,5 @@ experiment = ExperimentConfig(
     max_num_actor_steps=int(sys.argv[1]) if len(sys.argv) > 1 else 50_000,
     eval_every=5_000,
 )
-result = run_experiment(experiment)
+result = run(experiment)
 print(f"best evaluation return {result.best.mean_return:.1f} at step {result.best.actor_steps}")

@@ -15,7 +15,7 @@ import dataclasses
 import tempfile
 
 from acme.environments import make_environment
-from acme.experiments import CheckpointingConfig, ExperimentConfig, run_experiment
+from acme.experiments import CheckpointingConfig, ExperimentConfig, run
 from agents import dqn
 
 
@@ -35,10 +35,10 @@ def main(argv: list[str] | None = None) -> None:
         eval_every=max(1, args.max_steps // 10),
         checkpointing=CheckpointingConfig(directory, every_minutes=5.0),  # and always at the end of a run
     )
-    first = run_experiment(experiment, progress=False)
+    first = run(experiment, progress=False)
     print(f"stopped at actor step {first.actor_steps} (learner step {first.learner_steps}); checkpoints in {directory}")
 
-    resumed = run_experiment(dataclasses.replace(experiment, max_num_actor_steps=args.max_steps), progress=False)
+    resumed = run(dataclasses.replace(experiment, max_num_actor_steps=args.max_steps), progress=False)
     print(
         f"resumed and finished at actor step {resumed.actor_steps} (learner step {resumed.learner_steps}); "
         f"{len(resumed.evaluations)} evaluations in all, the best {resumed.best.mean_return:.1f}"

@@ -6,7 +6,7 @@ python examples/sac_pendulum.py [MAX_STEPS]
 import sys
 
 from acme.environments import make_environment
-from acme.experiments import ExperimentConfig, run_experiment
+from acme.experiments import ExperimentConfig, run
 from agents import sac
 
 config = sac.SACConfig()
@@ -19,5 +19,5 @@ experiment = ExperimentConfig(
     max_num_actor_steps=int(sys.argv[1]) if len(sys.argv) > 1 else 20_000,
     eval_every=2_000,
 )
-result = run_experiment(experiment)
+result = run(experiment)
 print(f"best evaluation return {result.best.mean_return:.1f} at step {result.best.actor_steps}")

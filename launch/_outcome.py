@@ -18,6 +18,12 @@ class Outcome:
     signum: int | None = None
     timed_out: bool = False
     unfinished: tuple[str, ...] = ()
+    results: dict[str, Any] = dataclasses.field(default_factory=dict)  # label -> what its main returned (not None)
+
+    def returned(self, label: str, value: Any) -> None:
+        """Keeps what node ``label``'s function or ``run()`` returned, unless it returned None."""
+        if value is not None:
+            self.results[label] = value
 
     def fail(self, error: NodeError) -> None:
         """Records ``error`` unless an earlier failure is already recorded."""

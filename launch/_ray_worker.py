@@ -93,10 +93,10 @@ class NodeActor:
             self._stop.wait()
             return ("idle", None)
         try:
-            self._instance.main()
+            value = self._instance.main()
         except BaseException:
             return ("error", traceback.format_exc())
-        return ("done", None)
+        return ("done", value)
 
     def call(self, method: str, args: tuple, kwargs: dict) -> Any:
         """Calls a public method of the service object."""

@@ -12,8 +12,10 @@ from launch.placement import resolve_placement
 from launch.program import Program
 
 
-def launch(program: Program, launcher: str | LaunchOptions = "threads", **options: Any) -> None:
-    """Runs ``program`` and blocks until it ends.
+def launch(program: Program, launcher: str | LaunchOptions = "threads", **options: Any) -> dict[str, Any]:
+    """Runs ``program`` and blocks until it ends; returns what its nodes' functions and services' ``run()``
+    returned, by node label (those that returned None, or had not returned when the program was stopped, are
+    left out; a value from a Ray actor is pickled on its way back).
 
     The program ends when every terminal node has finished (or, with no
     terminal nodes, when every function and every service ``run()`` has
@@ -87,3 +89,4 @@ def launch(program: Program, launcher: str | LaunchOptions = "threads", **option
             f"program {program.name!r} did not finish within {options.timeout} s "
             f"(unfinished: {', '.join(outcome.unfinished) or 'none'})"
         )
+    return dict(outcome.results)

@@ -25,8 +25,8 @@ class NodeInstance(abc.ABC):
     #: The address handles to this node resolve to (reverb), if any.
     address: str | None = None
 
-    def main(self) -> None:
-        """Runs the node's work (the function, or the service's ``run()``)."""
+    def main(self) -> Any:
+        """Runs the node's work (the function, or the service's ``run()``); returns what it returned."""
 
     def stop(self) -> None:
         """Asks the node to stop (calls the service's ``stop()`` if any)."""
@@ -111,8 +111,8 @@ class _FunctionInstance(NodeInstance):
     def __init__(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
         self._fn, self._args, self._kwargs = fn, args, kwargs
 
-    def main(self) -> None:
-        self._fn(*self._args, **self._kwargs)
+    def main(self) -> Any:
+        return self._fn(*self._args, **self._kwargs)
 
 
 class ServiceNode(Node):
@@ -167,9 +167,8 @@ class _ServiceInstance(NodeInstance):
         self.target = obj
         self.has_main = callable(getattr(obj, "run", None))
 
-    def main(self) -> None:
-        if self.has_main:
-            self.target.run()
+    def main(self) -> Any:
+        return self.target.run() if self.has_main else None
 
     def stop(self) -> None:
         stop = getattr(self.target, "stop", None)

@@ -549,6 +549,7 @@ class _Run:
         self.deadline = deadline
         self.actors: list[tuple[str, Any]] = []  # In construction order.
         self.mains: dict[Any, str] = {}  # main() ObjectRef -> label.
+        self.unread: dict[Any, str] = {}  # the mains whose result has not been read yet
         self.ready: dict[str, Any] = {}  # label -> ObjectRef of its ready() (returns once constructed).
         self.keep_alive: list[Any] = []
 
@@ -603,8 +604,9 @@ class _Run:
             infos[label] = info
         return infos
 
-    def run(self) -> set[str]:
-        """Builds and runs the program; returns the unfinished labels on timeout."""
+    def run(self, outcome: Outcome) -> set[str]:
+        """Builds and runs the program, keeping what the mains return in ``outcome``; returns the unfinished
+        labels on timeout."""
         try:
             infos = self.build()
         except _Expired:
@@ -612,19 +614,35 @@ class _Run:
         remaining = self.program.completion_labels({label: info["has_main"] for label, info in infos.items()})
         for label, actor in self.actors:
             self.mains[actor.main.remote()] = label
+        self.unread = dict(self.mains)
         if not remaining:
             return set()
-        pending = dict(self.mains)
         try:
-            for label, (status, details) in self._as_completed(pending):
+            for label, (status, details) in self._as_completed(self.unread):
                 if status == "error":
                     raise NodeError(label, details)
+                if status == "done":
+                    outcome.returned(label, details)
                 remaining.discard(label)
                 if not remaining:
                     break
         except _Expired:
             return remaining
         return set()
+
+    def _read_returns(self, outcome: Outcome) -> None:
+        """Keeps what the mains that returned while the program stopped returned (their errors are not news: the
+        program was ending)."""
+        if not self.unread:
+            return
+        done, _ = self._ray.wait(list(self.unread), num_returns=len(self.unread), timeout=0)
+        for ref in done:
+            try:
+                status, details = self._ray.get(ref, timeout=0)
+            except self._ray.exceptions.RayError:
+                continue
+            if status == "done":
+                outcome.returned(self.unread[ref], details)
 
     def _constructed(self) -> set[str]:
         """Labels of the nodes whose constructor has returned (their ``ready()`` is done)."""
@@ -659,6 +677,7 @@ class _Run:
                 outcome.fail(NodeError(label, "exception in stop():\n" + error))
         if self.mains and end.remaining() > 0:
             ray.wait(list(self.mains), num_returns=len(self.mains), timeout=end.remaining())
+        self._read_returns(outcome)
         _report_unstopped(late, [label for label, _ in self.actors if label not in constructed], grace_period)
         for label, actor in self.actors:
             try:
@@ -708,7 +727,13 @@ def run_ray(
     outcome = Outcome()
     try:
         run = _Run(program, session, deadline, guard, placement)
-        run_recorded(outcome, guard, run.run, lambda: run.shutdown(grace_period, outcome), raise_in_handler=False)
+        run_recorded(
+            outcome,
+            guard,
+            lambda: run.run(outcome),
+            lambda: run.shutdown(grace_period, outcome),
+            raise_in_handler=False,
+        )
     finally:
         session.close()
     if guard.signum is not None and outcome.signum is None:

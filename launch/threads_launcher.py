@@ -20,13 +20,16 @@ logger = logging.getLogger("launch")
 _POLL_S = 0.1
 
 
-def _thread_body(label: str, instance: NodeInstance, done: queue.Queue, stop_event: threading.Event) -> None:
+def _thread_body(
+    label: str, instance: NodeInstance, done: queue.Queue, stop_event: threading.Event, outcome: Outcome
+) -> None:
     context._bind_thread(stop_event)
     try:
-        instance.main()
+        value = instance.main()
     except BaseException:
         done.put((label, traceback.format_exc()))
     else:
+        outcome.returned(label, value)
         done.put((label, None))
 
 
@@ -47,7 +50,7 @@ def run_threads(program: Program, *, deadline: Deadline, guard: SignalGuard, gra
         run_recorded(
             outcome,
             guard,
-            lambda: _run(order, program, deadline, guard, built, threads, stop_event),
+            lambda: _run(order, program, deadline, guard, built, threads, stop_event, outcome),
             lambda: _shutdown(built, threads, stop_event, grace_period, outcome),
         )
     finally:
@@ -65,6 +68,7 @@ def _run(
     built: list[tuple[NodeSpec, NodeInstance]],
     threads: dict[str, threading.Thread],
     stop_event: threading.Event,
+    outcome: Outcome,
 ) -> set[str]:
     """Returns the labels still unfinished when the deadline expired (else empty)."""
     values: dict[str, object] = {}
@@ -89,7 +93,7 @@ def _run(
             thread = threading.Thread(
                 target=_thread_body,
                 name=f"launch:{spec.label}",
-                args=(spec.label, instance, done, stop_event),
+                args=(spec.label, instance, done, stop_event, outcome),
                 daemon=True,
             )
             threads[spec.label] = thread

@@ -1,4 +1,5 @@
-"""Experiments: one description, run in-process or distributed.
+"""Experiments: one description (``ExperimentConfig``), run by one call (``run``) in-process, distributed, on the
+device or from a dataset.
 
 The runners are imported on first use, so importing ``ExperimentConfig`` loads
 neither of them (nor the launcher, reverb or TensorFlow).
@@ -21,6 +22,7 @@ _LAZY = {
     "make_distributed_experiment": "acme.experiments.distributed",
     "merge_recording": "acme.experiments.distributed",
     "RunOptions": "acme.experiments.options",
+    "run": "acme.experiments.running",
 }
 
 __all__ = ["CheckpointingConfig", "ExperimentCheckpointer", "ExperimentConfig", *sorted(_LAZY)]

@@ -28,6 +28,7 @@ from acme.experiments.inference import (
     connect,
 )
 from acme.experiments.options import DISTRIBUTED, RunOptions
+from acme.experiments.result import SeedRun
 from acme.experiments.seeding import ExperimentSeeds
 from acme.jax.polling_source import PollingVariableSource, to_host
 from acme.jax.sharding import device_of
@@ -181,6 +182,10 @@ class LearnerNode:
 
     def get_variables(self, names):
         return to_host(self._learner.get_variables(names))
+
+    def steps(self) -> int:
+        """The learner's own step count (its updates)."""
+        return learner_steps_of(self._learner)
 
     def replay_address(self) -> tuple | None:
         """With the direct feed: the ``(host, port, key)`` actors' ``RemoteReplay`` connect to; else None."""
@@ -456,8 +461,22 @@ class _DirectSource:
         pass
 
 
+def final_seed_run(seed: int, evaluations: list, actor_steps: int, learner: Any) -> SeedRun:
+    """A distributed run's ``SeedRun``, made by its evaluator at the end: the evaluations, the actor steps, and
+    the learner's own step count and policy variables (host arrays); without them where the learner could not be
+    reached any more (its process gone), the last evaluation's learner steps and no policy."""
+    try:
+        learner_steps, policy = int(learner.steps()), to_host(learner.get_variables(["policy"])[0])
+    except Exception:  # the run's result is kept without what the learner could have told
+        learner_steps = max([e.learner_steps or 0 for e in evaluations] + [0])
+        policy = None
+    return SeedRun(seed, evaluations, int(actor_steps), learner_steps, policy_params=policy)
+
+
 class EvaluatorNode:
-    """Evaluates the learner's greedy policy every ``eval_every`` actor steps, and once at the end."""
+    """Evaluates the learner's greedy policy every ``eval_every`` actor steps, and once at the end; its ``run()``
+    returns the run's ``SeedRun`` (every evaluation, the final counts and the learner's policy then), which
+    ``launch`` hands back."""
 
     def __init__(self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec, learner: Any, counter: Any):
         self._config = config
@@ -465,25 +484,32 @@ class EvaluatorNode:
         self._learner = learner
         self._counter = counter
 
-    def run(self) -> None:
+    def run(self) -> SeedRun:
         config = self._config
-        evaluator = Evaluator(config, self._spec, config.network_factory(self._spec), self._learner)
+        evaluator = None
+        if config.eval_every:  # without evaluations the node only waits for the budget, then hands back the run
+            evaluator = Evaluator(config, self._spec, config.network_factory(self._spec), self._learner)
         start = time.perf_counter()
         next_eval = config.eval_every
+        evaluations = []
         try:
             while not launch.stop_requested():
                 counts = self._counter.get_counts()
                 steps = counts.get("actor_steps", 0)
                 finished = steps >= config.max_num_actor_steps
-                if steps >= next_eval or finished:
-                    evaluator.evaluate(steps, self._counter.get_counts, lambda: time.perf_counter() - start)
+                if evaluator is not None and (steps >= next_eval or finished):
+                    evaluations.append(
+                        evaluator.evaluate(steps, self._counter.get_counts, lambda: time.perf_counter() - start)
+                    )
                     while next_eval <= steps:
                         next_eval += config.eval_every
                 if finished:
                     break
                 time.sleep(0.2)
         finally:
-            evaluator.close()
+            if evaluator is not None:
+                evaluator.close()
+        return final_seed_run(config.seed, evaluations, self._counter.get_counts().get("actor_steps", 0), self._learner)
 
 
 def make_distributed_experiment(
@@ -627,10 +653,10 @@ def make_distributed_experiment(
                 ),
                 terminal=True,
             )
-    if config.eval_every:
-        program.add_node(
-            launch.ServiceNode(EvaluatorNode, config, spec, learner, counter), label="evaluator", terminal=True
-        )
+    # The evaluator hands back the run's result, with or without evaluations (eval_every 0: it only waits).
+    program.add_node(
+        launch.ServiceNode(EvaluatorNode, config, spec, learner, counter), label="evaluator", terminal=True
+    )
     if config.checkpointing is not None:
         program.add_node(
             launch.FunctionNode(save_final_checkpoint, learner, counter, num_actors),

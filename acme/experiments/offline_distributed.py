@@ -18,9 +18,10 @@ import launch
 from acme import specs
 from acme.datasets.minari_format import check_spec, read_metadata
 from acme.experiments.checkpointing import hold_checkpoint_directory, learner_steps_of, open_resume
-from acme.experiments.distributed import make_counter
+from acme.experiments.distributed import final_seed_run, make_counter
 from acme.experiments.evaluation import LEARNER_STEPS, Evaluator
 from acme.experiments.offline import OfflineExperimentConfig, evaluation_spec, make_offline_learner
+from acme.experiments.result import SeedRun
 from acme.jax.polling_source import to_host
 
 
@@ -83,26 +84,34 @@ class OfflineEvaluatorNode:
         self._spec = environment_spec
         self._learner = learner
 
-    def run(self) -> None:
+    def run(self) -> SeedRun:
+        """Evaluates until the learner is done; returns the run's ``SeedRun`` (see ``EvaluatorNode``)."""
         config, experiment = self._config, self._config.experiment
-        networks = experiment.network_factory(self._spec)
-        evaluator = Evaluator(experiment, self._spec, networks, self._learner, LEARNER_STEPS)
+        evaluator = None
+        if config.eval_every:  # without evaluations the node only waits for the learner, as in one process
+            networks = experiment.network_factory(self._spec)
+            evaluator = Evaluator(experiment, self._spec, networks, self._learner, LEARNER_STEPS)
         start = time.perf_counter()
         next_eval = config.eval_every
+        evaluations = []
         try:
             while not launch.stop_requested():
                 done = self._learner.done()
                 steps = self._learner.steps()
-                if (config.eval_every and steps >= next_eval) or done:
+                if evaluator is not None and (steps >= next_eval or done):
                     # An evaluation is placed at the learner step that made it due (no actor steps offline).
-                    evaluator.evaluate(0, lambda: {LEARNER_STEPS: steps}, lambda: time.perf_counter() - start)
-                    while config.eval_every and next_eval <= steps:
+                    evaluations.append(
+                        evaluator.evaluate(0, lambda: {LEARNER_STEPS: steps}, lambda: time.perf_counter() - start)
+                    )
+                    while next_eval <= steps:
                         next_eval += config.eval_every
                 if done:
                     break
                 time.sleep(0.2)
         finally:
-            evaluator.close()
+            if evaluator is not None:
+                evaluator.close()
+        return final_seed_run(experiment.seed, evaluations, 0, self._learner)
 
 
 def make_distributed_offline_experiment(config: OfflineExperimentConfig, learner_restarts: int = 3) -> launch.Program:

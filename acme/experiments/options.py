@@ -1,10 +1,13 @@
-"""``RunOptions``: where and how an experiment runs (launcher, actors, replay, inference, Ray), described and
-checked once. The command line makes its flags from these fields, ``make_distributed_experiment`` builds its
-program from them and ``launch`` takes their ``launch_options()``; adding an option is adding a field here."""
+"""``RunOptions``: where and how an experiment runs (launcher, actors, replay, inference, Ray, the device loop's
+agents, a dataset to learn from), described and checked once. The command line makes its flags from these fields,
+``acme.experiments.run`` and ``make_distributed_experiment`` run from them and ``launch`` takes their
+``launch_options()``; adding an option is adding a field here."""
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
+import math
 import numbers
 from typing import Any, Mapping
 
@@ -16,6 +19,8 @@ from launch.options import say, spelled_as, spelling
 
 RUN_LAUNCHERS = ("local", "threads", "ray", "anakin")
 DISTRIBUTED = ("threads", "ray")
+HOST = ("local", "threads", "ray")  # the launchers whose environments step on the host
+DEFAULT_STREAM_SAMPLES_PER_INSERT = 32.0
 INFERENCE_MODES = ("actor", "server")
 LEARNER_FEEDS = ("reverb", "direct")  # how items reach a learner that holds the replay
 # The replay backends each launcher can use: local tables are shared by one process's threads only, and the
@@ -50,6 +55,21 @@ def default_replay() -> str:
     """The replay of a distributed program when none is asked for: reverb where it is installed, else the
     learner's own tables fed over direct connections (both run on every launcher)."""
     return "reverb" if extras.available("reverb") else "learner"
+
+
+def parse_sweep(text: str) -> tuple[str, tuple[float, ...]]:
+    """``FIELD=V1,V2,...`` (a config field and at least one finite number) as ``(field, values)``."""
+    field, sep, values = text.partition("=")
+    try:
+        parsed = tuple(float(v) for v in values.split(","))
+    except ValueError:
+        parsed = ()
+    if not sep or not field.strip() or not parsed or not all(math.isfinite(v) for v in parsed):
+        raise argparse.ArgumentTypeError(
+            f"expected FIELD=V1,V2,... with a config field and finite numbers (e.g. learning_rate=1e-3,3e-4), "
+            f"got {quote(text)}"
+        )
+    return field.strip(), parsed
 
 
 def _option(default: Any, help: str, launchers: tuple[str, ...] = DISTRIBUTED, **cli: Any) -> Any:
@@ -132,6 +152,46 @@ class RunOptions:
         metavar="JSON",
     )
     dashboard: bool = _option(False, "also start Ray's dashboard, on 127.0.0.1 (or on the bind address)", ("ray",))
+    num_envs: int | None = _option(
+        None,
+        "environments each actor drives with one batched policy call per step (default: the tuned baseline's, "
+        "else 1); on the device, the environments each agent steps (default: a rollout agent's batch size)",
+        RUN_LAUNCHERS,
+        type=int,
+    )
+    num_seeds: int = _option(
+        1, "train this many agents (seeds seed, seed + 1, ...) in one vmapped call on the device", ("anakin",), type=int
+    )
+    sweep: tuple[str, tuple[float, ...]] | None = _option(
+        None,
+        "train one agent (times num_seeds) per value of this numeric config field in the same call on the device, "
+        "e.g. learning_rate=1e-3,3e-4",
+        ("anakin",),
+        type=parse_sweep,
+        metavar="FIELD=V1,V2,...",
+    )
+    dataset: str | None = _option(
+        None,
+        "learn offline from this recorded dataset (python -m baselines record writes one) with no actors: the "
+        "step budget and the evaluation interval then count learner steps",
+        HOST,
+        metavar="DIR",
+    )
+    stream_buffer: int = _option(
+        0,
+        "with a dataset: stream it from disk through a shuffle buffer of N items instead of reading it into "
+        "memory (for datasets larger than memory; 0: in memory)",
+        HOST,
+        type=int,
+        metavar="N",
+    )
+    stream_samples_per_insert: float = _option(
+        DEFAULT_STREAM_SAMPLES_PER_INSERT,
+        "with a stream buffer: about how often each item is sampled before it leaves the buffer",
+        HOST,
+        type=float,
+        metavar="R",
+    )
 
     def __post_init__(self) -> None:
         if self.launcher is not None and self.launcher not in RUN_LAUNCHERS:
@@ -142,6 +202,7 @@ class RunOptions:
                 object.__setattr__(self, "placement", launch.placement_from_json(self.placement))
             except (TypeError, ValueError) as error:
                 raise ValueError(f"{say('placement')}: {error}") from None
+        self._check_dataset()
         if self.launcher is not None:
             self._check_launcher()
         if self.launcher in DISTRIBUTED:
@@ -160,6 +221,9 @@ class RunOptions:
         # (least, most): a value past the most is a typo, not a run (acme.agents.config_checks says why for items).
         counts = {
             "num_actors": (1, MAX_ACTORS),
+            "num_envs": (1, MAX_BATCH_DIMENSION),
+            "num_seeds": (1, MAX_BATCH_DIMENSION),
+            "stream_buffer": (0, MAX_REPLAY_ITEMS),
             "inference_batch_size": (1, MAX_BATCH_DIMENSION),
             "transfer_queue_size": (1, MAX_REPLAY_ITEMS),
             "actor_restarts": (0, MAX_RESTARTS),
@@ -167,7 +231,7 @@ class RunOptions:
         }
         for name, (least, most) in counts.items():
             value = getattr(self, name)
-            if value is None and name == "num_actors":
+            if value is None and name in ("num_actors", "num_envs"):
                 continue
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not least <= value <= most:
                 raise ValueError(f"{say(name)} must be an integer >= {least} and at most {most:,}, got {quote(value)}.")
@@ -178,6 +242,41 @@ class RunOptions:
                     f"{say(name)} must be a number of seconds >= 0 and at most {MAX_WAIT_SECONDS:,} (a day), got "
                     f"{quote(value)}."
                 )
+
+        spi = self.stream_samples_per_insert
+        if isinstance(spi, bool) or not isinstance(spi, numbers.Real) or not (spi > 0 and math.isfinite(spi)):
+            raise ValueError(f"{say('stream_samples_per_insert')} must be a finite number > 0, got {quote(spi)}.")
+        if self.sweep is not None:
+            field, values = self.sweep if isinstance(self.sweep, tuple) and len(self.sweep) == 2 else (None, ())
+            values = tuple(values) if isinstance(values, (tuple, list)) else ()
+            if not isinstance(field, str) or not field or not values or not all(_finite(v) for v in values):
+                raise ValueError(
+                    f"{say('sweep')} must be a config field and finite numbers (field, (v1, v2, ...)), got "
+                    f"{quote(self.sweep)}."
+                )
+            object.__setattr__(self, "sweep", (field, tuple(float(v) for v in values)))
+        if self.dataset is not None and (not isinstance(self.dataset, str) or not self.dataset):
+            raise ValueError(
+                f"{say('dataset')} must be the directory of a recorded dataset, got {quote(self.dataset)}."
+            )
+
+    def _check_dataset(self) -> None:
+        """What only a run from a dataset uses needs one, and what sets up actors is refused with one."""
+        if self.dataset is None:
+            for name in ("stream_buffer", "stream_samples_per_insert"):
+                if getattr(self, name) != RunOptions.__dataclass_fields__[name].default:
+                    raise ValueError(
+                        f"{say(name)} streams a dataset; give {say('dataset', 'DIR')}, or leave {say(name)} out."
+                    )
+            return
+        if self.stream_samples_per_insert != DEFAULT_STREAM_SAMPLES_PER_INSERT and not self.stream_buffer:
+            raise ValueError(
+                f"{say('stream_samples_per_insert')} paces a streamed dataset: give {say('stream_buffer', 'N')} too."
+            )
+        if self.num_envs is not None:
+            raise ValueError(
+                f"{say('num_envs')} sets up actors, and a run from a dataset has none: leave {say('num_envs')} out."
+            )
 
     def _check_launcher(self) -> None:
         for field in dataclasses.fields(self):
@@ -202,6 +301,13 @@ class RunOptions:
                 "and the actors' processes send it their items. The local launcher already samples local tables "
                 f"in this one process; use {say('launcher', 'threads or ray')}, or leave {say('replay')} out."
             )
+
+    def anakin_config(self) -> Any:
+        """The on-device loop's ``AnakinConfig`` of these options (environments, seeds, sweep)."""
+        from acme.anakin.runner import AnakinConfig
+
+        field, values = self.sweep if self.sweep is not None else (None, ())
+        return AnakinConfig(num_envs=self.num_envs, num_seeds=self.num_seeds, sweep_field=field, sweep_values=values)
 
     @property
     def actors(self) -> int:
@@ -239,6 +345,10 @@ class RunOptions:
                 dashboard=self.dashboard,
                 placement=self.placement,
             )
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def flag_spelling(name: str, *value: object) -> str:

@@ -176,7 +176,7 @@ def test_ctrl_c_saves_at_the_next_check_and_the_run_resumes_from_there(tmp_path)
         (["ppo", "--env", "jax:CartPole-v1", "--launcher", "anakin", "--num-envs", "3"], "multiple"),
         (["dqn", "--env", "jax:CartPole-v1", "--launcher", "anakin", "--num-envs", "3"], "divisors"),
         (["ppo", "--env", "jax:CartPole-v1", "--launcher", "anakin", "--replay", "local"], "--replay is for"),
-        (["ppo", "--env", "jax:CartPole-v1", "--num-seeds", "2"], "only --launcher anakin"),
+        (["ppo", "--env", "jax:CartPole-v1", "--num-seeds", "2"], "--num-seeds is for the anakin launcher"),
     ],
 )
 def test_what_the_on_device_loop_cannot_run_is_refused_before_anything_is_written(tmp_path, capsys, argv, message):

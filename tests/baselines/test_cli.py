@@ -264,12 +264,12 @@ def test_a_run_refused_after_its_config_is_built_leaves_no_run_folder(tmp_path, 
 
 
 def test_a_refused_run_keeps_a_run_folder_the_user_made(tmp_path, capsys, monkeypatch):
-    import baselines.cli as cli
+    import acme.experiments
 
-    def refused(args, config, run_dir, options):
+    def refused(config, options, progress):
         raise ValueError("refused")
 
-    monkeypatch.setattr(cli, "_train", refused)
+    monkeypatch.setattr(acme.experiments, "run", refused)
     (tmp_path / "mine").mkdir()
     with pytest.raises(SystemExit):
         main(["run", "dqn", "--no-progress", "--run-dir", str(tmp_path / "mine")])
@@ -301,7 +301,7 @@ def test_evaluate_accepts_a_run_directory_and_says_it_uses_its_policy(tmp_path, 
         (["--replay", "local", "--launcher", "ray"], "--replay local keeps the tables inside one process"),
         (["--replay", "sqlite"], "argument --replay: invalid choice: 'sqlite'"),
         (["--replay", "learner"], "--replay learner is for distributed runs"),
-        (["--num-envs", "0"], "argument --num-envs: must be an integer in 1..1048576, got 0."),
+        (["--num-envs", "0"], "--num-envs must be an integer >= 1 and at most 1,048,576, got 0."),
     ],
 )
 def test_bad_replay_and_environment_flags_are_clear_errors(tmp_path, capsys, flags, message):

@@ -97,7 +97,7 @@ def test_an_absurd_size_is_refused_naming_the_field_and_its_bound(empty_cwd, cap
     "flag, value, expected",
     [
         ("--max-steps", "99999999999", "argument --max-steps: must be an integer in 1..2147483647, got 99999999999."),
-        ("--num-envs", "100000000", "argument --num-envs: must be an integer in 1..1048576, got 100000000."),
+        ("--num-envs", "100000000", "--num-envs must be an integer >= 1 and at most 1,048,576, got 100000000."),
         ("--eval-episodes", str(2**21), "argument --eval-episodes: must be an integer in 1..1048576"),
         ("--checkpoint-every-steps", str(2**31), "argument --checkpoint-every-steps: must be an integer in 1..2147"),
     ],

@@ -101,13 +101,13 @@ def test_a_distributed_runs_actors_are_recorded_into_one_dataset(tmp_path):
     [
         (["run", "bc", "--env", "gymnasium:Acrobot-v1"], r"does not match the environment: its observations"),
         (["run", "ppo", "--env", CARTPOLE], "PPO learns on-policy from a rollout queue"),
-        (["run", "bc", "--env", CARTPOLE, "--launcher", "anakin"], "--dataset runs with the local, threads or ray"),
+        (["run", "bc", "--env", CARTPOLE, "--launcher", "anakin"], "--dataset is for the local or threads or ray"),
         (["run", "bc", "--env", CARTPOLE, "--num-envs", "4"], "--num-envs sets up actors"),
         (["run", "bc", "--env", CARTPOLE, "--record", "x"], "a --dataset run has no actors"),
         (["run", "bc", "--env", CARTPOLE, "--stream-samples-per-insert", "8"], "give --stream-buffer N too"),
         (
-            ["run", "bc", "--env", CARTPOLE, "--stream-buffer", "0"],
-            "argument --stream-buffer: must be an integer in 1..1073741824, got 0",
+            ["run", "bc", "--env", CARTPOLE, "--stream-buffer", "-1"],
+            "--stream-buffer must be an integer >= 0 and at most 1,073,741,824, got -1",
         ),
     ],
 )
@@ -157,7 +157,7 @@ def test_recording_refuses_another_kind_of_exploration_and_an_existing_dataset(e
         assert message in capsys.readouterr().err
     for argv, message in (  # refused before the run starts: no run directory is made
         (["--record", expert_dataset], f"--record {expert_dataset} already holds a dataset"),
-        (["--stream-buffer", "100"], "--stream-buffer streams a --dataset"),
+        (["--stream-buffer", "100"], "--stream-buffer streams a dataset; give --dataset DIR"),
     ):
         with pytest.raises(SystemExit):
             main(["run", "dqn", "--env", CARTPOLE, *argv, "--no-progress", "--run-dir", str(tmp_path / "refused")])
@@ -176,7 +176,8 @@ def test_a_distributed_offline_run_has_a_learner_and_an_evaluator_node(
     run = str(tmp_path / "run")
     argv = ["run", "bc", "--env", CARTPOLE, "--dataset", expert_dataset, "--launcher", launcher, "--no-progress"]
     assert main([*argv, *stream, "--max-steps", "600", "--eval-every", "300", "--run-dir", run]) == 0
-    assert f"Training bc offline on {expert_dataset} on the {launcher} launcher" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"Training bc offline on {expert_dataset} (" in out and f") on the {launcher} launcher for" in out
     from baselines import results
 
     rows = results.evaluator_rows(run)

@@ -189,9 +189,9 @@ def test_a_baseline_refuses_an_unknown_launcher_and_actors_in_one_process(launch
         registry.Baseline("dqn", "gymnasium:CartPole-v1", 1_000, 475.0, launcher=launcher, num_actors=num_actors)
 
 
-def test_a_distributed_reproduction_reads_its_evaluations_from_the_evaluators_log(tmp_path, monkeypatch):
+def test_a_distributed_reproduction_records_what_its_evaluator_node_returned(tmp_path, monkeypatch):
     """IMPALA's baseline runs as a program (here on the threads launcher, so no Ray is needed): its record
-    holds the evaluations the evaluator node logged."""
+    holds the evaluations the evaluator node handed back, the ones it logged."""
     baseline = dataclasses.replace(registry.BASELINES[("impala", "gymnasium:CartPole-v1")], launcher="threads")
     monkeypatch.setitem(registry.BASELINES, ("impala", "gymnasium:CartPole-v1"), baseline)
     record = results.reproduce(
@@ -205,15 +205,16 @@ def test_a_distributed_reproduction_reads_its_evaluations_from_the_evaluators_lo
     with open(tmp_path / "logs" / "evaluator.csv") as f:
         rows = list(csv.DictReader(f))
     assert record["curve"] == [[int(float(r["actor_steps"])), round(float(r["evaluation_return"]), 2)] for r in rows]
-    assert record["actor_steps"] >= 2_000 and record["learner_steps"] > 0 and len(record["curve_seconds"]) == len(rows)
+    assert record["actor_steps"] >= 2_000 and len(record["curve_seconds"]) == len(rows)
+    # The learner's own count when the evaluator finished: at least what it had told the shared counter by then.
+    assert record["learner_steps"] >= int(float(rows[-1].get("learner_steps") or 0))
 
 
-def test_host_seeds_reproduced_in_one_call_log_to_a_folder_each(tmp_path, monkeypatch):
-    # A distributed run's evaluations are read back from its log folder: two seeds sharing one would mix them.
-    log_dirs = []
+def test_host_seeds_reproduced_in_one_call_run_one_after_another(tmp_path, monkeypatch):
+    seeds = []
 
-    def fake_distributed_run(config, baseline, log_dir):
-        log_dirs.append(log_dir)
+    def fake_distributed_run(config, baseline):
+        seeds.append(config.seed)
         return [(1_000, 10.0, 1.0)], 1_000, 5, 1.0
 
     monkeypatch.setattr(results, "_run_distributed", fake_distributed_run)
@@ -221,8 +222,7 @@ def test_host_seeds_reproduced_in_one_call_log_to_a_folder_each(tmp_path, monkey
     records = results.reproduce_seeds(
         "impala", "gymnasium:CartPole-v1", [0, 1], max_steps=1_000, runs_dir=str(tmp_path / "records"), log_dir=logs
     )
-    assert log_dirs == [os.path.join(logs, "seed0"), os.path.join(logs, "seed1")]
-    assert [r["seed"] for r in records] == [0, 1]
+    assert seeds == [0, 1] and [r["seed"] for r in records] == [0, 1]
 
 
 def test_an_on_device_reproduction_trains_its_seeds_in_one_call_and_writes_a_record_each(tmp_path, capsys):

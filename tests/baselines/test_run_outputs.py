@@ -61,24 +61,18 @@ def test_several_agents_each_get_their_line_and_are_all_kept():
     )
 
 
-def test_a_distributed_run_is_read_back_from_its_logs(tmp_path):
-    (tmp_path / "evaluator.csv").write_text(
-        "actor_steps,learner_steps,evaluation_return,evaluation_return_std,wall_seconds\n"
-        "1000,40,20.5,3.0,5.0\n2000,90,60.0,4.0,9.0\n"
-    )
-    (tmp_path / "learner.csv").write_text("learner_steps,actor_steps,loss\n120,2100,0.5\n")
-    result = run_outputs.result_from_logs(str(tmp_path), seed=4, wall_seconds=10.0)
-    assert result.only.seed == 4 and result.actor_steps == 2100 and result.learner_steps == 120
-    assert [(e.actor_steps, e.learner_steps, e.mean_return) for e in result.evaluations] == [
-        (1000, 40, 20.5),
-        (2000, 90, 60.0),
-    ]
-    assert result.policy_params is None
-    status = run_outputs.write_outputs(
-        str(tmp_path), result, run_outputs.RunDescription("dqn", "gymnasium:CartPole-v1", None, launcher="threads")
-    )
-    assert status == 0 and os.path.exists(tmp_path / "learning_curve.png")
-    assert json.loads((tmp_path / "result.json").read_text())["launcher"] == "threads"
+def test_a_distributed_run_writes_the_same_folder_from_what_its_evaluator_handed_back(tmp_path):
+    """DQN on the threads launcher through the command line: result.json, the curve and, from the learner's
+    policy the evaluator fetched at the end, a policy snapshot, as a run in one process leaves."""
+    from baselines.cli import main
+
+    run_dir = tmp_path / "run"
+    argv = ["run", "dqn", "--launcher", "threads", "--num-actors", "1", "--max-steps", "1500", "--eval-every", "500"]
+    assert main([*argv, "--no-progress", "--eval-episodes", "2", "--run-dir", str(run_dir)]) == 0
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["launcher"] == "threads" and result["actor_steps"] >= 1500 and result["learner_steps"] > 0
+    assert [e["actor_steps"] >= 500 * (i + 1) for i, e in enumerate(result["evaluations"])] == [True] * 3
+    assert os.path.exists(run_dir / "learning_curve.png") and os.path.exists(run_dir / "policy" / "manifest.json")
 
 
 def test_an_offline_checkpoint_from_before_learner_steps_were_kept_resumes_its_curve():

@@ -56,6 +56,20 @@ from baselines import cli, registry
         ({"variable_poll_seconds": float("inf")}, "at most 86,400 (a day), got inf", "--variable-poll"),
         ({"variable_poll_seconds": -1.0}, "variable_poll_seconds must be a number of seconds >= 0", "--variable-poll"),
         ({"launcher": "cluster"}, "launcher must be one of local, threads, ray, anakin", "--launcher must be"),
+        (
+            {"launcher": "local", "num_seeds": 2},
+            "num_seeds is for the anakin launcher; the local launcher runs the actor and learner",
+            "--num-seeds is for the anakin launcher",
+        ),
+        (
+            {"launcher": "anakin", "dataset": "episodes"},
+            "dataset is for the local or threads or ray launchers; the anakin launcher keeps",
+            "--dataset is for the local or threads or ray launchers",
+        ),
+        ({"stream_buffer": 10}, "stream_buffer streams a dataset; give dataset='DIR'", "give --dataset DIR"),
+        ({"dataset": "d", "num_envs": 4}, "num_envs sets up actors", "--num-envs sets up actors"),
+        ({"sweep": ("learning_rate", ())}, "sweep must be a config field and finite numbers", "--sweep must be"),
+        ({"num_envs": 0}, "num_envs must be an integer >= 1 and at most 1,048,576, got 0", "--num-envs must be"),
     ],
 )
 def test_a_refusal_names_the_options_as_the_caller_wrote_them(fields, python_message, flags_message):

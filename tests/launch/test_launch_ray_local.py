@@ -92,9 +92,11 @@ def test_ray_local_end_to_end_and_clean_shutdown(tmp_path, with_reverb):
 
     watcher = _DescendantWatcher()
     try:
-        launch.launch(program, "ray", timeout=300)
+        returned = launch.launch(program, "ray", timeout=300)
     finally:
         watcher.stop()
+    # What the terminal checker returned when it finished, and what the ticker's run() returned once stopped.
+    assert returned["checker"] != os.getpid() and returned["ticker"] >= 1, returned
 
     with open(proxy_result) as f:
         proxy = json.load(f)

@@ -25,10 +25,12 @@ def _counter_program(n: int, log: list, terminal_waits: bool = True):
     return program
 
 
-def test_counter_program_runs_and_stops_everything():
+def test_counter_program_runs_and_stops_everything_and_hands_back_what_the_nodes_returned():
     log: list = []
     program = _counter_program(500, log)
-    launch.launch(program, "threads", timeout=120)  # the timeout guards against a hang, it does not time the run
+    returned = launch.launch(program, "threads", timeout=120)  # the timeout guards a hang, it does not time the run
+    # The ticker's run() returned its ticks as the program stopped; the workers returned None, which is left out.
+    assert list(returned) == ["ticker"] and returned["ticker"] >= 1
     # The ticker's run() loop was stopped, services in reverse construction order.
     assert log == ["ticker", "counter"]
     assert not launch.stop_requested()  # Reset once launch() returned.

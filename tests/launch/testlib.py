@@ -63,10 +63,12 @@ class Ticker:
         self._marker = marker
         self.ticks = 0
 
-    def run(self) -> None:
+    def run(self) -> int:
+        """Ticks until stopped; returns the ticks (what ``launch`` hands back, read as the program stops)."""
         while not launch.wait_for_stop(0.02):
             self._counter.increment()
             self.ticks += 1
+        return self.ticks
 
     def stop(self) -> None:
         if self._log is not None:
@@ -163,8 +165,8 @@ def until_stopped() -> None:
         pass
 
 
-def check_counter_proxy(counter, target: int, result_path: str) -> None:
-    """Waits for ``target`` counts, then exercises the proxy API (Ray)."""
+def check_counter_proxy(counter, target: int, result_path: str) -> int:
+    """Waits for ``target`` counts, then exercises the proxy API (Ray); returns this process's pid."""
     import pickle
 
     import ray
@@ -182,6 +184,7 @@ def check_counter_proxy(counter, target: int, result_path: str) -> None:
         result["missing_method_error"] = str(e)
     result["repickled_get"] = pickle.loads(pickle.dumps(counter)).get() >= target
     write_json(result_path, result)
+    return os.getpid()
 
 
 def reverb_tables():

@@ -1,0 +1,84 @@
+"""``run(config, options)``: the one call that runs any experiment, and the only place that chooses its driver.
+
+``config`` (``ExperimentConfig``) says what to learn; ``options`` (``RunOptions``) says how to run it:
+
+- ``launcher="local"`` (the default): the host loop, actor and learner interleaved in this process
+  (``run_experiment``);
+- ``launcher="threads"`` or ``"ray"``: the distributed program (``make_distributed_experiment``) of replay,
+  counter, learner, actors and an evaluator, whose evaluator node hands back the run's result;
+- ``launcher="anakin"``: the device loop (``run_anakin``), ``options.num_seeds`` agents (times the swept values)
+  in one call;
+- ``options.dataset``: learning from a recorded dataset instead of acting, in this process or as a program of a
+  learner and an evaluator; the budget and the evaluation interval then count learner steps.
+
+Every driver follows one schedule (``acme.experiments.schedule``) and returns one ``RunResult``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from acme.experiments.config import ExperimentConfig
+from acme.experiments.options import RunOptions
+from acme.experiments.result import ACTOR_STEPS, LEARNER_STEPS, RunResult, SeedRun
+
+
+def run(config: ExperimentConfig, options: RunOptions | None = None, progress: bool = True) -> RunResult:
+    """Trains ``config``'s agent as ``options`` say (see the module docstring) and returns what it reached.
+
+    ``progress`` shows a progress bar where the driver runs in this process (the host loop, the device loop,
+    learning from a dataset here).
+    """
+    options = RunOptions(launcher="local") if options is None else options
+    launcher = options.launcher or "local"
+    if options.dataset is not None:
+        return _from_dataset(config, options, launcher, progress)
+    if launcher == "anakin":
+        from acme.anakin.runner import run_anakin
+
+        return run_anakin(config, options.anakin_config(), progress=progress)
+    if options.num_envs is not None:
+        config = dataclasses.replace(config, num_envs_per_actor=options.num_envs)
+    if launcher == "local":
+        from acme.experiments.in_process import run_experiment
+
+        return run_experiment(config, progress=progress, replay=options.replay_backend)
+    from acme.experiments.distributed import make_distributed_experiment, merge_recording
+
+    result = launch_program(make_distributed_experiment(config, options), options, ACTOR_STEPS)
+    if config.record_dataset is not None:  # the actors' shards, one dataset
+        print(f"Recorded the actors' episodes to {merge_recording(config)}.", flush=True)
+    return result
+
+
+def _from_dataset(config: ExperimentConfig, options: RunOptions, launcher: str, progress: bool) -> RunResult:
+    from acme.experiments.offline import OfflineExperimentConfig, run_offline_experiment
+
+    offline = OfflineExperimentConfig(
+        experiment=config,
+        dataset=options.dataset,
+        max_num_learner_steps=config.max_num_actor_steps,
+        eval_every=config.eval_every,
+        stream_buffer=options.stream_buffer,
+        stream_samples_per_insert=options.stream_samples_per_insert,
+    )
+    if launcher == "local":
+        return run_offline_experiment(offline, progress=progress)
+    from acme.experiments.offline_distributed import make_distributed_offline_experiment
+
+    program = make_distributed_offline_experiment(offline, learner_restarts=options.learner_restarts)
+    return launch_program(program, options, LEARNER_STEPS)
+
+
+def launch_program(program, options: RunOptions, steps_key: str = ACTOR_STEPS) -> RunResult:
+    """Runs a distributed experiment's ``program`` to its end on ``options``' launcher; its result is the
+    ``SeedRun`` its evaluator node returned (``launch.launch`` hands back what nodes return)."""
+    import launch
+
+    start = time.perf_counter()
+    returned = launch.launch(program, options.launch_options())
+    seed_run = returned.get("evaluator")
+    if not isinstance(seed_run, SeedRun):
+        raise RuntimeError(f"The program's evaluator node returned {type(seed_run).__name__}, not the run's SeedRun.")
+    return RunResult([seed_run], time.perf_counter() - start, steps_key=steps_key)
