@@ -11,7 +11,7 @@ import argparse
 import math
 from typing import Callable
 
-from acme.agents.config_checks import MAX_BATCH_DIMENSION, MAX_REPLAY_ITEMS, MAX_STEPS
+from acme.agents.config_checks import MAX_BATCH_DIMENSION, MAX_STEPS
 from acme.utils.quoting import quote, shorten
 
 # JAX keys distinguish seeds only below 2**32 (PRNGKey(2**32) is PRNGKey(0)); gymnasium refuses negatives.
@@ -65,19 +65,3 @@ seed = integer(0, MAX_SEED)
 step_budget = integer(1, MAX_STEPS)  # environment or learner steps: --max-steps, --checkpoint-every-steps
 step_interval = integer(0, MAX_STEPS, note="0: no evaluation")  # --eval-every
 batch_count = integer(1, MAX_BATCH_DIMENSION)  # environments, seeds, episodes: a dimension of what runs at once
-replay_items = integer(1, MAX_REPLAY_ITEMS)  # items a buffer holds: --stream-buffer
-
-
-def sweep(text: str) -> tuple[str, tuple[float, ...]]:
-    """``FIELD=V1,V2,...`` (at least one number) as ``(field, values)``."""
-    field, sep, values = text.partition("=")
-    try:
-        numbers = tuple(float(v) for v in values.split(","))
-    except ValueError:
-        numbers = ()
-    if not sep or not field.strip() or not numbers or not all(math.isfinite(v) for v in numbers):
-        raise argparse.ArgumentTypeError(
-            f"expected FIELD=V1,V2,... with a config field and finite numbers (e.g. learning_rate=1e-3,3e-4), "
-            f"got {quote(text)}"
-        )
-    return field.strip(), numbers
