@@ -90,7 +90,7 @@ class _InProcessRun:
         self.start = time.perf_counter() - float(loop_state.get("wall_seconds", 0.0))
         self.evaluations = [EvaluationResult(*e) for e in loop_state.get("evaluations", [])]
         self.actor_steps = int(loop_state.get("actor_steps", 0))
-        self.next_eval = int(loop_state.get("next_eval", config.eval_every))
+        self.resumed_next_eval = int(loop_state.get("next_eval", config.eval_every))
 
         seeds = ExperimentSeeds(config.seed)
         num_envs = config.num_envs_per_actor
@@ -156,7 +156,7 @@ class _InProcessRun:
             config.max_num_actor_steps,
             config.eval_every if self.evaluator is not None else 0,
             done=self.actor_steps,
-            next_eval=self.next_eval,
+            next_eval=self.resumed_next_eval,
             checkpointing=config.checkpointing if self.checkpointer is not None else None,
             clock=self.checkpointer.clock if self.checkpointer is not None else None,
             stop_at_return=stop_at_return,
@@ -174,10 +174,9 @@ class _InProcessRun:
                     )
                     self.evaluations.append(evaluation)
                     schedule.evaluated(evaluation.mean_return)
-                    self.next_eval = schedule.next_eval
                 learner_steps = learner_steps_of(self.learner)
                 if schedule.checkpoint_due(learner_steps):
-                    self._save_checkpoint(schedule.say)
+                    self._save_checkpoint(schedule)
                     schedule.checkpoint_saved(learner_steps)
                 schedule.stop_if_requested()
 
@@ -185,14 +184,15 @@ class _InProcessRun:
         """The shared counts, with the learner's own step count (its updates) as ``learner_steps``."""
         return {**self.counter.get_counts(), "learner_steps": learner_steps_of(self.learner)}
 
-    def _save_checkpoint(self, say: Callable[[str], Any]) -> None:
+    def _save_checkpoint(self, schedule: Schedule) -> None:
+        """Saves the learner, counts, replay and actor, with the loop's progress (``schedule``'s next evaluation)."""
         path = self.checkpointer.save(
             self.learner.save(),
             learner_steps_of(self.learner),
             self.counter.save(),
             loop={
                 "actor_steps": self.actor_steps,
-                "next_eval": self.next_eval,
+                "next_eval": schedule.next_eval,
                 "resumes": self.resumes,
                 "wall_seconds": time.perf_counter() - self.start,
                 "evaluations": [dataclasses.astuple(e) for e in self.evaluations],
@@ -200,7 +200,7 @@ class _InProcessRun:
             replay_client=self.replay_client,
             actor_state=self.actor.save(),
         )
-        say(f"Checkpoint saved: {path} (actor steps {self.actor_steps}).")
+        schedule.say(f"Checkpoint saved: {path} (actor steps {self.actor_steps}).")
 
     def write_recording(self, partial: bool = False) -> str | None:
         """Writes the recorded episodes (finished ones, from every environment) to ``config.record_dataset``, with
