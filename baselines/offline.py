@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import os
 import sys
@@ -68,7 +69,7 @@ RECIPES = {
 }
 
 _CONTINUOUS = ("td3_bc", "iql", "cql")
-_SMALL = {"policy_hidden_sizes": "64,64", "critic_hidden_sizes": "64,64"}
+_SMALL = {"policy_hidden_sizes": (64, 64), "critic_hidden_sizes": (64, 64)}
 # Networks of 64 units: CQL's penalty evaluates the critics on 3 x 4 sampled actions per state, which at 256
 # units took over 10 minutes per 30,000 updates on this machine's two cores.
 _CONTINUOUS_PLAN = Plan(
@@ -76,7 +77,7 @@ _CONTINUOUS_PLAN = Plan(
     learner_steps=30_000,
     overrides={"num_sgd_steps_per_step": 10},
     agent_overrides={
-        "bc": {"hidden_sizes": "64,64"},
+        "bc": {"hidden_sizes": (64, 64)},
         "td3_bc": _SMALL,
         "iql": _SMALL,
         "cql": {**_SMALL, "num_action_samples": 4},
@@ -91,30 +92,106 @@ PLANS = {
 }
 
 
-def dataset_commands(environment_id: str, out: str = DATASETS_DIR) -> list[list[str]]:
-    """The ``python -m baselines`` argument lists that remake ``environment_id``'s three datasets under ``out``."""
+@dataclasses.dataclass(frozen=True)
+class Training:
+    """A run that trains ``agent`` on ``environment_id`` (from ``dataset`` where given) into the run folder
+    ``run_dir``, recording its actors' transitions to ``record`` where given."""
+
+    agent: str
+    environment_id: str
+    seed: int
+    max_steps: int
+    run_dir: str
+    record: str | None = None
+    dataset: str | None = None
+    eval_every: int | None = None
+    eval_episodes: int | None = None
+    overrides: dict = dataclasses.field(default_factory=dict)
+
+    def command(self) -> list[str]:
+        """The ``python -m baselines`` arguments of the same run."""
+        argv = ["run", self.agent, "--env", self.environment_id]
+        argv += ["--dataset", self.dataset] if self.dataset else []
+        argv += ["--seed", str(self.seed), "--max-steps", str(self.max_steps)]
+        argv += ["--eval-every", str(self.eval_every)] if self.eval_every is not None else []
+        argv += ["--eval-episodes", str(self.eval_episodes)] if self.eval_episodes is not None else []
+        argv += ["--no-progress", "--run-dir", self.run_dir]
+        argv += ["--record", self.record] if self.record else []
+        for field, value in self.overrides.items():
+            argv += ["--set", f"{field}={','.join(map(str, value)) if isinstance(value, tuple) else value}"]
+        return argv
+
+    def outputs(self) -> list[str]:
+        return [os.path.join(self.run_dir, "policy", "manifest.json")] + _dataset_file(self.record)
+
+    def execute(self) -> None:
+        from acme.experiments import RunOptions
+        from acme.utils import loggers
+        from baselines import registry, run_outputs
+
+        config = registry.make_experiment_config(
+            self.agent,
+            self.environment_id,
+            seed=self.seed,
+            max_steps=self.max_steps,
+            eval_every=self.eval_every,
+            num_eval_episodes=self.eval_episodes,
+            logger_factory=loggers.make_logger_factory(self.run_dir),
+            config_overrides=self.overrides,
+        )
+        options = RunOptions(launcher="local", dataset=self.dataset, record=self.record)
+        description = run_outputs.RunDescription(
+            self.agent, self.environment_id, config.builder.config, dataset=self.dataset
+        )
+        if run_outputs.run_and_write(self.run_dir, config, options, description) != 0:
+            raise RuntimeError(f"python -m baselines {' '.join(self.command())} could not write its snapshot.")
+
+
+@dataclasses.dataclass(frozen=True)
+class Recording:
+    """``episodes`` greedy episodes of the snapshot in ``run_dir`` (with Gaussian action ``noise`` where given),
+    written to ``out`` as a dataset."""
+
+    run_dir: str
+    episodes: int
+    out: str
+    noise: float | None = None
+
+    def command(self) -> list[str]:
+        noise = ["--noise", str(self.noise)] if self.noise is not None else []
+        return ["record", "--snapshot", self.run_dir, "--episodes", str(self.episodes), "--out", self.out, *noise]
+
+    def outputs(self) -> list[str]:
+        return _dataset_file(self.out)
+
+    def execute(self) -> None:
+        from baselines.record import record_episodes
+
+        snapshot = os.path.join(self.run_dir, "policy")
+        record_episodes(snapshot, self.episodes, self.out, noise=self.noise or 0.0)
+
+
+def _dataset_file(directory: str | None) -> list[str]:
+    return [] if directory is None else [os.path.join(directory, "data", "metadata.json")]
+
+
+def dataset_steps(environment_id: str, out: str = DATASETS_DIR) -> list[Training | Recording]:
+    """The steps that remake ``environment_id``'s three datasets under ``out``."""
     recipe = _recipe(environment_id)
     path = lambda name: os.path.join(out, f"{recipe.name}-{name}")  # noqa: E731
-    common = ["--env", environment_id, "--seed", str(recipe.seed), "--no-progress"]
-    noise = ["--noise", str(recipe.noise)] if recipe.noise is not None else []
+    train = functools.partial(Training, recipe.agent, environment_id, recipe.seed)
+    record = functools.partial(Recording, episodes=recipe.episodes, noise=recipe.noise)
     return [
-        ["run", recipe.agent, *common, "--max-steps", str(recipe.expert_steps), "--run-dir", path("expert-run")],
-        ["record", "--snapshot", path("expert-run"), "--episodes", str(recipe.episodes), "--out", path("expert")]
-        + noise,
-        [
-            "run",
-            recipe.agent,
-            *common,
-            "--max-steps",
-            str(recipe.medium_steps),
-            "--run-dir",
-            path("medium-run"),
-            "--record",
-            path("medium-replay"),
-        ],
-        ["record", "--snapshot", path("medium-run"), "--episodes", str(recipe.episodes), "--out", path("medium")]
-        + noise,
+        train(recipe.expert_steps, path("expert-run")),
+        record(path("expert-run"), out=path("expert")),
+        train(recipe.medium_steps, path("medium-run"), record=path("medium-replay")),
+        record(path("medium-run"), out=path("medium")),
     ]
+
+
+def dataset_commands(environment_id: str, out: str = DATASETS_DIR) -> list[str]:
+    """The commands that remake ``environment_id``'s three datasets under ``out``."""
+    return ["python -m baselines " + " ".join(step.command()) for step in dataset_steps(environment_id, out)]
 
 
 def _recipe(environment_id: str) -> Recipe:
@@ -123,28 +200,15 @@ def _recipe(environment_id: str) -> Recipe:
     return RECIPES[environment_id]
 
 
-def _done(argv: list[str]) -> bool:
-    """Whether a recipe step's outputs exist already (a snapshot, a recorded dataset): it is then not run again."""
-    outputs = []
-    if argv[0] == "run":
-        outputs.append(os.path.join(argv[argv.index("--run-dir") + 1], "policy", "manifest.json"))
-    for flag in ("--record", "--out"):
-        if flag in argv:
-            outputs.append(os.path.join(argv[argv.index(flag) + 1], "data", "metadata.json"))
-    return all(os.path.exists(path) for path in outputs)
-
-
 def make_datasets(environment_id: str, out: str = DATASETS_DIR) -> None:
-    """Runs the recipe's commands, skipping those whose outputs exist (so a stopped run of it goes on)."""
-    from baselines.cli import main
-
-    for argv in dataset_commands(environment_id, out):
-        if _done(argv):
-            print("done already: python -m baselines " + " ".join(argv), flush=True)
+    """Runs the recipe's steps, skipping those whose outputs exist (so a stopped run of it goes on)."""
+    for step in dataset_steps(environment_id, out):
+        command = "python -m baselines " + " ".join(step.command())
+        if all(os.path.exists(path) for path in step.outputs()):
+            print(f"done already: {command}", flush=True)
             continue
-        print("python -m baselines " + " ".join(argv), flush=True)
-        if main(argv) != 0:
-            raise RuntimeError(f"python -m baselines {' '.join(argv)} failed.")
+        print(command, flush=True)
+        step.execute()
 
 
 def _summary(directory: str) -> dict:
@@ -161,12 +225,10 @@ def _summary(directory: str) -> dict:
 
 def reproduce(environment_id: str, seeds: Sequence[int], datasets: str = DATASETS_DIR, output: str = RESULTS) -> dict:
     """Trains the plan's offline agents over ``seeds`` and writes their final and best returns to ``output``."""
-    from baselines.cli import main
-
     recipe, plan = _recipe(environment_id), PLANS[environment_id]
     record = {
         "datasets": {},
-        "commands": ["python -m baselines " + " ".join(argv) for argv in dataset_commands(environment_id, datasets)],
+        "commands": dataset_commands(environment_id, datasets),
         "learner_steps": plan.learner_steps,
         "runs": [],
         "date": time.strftime("%Y-%m-%d"),
@@ -181,15 +243,19 @@ def reproduce(environment_id: str, seeds: Sequence[int], datasets: str = DATASET
             run_dir = os.path.join(
                 RUNS_DIR, f"{agent}-{recipe.name}-{dataset}-seed{seed}-{time.strftime('%Y%m%d-%H%M%S')}"
             )
-            argv = ["run", agent, "--env", environment_id, "--dataset", directory, "--seed", str(seed)]
-            argv += ["--max-steps", str(plan.learner_steps), "--eval-every", str(plan.learner_steps // 10)]
-            argv += ["--eval-episodes", str(EVAL_EPISODES)]
-            argv += ["--no-progress", "--run-dir", run_dir]
-            for field, value in {**plan.overrides, **plan.agent_overrides.get(agent, {})}.items():
-                argv += ["--set", f"{field}={value}"]
-            print("python -m baselines " + " ".join(argv), flush=True)
-            if main(argv) != 0:
-                raise RuntimeError(f"python -m baselines {' '.join(argv)} failed.")
+            training = Training(
+                agent,
+                environment_id,
+                seed,
+                plan.learner_steps,
+                run_dir,
+                dataset=directory,
+                eval_every=plan.learner_steps // 10,
+                eval_episodes=EVAL_EPISODES,
+                overrides={**plan.overrides, **plan.agent_overrides.get(agent, {})},
+            )
+            print("python -m baselines " + " ".join(training.command()), flush=True)
+            training.execute()
             with open(os.path.join(run_dir, "result.json")) as f:
                 result = json.load(f)
             returns = [e["mean_return"] for e in result["evaluations"]]

@@ -37,20 +37,30 @@ def add_parser(commands) -> None:
 
 
 def record_command(args: argparse.Namespace, snapshot_directory: str) -> int:
+    record_episodes(snapshot_directory, args.episodes, args.out, args.seed, args.epsilon, args.noise)
+    return 0
+
+
+def record_episodes(
+    snapshot_directory: str, episodes: int, out: str, seed: int = 0, epsilon: float = 0.0, noise: float = 0.0
+) -> None:
+    """Plays ``episodes`` episodes of the snapshot's greedy policy (``epsilon``-random discrete actions or Gaussian
+    ``noise`` on continuous ones, in units of half the action's range) and writes them to ``out`` as a new Minari
+    dataset; a directory that holds a dataset already is refused."""
     from acme import snapshots, specs
     from acme.datasets.minari_format import holds_dataset, write_dataset
     from acme.datasets.recording import explore, play_episodes
     from baselines.policy_export import load_policy
 
-    if holds_dataset(args.out):
-        raise ValueError(f"{args.out} already holds a dataset; record to a new directory (nothing is overwritten).")
-    policy, environment, params = load_policy(snapshot_directory, seed=args.seed)
+    if holds_dataset(out):
+        raise ValueError(f"{out} already holds a dataset; record to a new directory (nothing is overwritten).")
+    policy, environment, params = load_policy(snapshot_directory, seed=seed)
     _, metadata = snapshots.load_policy_snapshot(snapshot_directory)
     spec = specs.make_environment_spec(environment)
-    perturb = explore(spec, epsilon=args.epsilon, noise=args.noise)
+    perturb = explore(spec, epsilon=epsilon, noise=noise)
     print(
-        f"Recording {args.episodes} episodes of {metadata['agent']} on {metadata['environment_id']} "
-        f"(epsilon {args.epsilon:g}, noise {args.noise:g}) to {args.out}",
+        f"Recording {episodes} episodes of {metadata['agent']} on {metadata['environment_id']} "
+        f"(epsilon {epsilon:g}, noise {noise:g}) to {out}",
         flush=True,
     )
     count = 0
@@ -60,23 +70,22 @@ def record_command(args: argparse.Namespace, snapshot_directory: str) -> int:
         count += 1
         print(f"episode {count}: {len(episode)} steps, return {episode.episode_return:.2f}", flush=True)
 
-    episodes = play_episodes(policy, params, environment, args.episodes, args.seed, perturb, on_episode=progress)
+    played = play_episodes(policy, params, environment, episodes, seed, perturb, on_episode=progress)
     environment.close()
     write_dataset(
-        args.out,
-        episodes,
+        out,
+        played,
         spec,
         metadata["environment_id"],
         {
             "acme_agent": metadata["agent"],
             "acme_snapshot": os.path.abspath(snapshot_directory),
-            "acme_exploration": {"epsilon": args.epsilon, "noise": args.noise, "seed": args.seed},
+            "acme_exploration": {"epsilon": epsilon, "noise": noise, "seed": seed},
         },
     )
-    returns = [e.episode_return for e in episodes]
+    returns = [e.episode_return for e in played]
     print(
-        f"Wrote {len(episodes)} episodes ({sum(len(e) for e in episodes)} steps, mean return "
-        f"{sum(returns) / len(returns):.2f}) to {args.out}",
+        f"Wrote {len(played)} episodes ({sum(len(e) for e in played)} steps, mean return "
+        f"{sum(returns) / len(returns):.2f}) to {out}",
         flush=True,
     )
-    return 0

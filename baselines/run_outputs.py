@@ -8,10 +8,12 @@ agents, each also in ``policies/<seed>[-<field><value>]/``) that ``python -m bas
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import shutil
 import sys
-from typing import Any
+from typing import Any, Iterator
 
 from acme.experiments.result import RunResult, SeedRun
 from baselines import registry
@@ -36,6 +38,48 @@ class RunDescription:
     launcher: str = "local"
     dataset: str | None = None
     sweep_field: str | None = None
+
+
+def _topmost_missing(path: str) -> str | None:
+    """The outermost directory of ``path`` that does not exist yet (None if ``path`` exists)."""
+    missing = None
+    path = os.path.abspath(path)
+    while not os.path.exists(path):
+        missing, path = path, os.path.dirname(path)
+    return missing
+
+
+def _holds_files(directory: str) -> bool:
+    """Whether a run wrote anything under ``directory`` beyond the effective config it starts with."""
+    from baselines.hyperparameters import CONFIG_FILE
+
+    return any(set(files) - {CONFIG_FILE} for _, _, files in os.walk(directory))
+
+
+@contextlib.contextmanager
+def new_run_directory(path: str) -> Iterator[None]:
+    """Creates ``path`` for the block; if the block fails before any file but the effective config was written
+    under the directories it created, removes them again, so that a refused run leaves no run folder behind."""
+    created = _topmost_missing(path)
+    os.makedirs(path, exist_ok=True)
+    try:
+        yield
+    except BaseException:
+        if created is not None and not _holds_files(created):
+            shutil.rmtree(created, ignore_errors=True)
+        raise
+
+
+def run_and_write(run_dir: str, config: Any, options: Any, description: RunDescription, progress: bool = False) -> int:
+    """Runs ``config`` with ``options`` (``acme.experiments.run``) in the new run folder ``run_dir``: its
+    ``config.yaml`` first, the starting line, the run, then what it leaves (``write_outputs``, whose exit status
+    it returns). A run that fails before writing anything but its config leaves no folder behind."""
+    from acme.experiments import run
+
+    with new_run_directory(run_dir):
+        write_config(run_dir, description)
+        print(starting_line(description, config, options, config.seed, run_dir), flush=True)
+        return write_outputs(run_dir, run(config, options, progress=progress), description)
 
 
 def write_config(run_dir: str, description: RunDescription) -> None:

@@ -240,7 +240,7 @@ def check(sweep: Sweep) -> None:
     """Refuses an unknown field, a value its field does not take, a combination the agent's config refuses, and a
     ``run`` flag the trials' runs would refuse (or that the sweep sets itself)."""
     from baselines import hyperparameters
-    from baselines.cli import make_parser as run_parser
+    from baselines.parser import make_parser as run_parser
 
     for flag in _OWN_FLAGS:
         if any(arg == flag or arg.startswith(flag + "=") for arg in sweep.run_args):

@@ -39,6 +39,37 @@ def test_layering_points_one_way():
     assert "baselines" not in _imports("agents")
 
 
+def _baselines_import_graph() -> dict[str, set[str]]:
+    graph = {}
+    directory = os.path.join(ROOT, "baselines")
+    for name in os.listdir(directory):
+        if name.endswith(".py"):
+            with open(os.path.join(directory, name)) as f:
+                text = f.read()
+            found = set(re.findall(r"^\s*from baselines\.(\w+) import", text, flags=re.MULTILINE))
+            for group in re.findall(r"^\s*from baselines import \(?([\w, ]+)", text, flags=re.MULTILINE):
+                found |= {part.split(" as ")[0].strip() for part in group.split(",") if part.strip()}
+            graph[name[:-3]] = found
+    return graph
+
+
+def test_baselines_has_no_import_circle_and_only_its_entry_points_import_the_command_line():
+    """The run path lives in the library (``acme.experiments.run``) and ``baselines.run_outputs``; the command line
+    only parses, runs and writes, so no other module needs it."""
+    graph = _baselines_import_graph()
+    assert {module for module, imported in graph.items() if "cli" in imported} <= {"__main__"}
+
+    def reaches(start: str, seen: set[str]) -> set[str]:
+        for module in graph.get(start, ()):
+            if module not in seen:
+                seen.add(module)
+                reaches(module, seen)
+        return seen
+
+    circles = sorted(module for module in graph if module in reaches(module, set()))
+    assert not circles, circles
+
+
 # The offline variants that extend an online agent through its loss hook (CONTRIBUTING.md); no other agent imports
 # another.
 AGENT_EXTENDS = {"cql": {"sac"}, "td3_bc": {"td3"}}

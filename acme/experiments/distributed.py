@@ -20,7 +20,7 @@ from acme.experiments.checkpointing import (
     open_resume,
 )
 from acme.experiments.config import ExperimentConfig
-from acme.experiments.evaluation import Evaluator
+from acme.experiments.evaluation import ACTOR_STEPS, LEARNER_STEPS, Evaluator
 from acme.experiments.inference import (
     InferenceServer,
     ServedActor,
@@ -29,6 +29,7 @@ from acme.experiments.inference import (
 )
 from acme.experiments.options import DISTRIBUTED, RunOptions
 from acme.experiments.result import SeedRun
+from acme.experiments.schedule import Schedule
 from acme.experiments.seeding import ExperimentSeeds
 from acme.jax.polling_source import PollingVariableSource, to_host
 from acme.jax.sharding import device_of
@@ -474,42 +475,70 @@ def final_seed_run(seed: int, evaluations: list, actor_steps: int, learner: Any)
 
 
 class EvaluatorNode:
-    """Evaluates the learner's greedy policy every ``eval_every`` actor steps, and once at the end; its ``run()``
-    returns the run's ``SeedRun`` (every evaluation, the final counts and the learner's policy then), which
-    ``launch`` hands back."""
+    """Evaluates the learner's greedy policy on the run's schedule (every ``eval_every`` steps, and once at the
+    end); its ``run()`` returns the run's ``SeedRun`` (every evaluation, the final counts and the learner's policy
+    then), which ``launch`` hands back.
 
-    def __init__(self, config: ExperimentConfig, environment_spec: specs.EnvironmentSpec, learner: Any, counter: Any):
+    Online (``steps_key`` actor steps) it counts the counter's actor steps up to ``budget``; from a dataset
+    (``LEARNER_STEPS``) the learner's own steps, until the learner says it is done. ``budget`` and ``eval_every``
+    default to ``config``'s.
+    """
+
+    def __init__(
+        self,
+        config: ExperimentConfig,
+        environment_spec: specs.EnvironmentSpec,
+        learner: Any,
+        counter: Any,
+        steps_key: str = ACTOR_STEPS,
+        budget: int | None = None,
+        eval_every: int | None = None,
+    ):
         self._config = config
         self._spec = environment_spec
         self._learner = learner
         self._counter = counter
+        self._steps_key = steps_key
+        self._budget = config.max_num_actor_steps if budget is None else budget
+        self._eval_every = config.eval_every if eval_every is None else eval_every
+
+    def _progress(self) -> tuple[int, bool]:
+        """The steps taken so far, and whether the run is over."""
+        if self._steps_key == LEARNER_STEPS:
+            done = self._learner.done()  # asked first: the steps read after it include the last ones
+            return int(self._learner.steps()), done
+        steps = self._counter.get_counts().get(ACTOR_STEPS, 0)
+        return steps, steps >= self._budget
 
     def run(self) -> SeedRun:
-        config = self._config
+        config, offline = self._config, self._steps_key == LEARNER_STEPS
         evaluator = None
-        if config.eval_every:  # without evaluations the node only waits for the budget, then hands back the run
-            evaluator = Evaluator(config, self._spec, config.network_factory(self._spec), self._learner)
+        if self._eval_every:  # without evaluations the node only waits for the run's end, then hands back the run
+            networks = config.network_factory(self._spec)
+            evaluator = Evaluator(config, self._spec, networks, self._learner, self._steps_key)
+        schedule = Schedule(self._budget, self._eval_every)
         start = time.perf_counter()
-        next_eval = config.eval_every
         evaluations = []
         try:
             while not launch.stop_requested():
-                counts = self._counter.get_counts()
-                steps = counts.get("actor_steps", 0)
-                finished = steps >= config.max_num_actor_steps
-                if evaluator is not None and (steps >= next_eval or finished):
-                    evaluations.append(
-                        evaluator.evaluate(steps, self._counter.get_counts, lambda: time.perf_counter() - start)
+                steps, finished = self._progress()
+                schedule.reached(steps)
+                if evaluator is not None and (schedule.evaluation_due or finished):
+                    # From a dataset an evaluation is placed at the learner step that made it due (no actor steps).
+                    counts = (lambda: {LEARNER_STEPS: steps}) if offline else self._counter.get_counts
+                    evaluation = evaluator.evaluate(
+                        0 if offline else steps, counts, lambda: time.perf_counter() - start
                     )
-                    while next_eval <= steps:
-                        next_eval += config.eval_every
+                    evaluations.append(evaluation)
+                    schedule.evaluated(evaluation.mean_return)
                 if finished:
                     break
                 time.sleep(0.2)
         finally:
             if evaluator is not None:
                 evaluator.close()
-        return final_seed_run(config.seed, evaluations, self._counter.get_counts().get("actor_steps", 0), self._learner)
+        actor_steps = 0 if offline else self._counter.get_counts().get(ACTOR_STEPS, 0)
+        return final_seed_run(config.seed, evaluations, actor_steps, self._learner)
 
 
 def make_distributed_experiment(

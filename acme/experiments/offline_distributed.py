@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from typing import Any
 
 import launch
 from acme import specs
 from acme.datasets.minari_format import check_spec, read_metadata
 from acme.experiments.checkpointing import hold_checkpoint_directory, learner_steps_of, open_resume
-from acme.experiments.distributed import final_seed_run, make_counter
-from acme.experiments.evaluation import LEARNER_STEPS, Evaluator
+from acme.experiments.distributed import EvaluatorNode, make_counter
+from acme.experiments.evaluation import LEARNER_STEPS
 from acme.experiments.offline import OfflineExperimentConfig, evaluation_spec, make_offline_learner
-from acme.experiments.result import SeedRun
 from acme.jax.polling_source import to_host
 
 
@@ -76,47 +74,9 @@ class OfflineLearnerNode:
             return self._checkpointer.save(self._learner.save(), steps, self._counter.get_counts())
 
 
-class OfflineEvaluatorNode:
-    """Evaluates the learner's greedy policy every ``eval_every`` learner steps and once it is done."""
-
-    def __init__(self, config: OfflineExperimentConfig, environment_spec: specs.EnvironmentSpec, learner: Any):
-        self._config = config
-        self._spec = environment_spec
-        self._learner = learner
-
-    def run(self) -> SeedRun:
-        """Evaluates until the learner is done; returns the run's ``SeedRun`` (see ``EvaluatorNode``)."""
-        config, experiment = self._config, self._config.experiment
-        evaluator = None
-        if config.eval_every:  # without evaluations the node only waits for the learner, as in one process
-            networks = experiment.network_factory(self._spec)
-            evaluator = Evaluator(experiment, self._spec, networks, self._learner, LEARNER_STEPS)
-        start = time.perf_counter()
-        next_eval = config.eval_every
-        evaluations = []
-        try:
-            while not launch.stop_requested():
-                done = self._learner.done()
-                steps = self._learner.steps()
-                if evaluator is not None and (steps >= next_eval or done):
-                    # An evaluation is placed at the learner step that made it due (no actor steps offline).
-                    evaluations.append(
-                        evaluator.evaluate(0, lambda: {LEARNER_STEPS: steps}, lambda: time.perf_counter() - start)
-                    )
-                    while next_eval <= steps:
-                        next_eval += config.eval_every
-                if done:
-                    break
-                time.sleep(0.2)
-        finally:
-            if evaluator is not None:
-                evaluator.close()
-        return final_seed_run(experiment.seed, evaluations, 0, self._learner)
-
-
 def make_distributed_offline_experiment(config: OfflineExperimentConfig, learner_restarts: int = 3) -> launch.Program:
     """A program of a counter, ``OfflineLearnerNode`` (restarted up to ``learner_restarts`` times from its last
-    checkpoint when the experiment is checkpointed; Ray only) and ``OfflineEvaluatorNode`` (terminal)."""
+    checkpoint when the experiment is checkpointed; Ray only) and ``EvaluatorNode`` on learner steps (terminal)."""
     spec = evaluation_spec(config.experiment)
     check_spec(read_metadata(config.dataset), spec, config.dataset)  # refused before anything starts
     if config.experiment.checkpointing is not None:  # one run at a time writes there, this process's
@@ -129,5 +89,15 @@ def make_distributed_offline_experiment(config: OfflineExperimentConfig, learner
         label="learner",
         restart=launch.RestartPolicy(max_restarts=restarts),
     )
-    program.add_node(launch.ServiceNode(OfflineEvaluatorNode, config, spec, learner), label="evaluator", terminal=True)
+    evaluator = launch.ServiceNode(
+        EvaluatorNode,
+        config.experiment,
+        spec,
+        learner,
+        counter,
+        LEARNER_STEPS,
+        config.max_num_learner_steps,
+        config.eval_every,
+    )
+    program.add_node(evaluator, label="evaluator", terminal=True)
     return program

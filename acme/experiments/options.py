@@ -34,6 +34,7 @@ REPLAY_BACKENDS = REPLAYS["threads"]
 MAX_ACTORS = 2**16  # actor processes of one program: more than any cluster this library has been run on
 MAX_RESTARTS = 2**20
 MAX_WAIT_SECONDS = 86_400
+MAX_DEVICE_ID = 2**16
 TRANSFER_QUEUE_SIZE = 1_000  # items an actor may write ahead of a learner that holds the replay
 
 # What each launcher does, for errors that refuse an option it has no use for.
@@ -193,6 +194,22 @@ class RunOptions:
         metavar="R",
     )
 
+    record: str | None = _option(
+        None,
+        "also write every transition the actors make to a new dataset in DIR (Minari's format) when the run ends "
+        "(on a Ray cluster DIR must be on a file system every node sees)",
+        HOST,
+        metavar="DIR",
+    )
+    actor_device: int | None = _option(
+        None,
+        "the device the actors' policy runs on (Sebulba: the learner on others, --sharding --devices); default: "
+        "the CPU",
+        HOST,
+        type=int,
+        metavar="ID",
+    )
+
     def __post_init__(self) -> None:
         if self.launcher is not None and self.launcher not in RUN_LAUNCHERS:
             raise ValueError(f"{say('launcher')} must be one of {', '.join(RUN_LAUNCHERS)}, got {self.launcher!r}.")
@@ -223,6 +240,7 @@ class RunOptions:
             "num_actors": (1, MAX_ACTORS),
             "num_envs": (1, MAX_BATCH_DIMENSION),
             "num_seeds": (1, MAX_BATCH_DIMENSION),
+            "actor_device": (0, MAX_DEVICE_ID),
             "stream_buffer": (0, MAX_REPLAY_ITEMS),
             "inference_batch_size": (1, MAX_BATCH_DIMENSION),
             "transfer_queue_size": (1, MAX_REPLAY_ITEMS),
@@ -231,7 +249,7 @@ class RunOptions:
         }
         for name, (least, most) in counts.items():
             value = getattr(self, name)
-            if value is None and name in ("num_actors", "num_envs"):
+            if value is None and name in ("num_actors", "num_envs", "actor_device"):
                 continue
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not least <= value <= most:
                 raise ValueError(f"{say(name)} must be an integer >= {least} and at most {most:,}, got {quote(value)}.")
@@ -255,28 +273,38 @@ class RunOptions:
                     f"{quote(self.sweep)}."
                 )
             object.__setattr__(self, "sweep", (field, tuple(float(v) for v in values)))
-        if self.dataset is not None and (not isinstance(self.dataset, str) or not self.dataset):
-            raise ValueError(
-                f"{say('dataset')} must be the directory of a recorded dataset, got {quote(self.dataset)}."
-            )
+        for name, what in (("dataset", "the directory of a recorded dataset"), ("record", "a new directory")):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or not value):
+                raise ValueError(f"{say(name)} must be {what}, got {quote(value)}.")
 
     def _check_dataset(self) -> None:
-        """What only a run from a dataset uses needs one, and what sets up actors is refused with one."""
+        """What only a run from a dataset uses needs one, and what sets up actors is refused with one; the dataset
+        must be readable, and a dataset to record must not exist yet (nothing is overwritten)."""
+        from acme.datasets.minari_format import holds_dataset, read_metadata
+
         if self.dataset is None:
             for name in ("stream_buffer", "stream_samples_per_insert"):
                 if getattr(self, name) != RunOptions.__dataclass_fields__[name].default:
                     raise ValueError(
                         f"{say(name)} streams a dataset; give {say('dataset', 'DIR')}, or leave {say(name)} out."
                     )
+            if self.record is not None and holds_dataset(self.record):
+                raise ValueError(
+                    f"{say('record', self.record)} already holds a dataset, which is never overwritten: name a new "
+                    "directory."
+                )
             return
         if self.stream_samples_per_insert != DEFAULT_STREAM_SAMPLES_PER_INSERT and not self.stream_buffer:
             raise ValueError(
                 f"{say('stream_samples_per_insert')} paces a streamed dataset: give {say('stream_buffer', 'N')} too."
             )
-        if self.num_envs is not None:
-            raise ValueError(
-                f"{say('num_envs')} sets up actors, and a run from a dataset has none: leave {say('num_envs')} out."
-            )
+        for name, does in (("num_envs", "sets up"), ("record", "records"), ("actor_device", "places")):
+            if getattr(self, name) is not None:
+                raise ValueError(
+                    f"{say(name)} {does} actors, and a run from a dataset has none: leave {say(name)} out."
+                )
+        read_metadata(self.dataset)  # a DatasetError (no dataset there, or a damaged one) before anything starts
 
     def _check_launcher(self) -> None:
         for field in dataclasses.fields(self):

@@ -32,6 +32,7 @@ def run(config: ExperimentConfig, options: RunOptions | None = None, progress: b
     """
     options = RunOptions(launcher="local") if options is None else options
     launcher = options.launcher or "local"
+    config = _with_actor_options(config, options)
     if options.dataset is not None:
         return _from_dataset(config, options, launcher, progress)
     if launcher == "anakin":
@@ -50,6 +51,19 @@ def run(config: ExperimentConfig, options: RunOptions | None = None, progress: b
     if config.record_dataset is not None:  # the actors' shards, one dataset
         print(f"Recorded the actors' episodes to {merge_recording(config)}.", flush=True)
     return result
+
+
+def _with_actor_options(config: ExperimentConfig, options: RunOptions) -> ExperimentConfig:
+    """``config`` with the actors' options set (``RunOptions.record``, ``actor_device``): the options win."""
+    changes = {}
+    if options.record is not None:
+        changes["record_dataset"] = options.record
+    if options.actor_device is not None:
+        from acme.jax.sharding import device_of
+
+        device_of(options.actor_device)  # refused here when it is not there
+        changes["actor_device"] = options.actor_device
+    return dataclasses.replace(config, **changes) if changes else config
 
 
 def _from_dataset(config: ExperimentConfig, options: RunOptions, launcher: str, progress: bool) -> RunResult:

@@ -18,7 +18,8 @@ from acme.environments import factory
 from acme.snapshots import save_policy_snapshot
 from acme.utils.checkpoint_files import tree_signature
 from agents.dqn import DQNConfig
-from baselines import cli, registry
+from baselines import parser as baselines_parser
+from baselines import registry
 from baselines.cli import main
 
 ENV = "gymnasium:CartPole-v1"
@@ -266,7 +267,7 @@ def test_help_lists_every_command_and_every_environment_family(capsys):
         main(["--help"])
     out = capsys.readouterr().out
     usage = "".join(out[: out.index("\n\n")].split())
-    parser = cli.make_parser()
+    parser = baselines_parser.make_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
     assert sorted(commands) == sorted(
         ["run", "config", "plan", "list", "evaluate", "record", "reproduce", "sweep", "report"]

@@ -103,7 +103,10 @@ def test_a_distributed_runs_actors_are_recorded_into_one_dataset(tmp_path):
         (["run", "ppo", "--env", CARTPOLE], "PPO learns on-policy from a rollout queue"),
         (["run", "bc", "--env", CARTPOLE, "--launcher", "anakin"], "--dataset is for the local or threads or ray"),
         (["run", "bc", "--env", CARTPOLE, "--num-envs", "4"], "--num-envs sets up actors"),
-        (["run", "bc", "--env", CARTPOLE, "--record", "x"], "a --dataset run has no actors"),
+        (
+            ["run", "bc", "--env", CARTPOLE, "--record", "x"],
+            "--record records actors, and a run from a dataset has none",
+        ),
         (["run", "bc", "--env", CARTPOLE, "--stream-samples-per-insert", "8"], "give --stream-buffer N too"),
         (
             ["run", "bc", "--env", CARTPOLE, "--stream-buffer", "-1"],

@@ -50,7 +50,10 @@ def test_a_run_with_a_data_parallel_learner_trains_on_its_devices(tmp_path):
 def test_sharding_flags_are_refused_where_they_do_not_apply(tmp_path, capsys):
     for argv, message in (
         (["--devices", "2"], "--devices describes the learner's layout: add --sharding"),
-        (["--actor-device", "0", "--launcher", "anakin", "--env", "jax:CartPole-v1"], "anakin launcher acts where"),
+        (
+            ["--actor-device", "0", "--launcher", "anakin", "--env", "jax:CartPole-v1"],
+            "--actor-device is for the local or threads or ray launchers",
+        ),
         (["--sharding", "rules", "--sharding-rule", "w$"], "--sharding-rule must be PATTERN=AXES"),
     ):
         try:
