@@ -71,6 +71,8 @@ setup(
         "atari": ATARI,
         "test": ["pytest", "pytest-timeout", "pytest-xdist", "ruff", "minatar"],
         "cuda": ["jax[cuda12]>=0.4.34"],
+        # Experiment trackers (--logger wandb / mlflow): W&B, and MLflow's client with its SQLite store.
+        "tracking": ["wandb", "mlflow-skinny", "sqlalchemy", "alembic"],
     },
     entry_points={"console_scripts": ["acme-baselines=baselines.cli:main"]},
 )

@@ -170,6 +170,7 @@ def run_command(args: argparse.Namespace) -> int:
         from tqdm import tqdm
 
         print_fn = tqdm.write
+    tracking = tracking_of(args, run_dir)
     config = registry.make_experiment_config(
         args.agent,
         args.env,
@@ -177,7 +178,9 @@ def run_command(args: argparse.Namespace) -> int:
         max_steps=args.max_steps,
         eval_every=args.eval_every,
         num_eval_episodes=args.eval_episodes,
-        logger_factory=loggers.make_logger_factory(run_dir, time_delta=args.log_every, print_fn=print_fn),
+        logger_factory=loggers.make_logger_factory(
+            run_dir, time_delta=args.log_every, print_fn=print_fn, tracking=tracking
+        ),
         checkpointing=checkpointing,
         config_overrides=parser_module.checked_overrides(args),
     )
@@ -195,6 +198,22 @@ def run_command(args: argparse.Namespace) -> int:
     )
 
 
+def tracking_of(args: argparse.Namespace, run_dir: str):
+    """The tracker ``--logger`` names (None for csv alone), its run named after the run folder."""
+    from acme.utils.loggers import Tracking
+    from baselines import hyperparameters
+
+    if args.logger == "csv":
+        if args.logger_group is not None:
+            raise ValueError("--logger-group names the run's group in a tracker: give --logger wandb or mlflow too.")
+        return None
+    name = os.path.basename(os.path.normpath(run_dir))
+    agent_config = registry.make_agent_config(args.agent, args.env, parser_module.checked_overrides(args))
+    fields = {"agent": args.agent, "environment": args.env, "seed": args.seed}
+    fields.update(hyperparameters.as_data(agent_config))
+    return Tracking(args.logger, name, args.logger_group or name, os.path.abspath(run_dir), fields)
+
+
 def description_of(args: argparse.Namespace, config, options) -> run_outputs.RunDescription:
     """What ``args``' run is, for the run's folder (``baselines.run_outputs``)."""
     return run_outputs.RunDescription(
@@ -204,6 +223,8 @@ def description_of(args: argparse.Namespace, config, options) -> run_outputs.Run
         launcher=options.launcher or "local",
         dataset=options.dataset,
         sweep_field=options.sweep[0] if options.sweep is not None else None,
+        logger=args.logger,
+        logger_group=args.logger_group,
     )
 
 

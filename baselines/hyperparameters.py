@@ -286,13 +286,13 @@ def _flow(value: Any) -> str:
     return text[: -len("\n...\n")] if text.endswith("\n...\n") else text.strip()
 
 
-def describe(agent: str, environment: str, agent_config: Any) -> str:
+def describe(agent: str, environment: str, agent_config: Any, run: Mapping[str, Any] | None = None) -> str:
     """The effective config as the YAML a run writes and ``--config`` reads."""
     header = (
         f"# {agent} on {environment}: the effective config (the registered baseline's values, then --config, then "
         f"--set).\n# Re-run it with: python -m baselines run {agent} --env {environment} --config <this file>\n"
     )
-    body = yaml.safe_dump({"agent": agent, "environment": environment}, sort_keys=False) + "config:\n"
+    body = yaml.safe_dump({"agent": agent, "environment": environment, **(run or {})}, sort_keys=False) + "config:\n"
     descriptions = field_descriptions(type(agent_config))
     for name, value in as_data(agent_config).items():
         line = f"  {name}: {_flow(value)}"
@@ -300,9 +300,12 @@ def describe(agent: str, environment: str, agent_config: Any) -> str:
     return header + body
 
 
-def write_config(run_dir: str, agent: str, environment: str, agent_config: Any) -> str:
-    """Writes ``describe(...)`` to ``run_dir/config.yaml``; returns the path."""
+def write_config(
+    run_dir: str, agent: str, environment: str, agent_config: Any, run: Mapping[str, Any] | None = None
+) -> str:
+    """Writes ``describe(...)`` to ``run_dir/config.yaml``, with ``run``'s entries (how the run was logged) beside
+    the agent and environment; returns the path."""
     path = os.path.join(run_dir, CONFIG_FILE)
     with open(path, "w") as f:
-        f.write(describe(agent, environment, agent_config))
+        f.write(describe(agent, environment, agent_config, run))
     return path

@@ -202,6 +202,21 @@ def make_parser() -> argparse.ArgumentParser:
         default=5.0,
         help="seconds between terminal log lines, 0 for every row",
     )
+    run.add_argument(
+        "--logger",
+        choices=("csv", "wandb", "mlflow"),
+        default="csv",
+        help="where the run's rows go besides the terminal: csv (CSV and TensorBoard files in the run folder, "
+        "always written); wandb or mlflow also to that tracker (the 'tracking' extra): W&B offline files under the "
+        "run folder unless WANDB_MODE says otherwise, MLflow's MLFLOW_TRACKING_URI or else runs/mlflow.db",
+    )
+    run.add_argument(
+        "--logger-group",
+        default=None,
+        metavar="NAME",
+        help="with --logger wandb or mlflow: the group the run is shown in (W&B's group, MLflow's experiment); "
+        "default: the run folder's name (a sweep gives its trials the sweep's)",
+    )
     _add_run_option_flags(run)
     run.add_argument(
         "--checkpoint-dir",

@@ -30,6 +30,8 @@ class RunDescription:
       launcher: local, threads, ray or anakin.
       dataset: the dataset a run from a dataset learned from (None online).
       sweep_field: the config field an on-device sweep gave each agent its own value of.
+      logger: where the run's rows went besides the terminal (csv, wandb or mlflow).
+      logger_group: the tracker group it was shown in (None: its folder's name).
     """
 
     agent: str
@@ -38,6 +40,8 @@ class RunDescription:
     launcher: str = "local"
     dataset: str | None = None
     sweep_field: str | None = None
+    logger: str = "csv"
+    logger_group: str | None = None
 
 
 def _topmost_missing(path: str) -> str | None:
@@ -79,14 +83,18 @@ def run_and_write(run_dir: str, config: Any, options: Any, description: RunDescr
     with new_run_directory(run_dir):
         write_config(run_dir, description)
         print(starting_line(description, config, options, config.seed, run_dir), flush=True)
-        return write_outputs(run_dir, run(config, options, progress=progress), description)
+        result = run(config, options, progress=progress)
+        return write_outputs(run_dir, result, description, config.get_logger_factory())
 
 
 def write_config(run_dir: str, description: RunDescription) -> None:
     """``config.yaml``: the agent's full config, written before the run starts."""
     from baselines import hyperparameters
 
-    hyperparameters.write_config(run_dir, description.agent, description.environment, description.agent_config)
+    logging = {"logger": description.logger}
+    if description.logger_group is not None:
+        logging["logger_group"] = description.logger_group
+    hyperparameters.write_config(run_dir, description.agent, description.environment, description.agent_config, logging)
 
 
 def label(run: SeedRun, field: str | None) -> str:
@@ -257,13 +265,32 @@ def starting_line(description: RunDescription, config: Any, options: Any, seed: 
     )
 
 
-def write_outputs(run_dir: str, result: RunResult, description: RunDescription) -> int:
+def write_summary(logger_factory: Any, result: RunResult, description: RunDescription) -> None:
+    """One row per agent in the ``summary`` logger: its final and best evaluation return, steps and wall-clock."""
+    logger = logger_factory("summary", result.steps_key)
+    for run in result.runs:
+        returns = [e.mean_return for e in run.evaluations]
+        row = {"seed": run.seed, "actor_steps": run.actor_steps, "learner_steps": run.learner_steps}
+        if description.sweep_field:
+            row[description.sweep_field] = run.sweep_value
+        if returns:
+            row.update(final_return=returns[-1], best_return=max(returns))
+        logger.write({**row, "wall_seconds": result.wall_seconds})
+    logger.close()
+
+
+def write_outputs(
+    run_dir: str, result: RunResult, description: RunDescription, logger_factory: Any | None = None
+) -> int:
     """Writes what a finished run leaves (see the module docstring); returns the exit status (1 when a policy
     snapshot could not be written, 0 otherwise). The curve and the closing lines come before the snapshots: a
-    snapshot that fails to save loses neither."""
+    snapshot that fails to save loses neither. With ``logger_factory`` each agent's summary (final and best
+    return, steps, wall-clock) is also a row of the ``summary`` logger (``summary.csv``, and the tracker's run)."""
     from baselines.results import write_result
 
     write_result(run_dir, result_json(result, description))
+    if logger_factory is not None:
+        write_summary(logger_factory, result, description)
     if any(run.evaluations for run in result.runs):
         _plot(os.path.join(run_dir, "learning_curve.png"), result, description)
     for line in closing_lines(result, description, run_dir):

@@ -38,7 +38,7 @@ RUNS = "runs"  # DIR/runs/<label>: the trials' run directories
 TUNE = "tune"  # DIR/tune: Ray Tune's experiment state
 TRIAL_FILE = "sweep_trial.json"  # in each run directory: the setting and seeds it runs, and its command
 PID_FILE = "trial.pid"  # in a run directory while its run process runs: its id and start time
-_OWN_FLAGS = ("--seed", "--run-dir", "--checkpoint-dir", "--no-progress", "--num-seeds", "--sweep")
+_OWN_FLAGS = ("--seed", "--run-dir", "--checkpoint-dir", "--no-progress", "--num-seeds", "--sweep", "--logger-group")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -342,6 +342,8 @@ def trial_runs(sweep: Sweep, setting: dict[str, str], seeds: Sequence[int], swee
     """``(run directory, run argv)`` of each run a trial makes: one per seed, or one anakin call for them all."""
     sets = [item for field, value in setting.items() for item in ("--set", f"{field}={value}")]
     common = ["run", sweep.agent, "--env", sweep.environment, *sweep.run_args, *sets, "--no-progress"]
+    if _flag_value(sweep.run_args, "--logger") not in (None, "csv"):  # the trials show as one group in the tracker
+        common += ["--logger-group", os.path.basename(os.path.normpath(os.path.abspath(sweep_dir)))]
     name = label(setting)
     runs = []
     if sweep.anakin:

@@ -13,10 +13,14 @@ import importlib.util
 
 INSTALL_REVERB = 'pip install -e ".[reverb]" -c constraints.txt (Python 3.11 only)'
 
+INSTALL_TRACKING = 'pip install -e ".[tracking]"'
+
 # module -> (extra that provides it, how to install it)
 _PROVIDERS = {
     "reverb": ("reverb", INSTALL_REVERB),
     "tensorflow": ("reverb", INSTALL_REVERB),
+    "wandb": ("tracking", INSTALL_TRACKING),
+    "mlflow": ("tracking", INSTALL_TRACKING),
 }
 
 
@@ -25,7 +29,8 @@ class MissingExtraError(ImportError):
 
 
 def available(module: str) -> bool:
-    """Whether ``module`` (``"reverb"`` or ``"tensorflow"``) can be imported, without importing it."""
+    """Whether ``module`` (``"reverb"``, ``"tensorflow"``, ``"wandb"`` or ``"mlflow"``) can be imported, without
+    importing it."""
     _check_known(module)
     return importlib.util.find_spec(module) is not None
 

@@ -14,6 +14,7 @@ from acme.utils.loggers.base import (
 from acme.utils.loggers.csv import CSVLogger
 from acme.utils.loggers.tensorboard import TensorBoardLogger
 from acme.utils.loggers.terminal import TerminalLogger
+from acme.utils.loggers.trackers import TRACKERS, Tracking
 
 
 def make_default_logger(
@@ -24,9 +25,11 @@ def make_default_logger(
     print_fn=None,
     terminal: bool = True,
     tensorboard: bool = True,
+    tracking: Tracking | None = None,
 ) -> Logger:
     """Terminal output (at most one row per ``time_delta`` seconds) plus, when a
-    ``directory`` is given, every row in CSV and TensorBoard files under it.
+    ``directory`` is given, every row in CSV and TensorBoard files under it, and
+    with ``tracking`` every row in that experiment tracker too (W&B or MLflow).
 
     ``tensorboard`` (default True) writes the TensorBoard event files (with
     tensorboardX, on either stack); ``False`` writes only CSV.
@@ -38,16 +41,24 @@ def make_default_logger(
         loggers.append(CSVLogger(directory, label))
         if tensorboard:
             loggers.append(TensorBoardLogger(directory, label, steps_key))
+    if tracking is not None:
+        loggers.append(tracking.make_logger(label, steps_key))
     return Dispatcher(loggers)
 
 
 def make_logger_factory(
-    directory: str | None = None, time_delta: float = 1.0, terminal: bool = True, print_fn=None
+    directory: str | None = None,
+    time_delta: float = 1.0,
+    terminal: bool = True,
+    print_fn=None,
+    tracking: Tracking | None = None,
 ) -> LoggerFactory:
-    """A factory of default loggers writing under one run directory."""
+    """A factory of default loggers writing under one run directory (and to ``tracking``'s tracker)."""
 
     def factory(label: str, steps_key: str | None = None) -> Logger:
-        return make_default_logger(label, directory, steps_key, time_delta, print_fn=print_fn, terminal=terminal)
+        return make_default_logger(
+            label, directory, steps_key, time_delta, print_fn=print_fn, terminal=terminal, tracking=tracking
+        )
 
     return factory
 
@@ -61,6 +72,8 @@ __all__ = [
     "NoOpLogger",
     "TensorBoardLogger",
     "TerminalLogger",
+    "TRACKERS",
+    "Tracking",
     "TimeFilter",
     "make_default_logger",
     "make_logger_factory",
