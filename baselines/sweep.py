@@ -12,8 +12,8 @@ run's evaluations to Tune as they are logged. A grid sweep has one trial per set
 one trial per suggested setting, which runs its seeds one after another and is scored by their mean final return. With
 ``--launcher anakin`` a trial runs all its seeds, and the values of the grid's first numeric field, in one
 vmapped call on the device. Every trial's run is checkpointed, so the same command resumes a stopped sweep:
-finished runs are kept, unfinished ones restart from their newest checkpoint (a local run saves one when the
-sweep stops it; anakin, threads and Ray runs resume from their last periodic one: docs/sweeps.md).
+finished runs are kept, unfinished ones restart from their newest checkpoint (every launcher's run saves one when
+the sweep stops it: docs/sweeps.md).
 """
 
 from __future__ import annotations

@@ -437,6 +437,21 @@ def open_resume(config: Any, replay_backend: str | None = None, exclusive: bool 
     return Resume(checkpointer, restored)
 
 
+def newest_checkpoint_counts(directory: str) -> dict | None:
+    """The counts of the newest checkpoint in ``directory`` (its learner steps included), read from its manifest
+    without loading the state; None where there is none or it cannot be read."""
+    from acme.utils.checkpoint_files import read_manifest
+
+    try:
+        steps = sorted(int(name[5:]) for name in os.listdir(directory) if re.fullmatch(r"ckpt-\d+", name))
+        if not steps:
+            return None
+        metadata = read_manifest(os.path.join(directory, f"ckpt-{steps[-1]}")).get("metadata", {})
+        return {**metadata.get("counts", {}), "learner_steps": int(metadata.get("learner_steps", steps[-1]))}
+    except (OSError, CheckpointError, ValueError, TypeError, AttributeError):
+        return None
+
+
 def hold_checkpoint_directory(config: CheckpointingConfig) -> None:
     """Holds ``config.directory`` for this process until it ends, as the driver of a distributed program does
     (its nodes open it with ``exclusive=False``); raises ``DirectoryInUseError`` if another run holds it."""

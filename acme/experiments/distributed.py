@@ -245,6 +245,11 @@ class LearnerNode:
             return self.save()
 
     def stop(self) -> None:
+        """At the program's end: a checkpointed run stopped before its budget (Ctrl-C, SIGTERM, another node's
+        failure) first saves the learner as it stops, so that the same command resumes from there."""
+        if self._checkpointer is not None and not self._finished.is_set():
+            steps = self._counter.get_counts().get("actor_steps", 0)
+            print(f"Checkpoint saved: {self.finish()} (actor steps {steps}).", flush=True)
         if self._feed is not None:
             self._feed.close()
         if self._listener is not None:

@@ -36,6 +36,7 @@ class OfflineLearnerNode:
         self._max_steps = config.max_num_learner_steps
         self._checkpointer = resume.checkpointer
         self._done = threading.Event()
+        self._stopping = threading.Event()  # set by stop(): no step after its checkpoint
         self._lock = threading.Lock()
         if resume.restore(self._learner):
             print(
@@ -58,6 +59,8 @@ class OfflineLearnerNode:
     def run(self) -> None:
         while not launch.stop_requested() and learner_steps_of(self._learner) < self._max_steps:
             with self._lock:
+                if self._stopping.is_set():
+                    break
                 self._learner.step()
             if self._checkpointer is not None and self._checkpointer.due(learner_steps_of(self._learner)):
                 self.save()
@@ -65,6 +68,12 @@ class OfflineLearnerNode:
             if self._checkpointer is not None:
                 self.save()
             self._done.set()
+
+    def stop(self) -> None:
+        """A checkpointed run stopped before its budget (Ctrl-C, SIGTERM) saves the learner as it stops."""
+        if self._checkpointer is not None and not self._done.is_set():
+            self._stopping.set()
+            print(f"Checkpoint saved: {self.save()} (learner steps {self.steps()}).", flush=True)
 
     def save(self) -> str:
         if self._checkpointer is None:
@@ -81,6 +90,12 @@ def make_distributed_offline_experiment(config: OfflineExperimentConfig, learner
     check_spec(read_metadata(config.dataset), spec, config.dataset)  # refused before anything starts
     if config.experiment.checkpointing is not None:  # one run at a time writes there, this process's
         hold_checkpoint_directory(config.experiment.checkpointing)
+        resume = open_resume(config.experiment, exclusive=False)  # the learner node restores it
+        resume.close()
+        if resume.restored is not None:
+            print(resume.restored.describe(), flush=True)
+        else:
+            print(f"Checkpoints go to {config.experiment.checkpointing.directory}.", flush=True)
     program = launch.Program("offline")
     counter = program.add_node(launch.ServiceNode(make_counter, {}), label="counter")
     restarts = learner_restarts if config.experiment.checkpointing is not None else 0

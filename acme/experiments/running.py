@@ -17,8 +17,11 @@ Every driver follows one schedule (``acme.experiments.schedule``) and returns on
 from __future__ import annotations
 
 import dataclasses
+import signal
+import sys
 import time
 
+from acme.experiments.checkpointing import CheckpointingConfig, newest_checkpoint_counts
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.options import RunOptions
 from acme.experiments.result import ACTOR_STEPS, LEARNER_STEPS, RunResult, SeedRun
@@ -47,7 +50,7 @@ def run(config: ExperimentConfig, options: RunOptions | None = None, progress: b
         return run_experiment(config, progress=progress, replay=options.replay_backend)
     from acme.experiments.distributed import make_distributed_experiment, merge_recording
 
-    result = launch_program(make_distributed_experiment(config, options), options, ACTOR_STEPS)
+    result = launch_program(make_distributed_experiment(config, options), options, ACTOR_STEPS, config.checkpointing)
     if config.record_dataset is not None:  # the actors' shards, one dataset
         print(f"Recorded the actors' episodes to {merge_recording(config)}.", flush=True)
     return result
@@ -66,6 +69,20 @@ def _with_actor_options(config: ExperimentConfig, options: RunOptions) -> Experi
     return dataclasses.replace(config, **changes) if changes else config
 
 
+def _after_checkpoint(stop: BaseException, directory: str, steps_key: str) -> BaseException:
+    """What a checkpointed program stopped by a signal raises: the same stop, saying where its newest checkpoint
+    holds the run (KeyboardInterrupt for Ctrl-C; SIGTERM's SystemExit after printing it)."""
+    counts = newest_checkpoint_counts(directory)
+    if counts is None or steps_key not in counts:
+        return stop
+    where = f"at {steps_key[:-1].replace('_', ' ')} {int(counts[steps_key])}, after a checkpoint"
+    if isinstance(stop, KeyboardInterrupt):
+        return KeyboardInterrupt(f"stopped by Ctrl-C {where}")
+    if stop.code == 128 + signal.SIGTERM:
+        print(f"Stopped by SIGTERM {where}.", file=sys.stderr, flush=True)
+    return stop
+
+
 def _from_dataset(config: ExperimentConfig, options: RunOptions, launcher: str, progress: bool) -> RunResult:
     from acme.experiments.offline import OfflineExperimentConfig, run_offline_experiment
 
@@ -82,16 +99,25 @@ def _from_dataset(config: ExperimentConfig, options: RunOptions, launcher: str, 
     from acme.experiments.offline_distributed import make_distributed_offline_experiment
 
     program = make_distributed_offline_experiment(offline, learner_restarts=options.learner_restarts)
-    return launch_program(program, options, LEARNER_STEPS)
+    return launch_program(program, options, LEARNER_STEPS, config.checkpointing)
 
 
-def launch_program(program, options: RunOptions, steps_key: str = ACTOR_STEPS) -> RunResult:
+def launch_program(
+    program, options: RunOptions, steps_key: str = ACTOR_STEPS, checkpointing: CheckpointingConfig | None = None
+) -> RunResult:
     """Runs a distributed experiment's ``program`` to its end on ``options``' launcher; its result is the
-    ``SeedRun`` its evaluator node returned (``launch.launch`` hands back what nodes return)."""
+    ``SeedRun`` its evaluator node returned (``launch.launch`` hands back what nodes return). Stopped by Ctrl-C
+    or SIGTERM, a checkpointed program's learner saves as it stops, and the error says where that checkpoint
+    holds the run, as the host loop's does."""
     import launch
 
     start = time.perf_counter()
-    returned = launch.launch(program, options.launch_options())
+    try:
+        returned = launch.launch(program, options.launch_options())
+    except (KeyboardInterrupt, SystemExit) as stop:
+        if checkpointing is None:
+            raise
+        raise _after_checkpoint(stop, checkpointing.directory, steps_key) from None
     seed_run = returned.get("evaluator")
     if not isinstance(seed_run, SeedRun):
         raise RuntimeError(f"The program's evaluator node returned {type(seed_run).__name__}, not the run's SeedRun.")

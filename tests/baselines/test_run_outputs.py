@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
@@ -59,20 +58,6 @@ def test_several_agents_each_get_their_line_and_are_all_kept():
     assert run_outputs.closing_lines(unevaluated, description, "D")[-1] == (
         "Finished 500 actor steps in 2 s with no evaluation (logs in D)."
     )
-
-
-def test_a_distributed_run_writes_the_same_folder_from_what_its_evaluator_handed_back(tmp_path):
-    """DQN on the threads launcher through the command line: result.json, the curve and, from the learner's
-    policy the evaluator fetched at the end, a policy snapshot, as a run in one process leaves."""
-    from baselines.cli import main
-
-    run_dir = tmp_path / "run"
-    argv = ["run", "dqn", "--launcher", "threads", "--num-actors", "1", "--max-steps", "1500", "--eval-every", "500"]
-    assert main([*argv, "--no-progress", "--eval-episodes", "2", "--run-dir", str(run_dir)]) == 0
-    result = json.loads((run_dir / "result.json").read_text())
-    assert result["launcher"] == "threads" and result["actor_steps"] >= 1500 and result["learner_steps"] > 0
-    assert [e["actor_steps"] >= 500 * (i + 1) for i, e in enumerate(result["evaluations"])] == [True] * 3
-    assert os.path.exists(run_dir / "learning_curve.png") and os.path.exists(run_dir / "policy" / "manifest.json")
 
 
 def test_an_offline_checkpoint_from_before_learner_steps_were_kept_resumes_its_curve():
