@@ -33,6 +33,7 @@ import numpy as np
 from acme.anakin.loop import AgentCarry, AnakinAgent, canonical_spec, check_supported
 from acme.anakin.sharding import AnakinLayout
 from acme.environments.jax_native import JaxEnvironment, make_jax_environment
+from acme.experiments.checkpointing import ExperimentCheckpointer, experiment_identity
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.evaluation import EvaluationResult
 from acme.experiments.result import RunResult, SeedRun
@@ -236,12 +237,11 @@ def _check_finite(name: str, first_bad: Any, labels: Sequence[dict], hint: str) 
                 )
 
 
-def _metadata(config: ExperimentConfig, agents: AnakinAgents) -> dict:
-    builder = type(config.builder)
+def _identity(config: ExperimentConfig, agents: AnakinAgents) -> dict:
+    """What a checkpoint must match to resume this run: the experiment's identity, the agents and environments."""
     return {
+        **experiment_identity(config),
         "runner": "anakin",
-        "builder": f"{builder.__module__}.{builder.__qualname__}",
-        "environment": config.environment_id,
         "agents": agents.labels(),
         "num_envs": agents.base.num_envs,
     }
@@ -269,17 +269,17 @@ def run_anakin(config: ExperimentConfig, anakin: AnakinConfig | None = None, pro
     evaluations: list[list[EvaluationResult]] = [[] for _ in labels]
     iteration, resumed_from = 0, None
     checkpointer = None
-    metadata = _metadata(config, agents)
     if config.checkpointing is not None:
-        checkpointer = checkpoint_files.Checkpointer(config.checkpointing.directory, config.checkpointing.keep)
-        restored = checkpointer.restore_latest(expect_metadata=metadata)
+        checkpointer = ExperimentCheckpointer(config.checkpointing, _identity(config, agents))
+        restored = _restore_latest(checkpointer, config, agents)
         if restored is not None:
-            carry, iteration, extra = _restore(carry, restored)
-            carry = agents.place(carry)
-            evaluations = [[EvaluationResult(**e) for e in agent] for agent in extra["evaluations"]]
-            start -= float(extra.get("wall_seconds", 0.0))  # the clock goes on from the stopped attempt's
+            path, leaves, loop = restored
+            carry = agents.place(_unflatten(carry, leaves))
+            iteration = int(loop["iteration"])
+            evaluations = [[EvaluationResult(**e) for e in agent] for agent in loop["evaluations"]]
+            start -= float(loop.get("wall_seconds", 0.0))  # the clock goes on from the stopped attempt's
             resumed_from = iteration
-            print(f"Resuming from checkpoint {checkpointer.path(iteration)} (iteration {iteration}).", flush=True)
+            print(f"Resuming from checkpoint {path} (iteration {iteration}).", flush=True)
     # Compile both calls before the clock of the run's own work starts (a chunk of 0 iterations, one evaluation).
     carry, _ = agents.chunk(carry, agents.swept, 0)
     eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, 1 << 20))(keys)
@@ -338,7 +338,7 @@ def run_anakin(config: ExperimentConfig, anakin: AnakinConfig | None = None, pro
                         )
                     schedule.evaluated(float(returns.mean()))
                 if schedule.checkpoint_due(int(learner_steps.max())):
-                    path = _save(checkpointer, carry, iteration, metadata, evaluations, time.perf_counter() - start)
+                    path = _save(checkpointer, carry, iteration, evaluations, time.perf_counter() - start)
                     schedule.checkpoint_saved(int(learner_steps.max()))
                     schedule.say(f"Checkpoint saved: {path} (actor steps {int(steps.min())}).")
                 schedule.stop_if_requested()
@@ -370,21 +370,47 @@ def run_anakin(config: ExperimentConfig, anakin: AnakinConfig | None = None, pro
     )
 
 
-def _save(checkpointer, carry: AgentCarry, iteration: int, metadata: dict, evaluations, wall_seconds: float) -> str:
-    """The whole carry (learner states, environments, replay, keys) as a list of arrays, with the evaluations and
-    the run's wall-clock so far: data only. Returns the checkpoint's path."""
+def _save(checkpointer: ExperimentCheckpointer, carry: AgentCarry, iteration: int, evaluations, wall_seconds: float):
+    """The whole carry (learner states, environments, replay, keys) as a list of arrays, the counts, and as loop
+    state the iteration, the evaluations and the run's wall-clock so far: data only. Named by
+    the iteration (the agents' learner steps differ when they are swept). Returns the checkpoint's path."""
     leaves = [np.asarray(x) for x in jax.device_get(jax.tree.leaves(carry))]
-    extra = {
+    counts = {  # each agent's, as the schedule counts them
+        "actor_steps": int(np.asarray(jax.device_get(carry.actor_steps)).sum(axis=-1).min()),
+        "learner_steps": int(np.asarray(jax.device_get(carry.learner.steps)).max()),
+    }
+    loop = {
+        "iteration": iteration,
         "evaluations": [[dataclasses.asdict(e) for e in agent] for agent in evaluations],
         "wall_seconds": float(wall_seconds),
     }
-    return checkpointer.save({"leaves": leaves, "progress": extra}, iteration, metadata=metadata)
+    return checkpointer.save({"leaves": leaves}, iteration, counts, loop=loop)
 
 
-def _restore(fresh: AgentCarry, restored) -> tuple[AgentCarry, int, dict]:
-    state, iteration, _ = restored
+def _restore_latest(
+    checkpointer: ExperimentCheckpointer, config: ExperimentConfig, agents: AnakinAgents
+) -> tuple[str, list, dict] | None:
+    """``(path, leaves, loop state)`` of the newest checkpoint, or None in a new directory. A checkpoint that an
+    on-device run wrote before its checkpoints were the experiment format (2026-11-28: the leaves and the loop
+    state in its tree, the identity as its metadata) resumes as well."""
+    try:
+        restored = checkpointer.restore()
+    except checkpoint_files.CheckpointMismatchError:
+        legacy = checkpoint_files.Checkpointer(checkpointer.directory, exclusive=False)
+        found = legacy.restore_latest()
+        identity = checkpoint_files.json_normalise(_identity(config, agents))
+        if found is None or any(found[2].get(key) != value for key, value in identity.items()):
+            raise
+        state, iteration, _ = found
+        return legacy.path(iteration), list(state["leaves"]), {**state["progress"], "iteration": iteration}
+    if restored is None:
+        return None
+    return restored.path, list(restored.learner_state["leaves"]), restored.loop
+
+
+def _unflatten(fresh: AgentCarry, stored: list) -> AgentCarry:
+    """``stored`` leaves in ``fresh``'s structure, refused unless every shape and dtype is ``fresh``'s."""
     leaves, treedef = jax.tree.flatten(fresh)
-    stored = list(state["leaves"])
     shapes = [(np.shape(x), np.asarray(x).dtype) for x in stored]
     expected = [(np.shape(x), np.asarray(x).dtype) for x in leaves]
     if shapes != expected:
@@ -392,8 +418,7 @@ def _restore(fresh: AgentCarry, restored) -> tuple[AgentCarry, int, dict]:
             "The checkpoint holds a run of other shapes (another network size, number of environments or replay "
             "size?) than this one; point --checkpoint-dir elsewhere to start afresh."
         )
-    carry = jax.tree.unflatten(treedef, [jnp.asarray(x) for x in stored])
-    return carry, iteration, state["progress"]
+    return jax.tree.unflatten(treedef, [jnp.asarray(x) for x in stored])
 
 
 def check_runnable(config: ExperimentConfig, anakin: AnakinConfig | None = None) -> None:

@@ -135,3 +135,35 @@ def test_what_the_on_device_loop_cannot_run_is_refused_before_anything_is_writte
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
     assert not run_dir.exists()
+
+
+def test_a_checkpoint_from_before_the_experiment_format_resumes_then_saves_in_it(tmp_path, capsys):
+    """``checkpoint_before_2026_11_28``: PPO on jax:CartPole-v1 (hidden_sizes 16, batch_size 4), 2,048 steps
+    evaluated every 1,024, checkpointed by the device loop before its checkpoints were the experiment format
+    (the leaves and loop state in its tree). It resumes, keeps its curve, and its next checkpoint is the
+    experiment format, from which the run resumes again."""
+    import shutil
+
+    from acme.experiments.checkpointing import newest_checkpoint_counts
+
+    checkpoints = tmp_path / "checkpoints"
+    shutil.copytree(os.path.join(os.path.dirname(__file__), "checkpoint_before_2026_11_28"), checkpoints)
+    flags = ["ppo", "--env", "jax:CartPole-v1", "--launcher", "anakin", "--eval-every", "1024", "--eval-episodes", "2"]
+    flags += [
+        "--set",
+        "hidden_sizes=16",
+        "--set",
+        "batch_size=4",
+        "--no-progress",
+        "--checkpoint-dir",
+        str(checkpoints),
+    ]
+    assert cli.main(["run", *flags, "--max-steps", "3000", "--run-dir", str(tmp_path / "a")]) == 0
+    assert f"Resuming from checkpoint {checkpoints}/ckpt-17 (iteration 17)" in capsys.readouterr().out
+    evaluations = json.loads((tmp_path / "a" / "result.json").read_text())["evaluations"]
+    assert [e["actor_steps"] for e in evaluations][:2] == [1113, 2102]  # the old run's, kept
+    counts = newest_checkpoint_counts(str(checkpoints))  # the experiment format's counts
+    assert counts["actor_steps"] >= 3000 and counts["learner_steps"] > 0, counts
+    assert cli.main(["run", *flags, "--max-steps", "4000", "--run-dir", str(tmp_path / "b")]) == 0
+    assert "Resuming from checkpoint" in capsys.readouterr().out
+    assert json.loads((tmp_path / "b" / "result.json").read_text())["actor_steps"] >= 4000
