@@ -19,9 +19,9 @@ MAX_SEED = 2**32 - 1
 
 
 def _describe_range(kind: str, minimum: float, maximum: float | None, strict: bool) -> str:
-    """'an integer >= 1', 'a number > 0', 'an integer in 0..9'."""
+    """'an integer >= 1', 'a number > 0', 'an integer >= 0 and at most 9' (as ``RunOptions`` words its counts)."""
     if maximum is not None:
-        return f"{kind} in {minimum}..{maximum}"
+        return f"{kind} >= {minimum} and at most {maximum:,}"
     return f"{kind} {'>' if strict else '>='} {minimum}"
 
 

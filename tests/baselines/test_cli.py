@@ -61,8 +61,9 @@ def test_run_writes_logs_curve_and_final_line_and_keeps_them_when_the_snapshot_f
     written = (tmp_path / "config.yaml").read_text()
     assert "  learning_rate: 0.0005  #" in written and "  hidden_sizes: [32, 32]  #" in written
     assert "  n_step: 20  #" in written
+    assert "\nlogger: csv\n" in written  # how the run logged, beside the agent and environment
     assert main(["config", "dqn", "--config", str(tmp_path)]) == 0
-    assert capsys.readouterr().out == written
+    assert capsys.readouterr().out == written.replace("logger: csv\n", "")
 
 
 def test_unknown_environment_is_a_clear_error(tmp_path, capsys):
@@ -76,7 +77,10 @@ def test_unknown_environment_is_a_clear_error(tmp_path, capsys):
 @pytest.mark.parametrize(
     "flags, message",
     [
-        (["--keep-checkpoints", "0"], "argument --keep-checkpoints: must be an integer in 1..1048576, got 0."),
+        (
+            ["--keep-checkpoints", "0"],
+            "argument --keep-checkpoints: must be an integer >= 1 and at most 1,048,576, got 0.",
+        ),
         (["--checkpoint-every-minutes", "-1"], "argument --checkpoint-every-minutes: must be a number > 0, got -1."),
     ],
 )
@@ -157,13 +161,25 @@ def test_ctrl_c_during_a_run_saves_a_checkpoint_that_loads_then_exits_130_and_sa
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["run", "dqn", "--max-steps", "0"], "argument --max-steps: must be an integer in 1..2147483647, got 0."),
-        (["run", "dqn", "--max-steps", "-5"], "argument --max-steps: must be an integer in 1..2147483647, got -5."),
-        (["run", "dqn", "--max-steps", "1e5"], "argument --max-steps: must be an integer in 1..2147483647, got '1e5'."),
-        (["run", "dqn", "--eval-episodes", "0"], "argument --eval-episodes: must be an integer in 1..1048576, got 0."),
+        (
+            ["run", "dqn", "--max-steps", "0"],
+            "argument --max-steps: must be an integer >= 1 and at most 2,147,483,647, got 0.",
+        ),
+        (
+            ["run", "dqn", "--max-steps", "-5"],
+            "argument --max-steps: must be an integer >= 1 and at most 2,147,483,647, got -5.",
+        ),
+        (
+            ["run", "dqn", "--max-steps", "1e5"],
+            "argument --max-steps: must be an integer >= 1 and at most 2,147,483,647, got '1e5'.",
+        ),
+        (
+            ["run", "dqn", "--eval-episodes", "0"],
+            "argument --eval-episodes: must be an integer >= 1 and at most 1,048,576, got 0.",
+        ),
         (
             ["run", "dqn", "--eval-every", "-1"],
-            "argument --eval-every: must be an integer in 0..2147483647 (0: no evaluation), got -1.",
+            "argument --eval-every: must be an integer >= 0 and at most 2,147,483,647 (0: no evaluation), got -1.",
         ),
         (["run", "dqn", "--log-every", "-1"], "argument --log-every: must be a number >= 0 (0: every row), got -1."),
         (["run", "dqn", "--log-every", "inf"], "argument --log-every: must be a number >= 0 (0: every row), got inf."),
@@ -174,29 +190,32 @@ def test_ctrl_c_during_a_run_saves_a_checkpoint_that_loads_then_exits_130_and_sa
         ),
         (
             ["run", "dqn", "--checkpoint-every-steps", "0"],
-            "argument --checkpoint-every-steps: must be an integer in 1..2147483647, got 0.",
+            "argument --checkpoint-every-steps: must be an integer >= 1 and at most 2,147,483,647, got 0.",
         ),
         (
             ["run", "dqn", "--keep-checkpoints", "-2"],
-            "argument --keep-checkpoints: must be an integer in 1..1048576, got -2.",
+            "argument --keep-checkpoints: must be an integer >= 1 and at most 1,048,576, got -2.",
         ),
-        (["run", "dqn", "--seed", "-1"], "argument --seed: must be an integer in 0..4294967295, got -1."),
+        (["run", "dqn", "--seed", "-1"], "argument --seed: must be an integer >= 0 and at most 4,294,967,295, got -1."),
         (
             ["run", "dqn", "--seed", "4294967296"],
-            "argument --seed: must be an integer in 0..4294967295, got 4294967296.",
+            "argument --seed: must be an integer >= 0 and at most 4,294,967,295, got 4294967296.",
         ),
         (
             ["evaluate", "--snapshot", "x", "--episodes", "0"],
-            "argument --episodes: must be an integer in 1..1048576, got 0.",
+            "argument --episodes: must be an integer >= 1 and at most 1,048,576, got 0.",
         ),
-        (["evaluate", "--snapshot", "x", "--seed", "-3"], "argument --seed: must be an integer in 0..4294967295"),
+        (
+            ["evaluate", "--snapshot", "x", "--seed", "-3"],
+            "argument --seed: must be an integer >= 0 and at most 4,294,967,295",
+        ),
         (
             ["reproduce", "dqn", "--env", "gymnasium:CartPole-v1", "--max-steps", "0"],
-            "argument --max-steps: must be an integer in 1..2147483647, got 0.",
+            "argument --max-steps: must be an integer >= 1 and at most 2,147,483,647, got 0.",
         ),
         (
             ["reproduce", "dqn", "--env", "gymnasium:CartPole-v1", "--seeds", "0", "-1"],
-            "argument --seeds: must be an integer in 0..4294967295, got -1.",
+            "argument --seeds: must be an integer >= 0 and at most 4,294,967,295, got -1.",
         ),
     ],
 )

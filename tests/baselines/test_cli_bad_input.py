@@ -97,10 +97,18 @@ def test_an_absurd_size_is_refused_naming_the_field_and_its_bound(empty_cwd, cap
 @pytest.mark.parametrize(
     "flag, value, expected",
     [
-        ("--max-steps", "99999999999", "argument --max-steps: must be an integer in 1..2147483647, got 99999999999."),
+        (
+            "--max-steps",
+            "99999999999",
+            "argument --max-steps: must be an integer >= 1 and at most 2,147,483,647, got 99999999999.",
+        ),
         ("--num-envs", "100000000", "--num-envs must be an integer >= 1 and at most 1,048,576, got 100000000."),
-        ("--eval-episodes", str(2**21), "argument --eval-episodes: must be an integer in 1..1048576"),
-        ("--checkpoint-every-steps", str(2**31), "argument --checkpoint-every-steps: must be an integer in 1..2147"),
+        ("--eval-episodes", str(2**21), "argument --eval-episodes: must be an integer >= 1 and at most 1,048,576"),
+        (
+            "--checkpoint-every-steps",
+            str(2**31),
+            "argument --checkpoint-every-steps: must be an integer >= 1 and at most 2,147",
+        ),
     ],
 )
 def test_run_flags_that_count_have_upper_bounds(empty_cwd, capsys, flag, value, expected):
@@ -253,7 +261,10 @@ def test_an_evaluated_snapshots_long_environment_id_is_echoed_cut_short(empty_cw
         ),
         (["run", "w" * LONG], f"argument agent: invalid choice: {_cut('w' * LONG)} (choose from 'bc', "),
         (["v" * LONG], f"argument command: invalid choice: {_cut('v' * LONG)} (choose from 'run', "),
-        (["run", "dqn", "--seed", "9" * LONG], "argument --seed: must be an integer in 0..4294967295, got '9999"),
+        (
+            ["run", "dqn", "--seed", "9" * LONG],
+            "argument --seed: must be an integer >= 0 and at most 4,294,967,295, got '9999",
+        ),
     ],
 )
 def test_long_values_and_field_names_are_echoed_cut_short(empty_cwd, capsys, argv, shown):
