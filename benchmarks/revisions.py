@@ -10,7 +10,9 @@ single-threaded XLA and BLAS (``stacks.run_once``). Reported: each side's runs a
 rounds' after/before ratios with its spread.
 
     python benchmarks/revisions.py REV [--steps 30000] [--rounds 6] [--agent sac --env gymnasium:Pendulum-v1]
-writes benchmarks/results/revisions.json (revisions-<agent>.json for another agent).
+    python benchmarks/revisions.py REV --agent ppo --env jax:CartPole-v1 --flags="--launcher anakin" --steps 1000000
+writes benchmarks/results/revisions.json (revisions-<agent>[-<launcher>].json for another agent or launcher). A
+run that compiles first (the device loop) is compared on its steps/s after compiling (its chunks).
 """
 
 from __future__ import annotations
@@ -43,9 +45,12 @@ def main() -> None:
     parser.add_argument("--core", type=int, default=0)
     parser.add_argument("--agent", default="dqn", help="the agent both sides run")
     parser.add_argument("--env", default="gymnasium:CartPole-v1", help="the environment both sides run")
+    parser.add_argument("--flags", default="", help="more run flags both sides get, e.g. '--launcher anakin'")
     parser.add_argument("--output", default=None, help="default: benchmarks/results/revisions[-<agent>].json")
     args = parser.parse_args()
-    name = "revisions.json" if args.agent == "dqn" else f"revisions-{args.agent}.json"
+    flags = args.flags.split()
+    name = "revisions" + ("" if args.agent == "dqn" else f"-{args.agent}")
+    name += f"-{flags[flags.index('--launcher') + 1]}.json" if "--launcher" in flags else ".json"
     args.output = args.output or os.path.join(ROOT, "benchmarks", "results", name)
     python = os.path.join(ROOT, ".venv", "bin", "python")
     if not os.path.exists(python):
@@ -63,23 +68,31 @@ def main() -> None:
             order = [("before", before_root), ("after", ROOT)]
             for side, root in order if round_index % 2 == 0 else order[::-1]:
                 runs[side].append(
-                    run_once(python, args.steps, args.core, root=os.path.abspath(root), agent=args.agent, env=args.env)
+                    run_once(
+                        python,
+                        args.steps,
+                        args.core,
+                        root=os.path.abspath(root),
+                        agent=args.agent,
+                        env=args.env,
+                        flags=flags,
+                    )
                 )
                 print(round_index, side, runs[side][-1], flush=True)
     finally:
         _git("worktree", "remove", "--force", before_root)
-    ratios = [a["steps_per_second"] / b["steps_per_second"] for a, b in zip(runs["after"], runs["before"])]
+    key = "training_steps_per_second" if "training_steps_per_second" in runs["after"][0] else "steps_per_second"
+    ratios = [a[key] / b[key] for a, b in zip(runs["after"], runs["before"])]
     report = {
         "benchmark": "revisions",
-        "command": f"python -m baselines run {args.agent} --env {args.env} --seed 0 --max-steps {args.steps} "
-        "--eval-every 0",
+        "command": f"python -m baselines run {args.agent} --env {args.env} --seed 0 {args.flags} --max-steps "
+        f"{args.steps} --eval-every 0".replace("  ", " "),
+        "compared": key,
         "before": {"revision": args.revision, "commit": commit},
         "after": {"commit": head, "uncommitted_changes": dirty},
         "machine": machine(pinned_core=args.core, threads=SINGLE_THREAD_ENV),
         "runs": runs,
-        "median_steps_per_second": {
-            side: round(statistics.median(r["steps_per_second"] for r in rs), 1) for side, rs in runs.items()
-        },
+        "median_steps_per_second": {side: round(statistics.median(r[key] for r in rs), 1) for side, rs in runs.items()},
         "after_over_before": {
             "median": round(statistics.median(ratios), 4),
             "min": round(min(ratios), 4),

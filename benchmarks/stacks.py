@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from typing import Sequence
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
@@ -29,12 +30,18 @@ STACKS = {"default": ".venv/bin/python", "reverb": ".venv-reverb/bin/python"}
 
 
 def run_once(
-    python: str, steps: int, core: int, root: str = ROOT, agent: str = "dqn", env: str = "gymnasium:CartPole-v1"
+    python: str,
+    steps: int,
+    core: int,
+    root: str = ROOT,
+    agent: str = "dqn",
+    env: str = "gymnasium:CartPole-v1",
+    flags: Sequence[str] = (),
 ) -> dict:
-    """One pinned run of ``agent`` on ``env`` with ``python`` of the code in ``root``; its steps, wall seconds and
-    steps/s."""
+    """One pinned run of ``agent`` on ``env`` (with ``flags``) with ``python`` of the code in ``root``; its steps,
+    wall seconds and steps/s, and where the run compiled first (the device loop) its steps/s after compiling."""
     run_dir = tempfile.mkdtemp(prefix="bench-stack-")
-    command = [python, "-m", "baselines", "run", agent, "--env", env, "--seed", "0"]
+    command = [python, "-m", "baselines", "run", agent, "--env", env, "--seed", "0", *flags]
     command += ["--max-steps", str(steps), "--eval-every", "0", "--no-progress", "--run-dir", run_dir]
     subprocess.run(
         command,
@@ -47,7 +54,13 @@ def run_once(
     with open(os.path.join(run_dir, "result.json")) as f:
         result = json.load(f)
     steps_done, seconds = result["actor_steps"], result["wall_seconds"]
-    return {"actor_steps": steps_done, "wall_seconds": seconds, "steps_per_second": round(steps_done / seconds, 1)}
+    measured = {"actor_steps": steps_done, "wall_seconds": seconds, "steps_per_second": round(steps_done / seconds, 1)}
+    if result.get("compile_seconds"):
+        training = seconds - result["compile_seconds"]
+        measured.update(
+            compile_seconds=result["compile_seconds"], training_steps_per_second=round(steps_done / training, 1)
+        )
+    return measured
 
 
 def main() -> None:
