@@ -224,6 +224,7 @@ class RunOptions:
             self._check_launcher()
         if self.launcher in DISTRIBUTED:
             self.launch_options()  # the launcher's own checks (addresses, dashboard), before anything starts
+        self._check_files()
         if self.launcher != "anakin":
             replay, feed = self.replay_backend, self.feed
             if replay == "reverb" or (replay == "learner" and feed == "reverb"):
@@ -279,21 +280,13 @@ class RunOptions:
                 raise ValueError(f"{say(name)} must be {what}, got {quote(value)}.")
 
     def _check_dataset(self) -> None:
-        """What only a run from a dataset uses needs one, and what sets up actors is refused with one; the dataset
-        must be readable, and a dataset to record must not exist yet (nothing is overwritten)."""
-        from acme.datasets.minari_format import holds_dataset, read_metadata
-
+        """What only a run from a dataset uses needs one, and what sets up actors is refused with one."""
         if self.dataset is None:
             for name in ("stream_buffer", "stream_samples_per_insert"):
                 if getattr(self, name) != RunOptions.__dataclass_fields__[name].default:
                     raise ValueError(
                         f"{say(name)} streams a dataset; give {say('dataset', 'DIR')}, or leave {say(name)} out."
                     )
-            if self.record is not None and holds_dataset(self.record):
-                raise ValueError(
-                    f"{say('record', self.record)} already holds a dataset, which is never overwritten: name a new "
-                    "directory."
-                )
             return
         if self.stream_samples_per_insert != DEFAULT_STREAM_SAMPLES_PER_INSERT and not self.stream_buffer:
             raise ValueError(
@@ -304,7 +297,19 @@ class RunOptions:
                 raise ValueError(
                     f"{say(name)} {does} actors, and a run from a dataset has none: leave {say(name)} out."
                 )
-        read_metadata(self.dataset)  # a DatasetError (no dataset there, or a damaged one) before anything starts
+
+    def _check_files(self) -> None:
+        """Once the options make sense together: the dataset must be readable (a ``DatasetError`` where there is no
+        dataset or a damaged one), and a dataset to record must not exist yet (nothing is overwritten)."""
+        from acme.datasets.minari_format import holds_dataset, read_metadata
+
+        if self.dataset is not None:
+            read_metadata(self.dataset)
+        if self.record is not None and holds_dataset(self.record):
+            raise ValueError(
+                f"{say('record', self.record)} already holds a dataset, which is never overwritten: name a new "
+                "directory."
+            )
 
     def _check_launcher(self) -> None:
         for field in dataclasses.fields(self):
