@@ -72,7 +72,7 @@ setup(
         "test": ["pytest", "pytest-timeout", "pytest-xdist", "ruff", "minatar"],
         "cuda": ["jax[cuda12]>=0.4.34"],
         # Experiment trackers (--logger wandb / mlflow): W&B, and MLflow's client with its SQLite store.
-        "tracking": ["wandb", "mlflow-skinny", "sqlalchemy", "alembic"],
+        "tracking": ["wandb>=0.20", "mlflow-skinny>=2.0", "sqlalchemy", "alembic"],  # wandb 0.20: reinit="create_new"
     },
     entry_points={"console_scripts": ["acme-baselines=baselines.cli:main"]},
 )
