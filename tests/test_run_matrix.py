@@ -20,10 +20,7 @@ import time
 import pytest
 import yaml
 
-from acme import specs
-from acme.datasets.minari_format import EpisodeRecorder, write_dataset
-from acme.environments import make_environment
-from acme.testing.experts import cartpole_expert
+from acme.testing.experts import write_cartpole_expert_dataset
 from baselines.cli import main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -47,17 +44,7 @@ KINDS = [
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory) -> str:
     directory = str(tmp_path_factory.mktemp("datasets") / "cartpole-expert")
-    environment = make_environment(CARTPOLE, seed=0)
-    recorder = EpisodeRecorder()
-    for _ in range(2):
-        timestep = environment.reset()
-        recorder.observe_first(timestep)
-        while not timestep.last():
-            action = cartpole_expert(timestep.observation)
-            timestep = environment.step(action)
-            recorder.observe(action, timestep)
-    write_dataset(directory, recorder.episodes, specs.make_environment_spec(environment), CARTPOLE)
-    return directory
+    return write_cartpole_expert_dataset(directory, episodes=2)
 
 
 def _checkpoints(directory: str) -> list[int]:

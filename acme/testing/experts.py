@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+CARTPOLE = "gymnasium:CartPole-v1"
+
 
 def cartpole_expert(observation: np.ndarray) -> np.ndarray:
     """Pushes the cart towards where the pole falls (angle plus half its angular velocity): holds CartPole-v1's
@@ -23,3 +25,23 @@ def pendulum_expert(observation: np.ndarray) -> np.ndarray:
         energy = 0.5 * velocity**2 + 10.0 * (cos - 1.0)  # 0 at rest at the top
         torque = -np.sign(velocity) if energy > 0 else (np.sign(velocity) if abs(velocity) > 1e-3 else 1.0)
     return np.clip(np.asarray([torque], np.float32), -1.0, 1.0)
+
+
+def write_cartpole_expert_dataset(directory: str, episodes: int) -> str:
+    """``episodes`` episodes of ``cartpole_expert`` on CartPole-v1 (seed 0; 500 steps each) written as a Minari
+    dataset in ``directory``; returns ``directory``."""
+    from acme import specs
+    from acme.datasets.minari_format import EpisodeRecorder, write_dataset
+    from acme.environments import make_environment
+
+    environment = make_environment(CARTPOLE, seed=0)
+    recorder = EpisodeRecorder()
+    for _ in range(episodes):
+        timestep = environment.reset()
+        recorder.observe_first(timestep)
+        while not timestep.last():
+            action = cartpole_expert(timestep.observation)
+            timestep = environment.step(action)
+            recorder.observe(action, timestep)
+    write_dataset(directory, recorder.episodes, specs.make_environment_spec(environment), CARTPOLE)
+    return directory

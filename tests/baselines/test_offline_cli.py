@@ -12,10 +12,7 @@ import minari
 import numpy as np
 import pytest
 
-from acme import specs
-from acme.datasets.minari_format import EpisodeRecorder, write_dataset
-from acme.environments import make_environment
-from acme.testing.experts import cartpole_expert
+from acme.testing.experts import write_cartpole_expert_dataset
 from baselines.cli import main
 
 CARTPOLE = "gymnasium:CartPole-v1"
@@ -24,17 +21,7 @@ CARTPOLE = "gymnasium:CartPole-v1"
 @pytest.fixture(scope="module")
 def expert_dataset(tmp_path_factory) -> str:
     directory = str(tmp_path_factory.mktemp("datasets") / "cartpole-expert")
-    environment = make_environment(CARTPOLE, seed=0)
-    recorder = EpisodeRecorder()
-    for _ in range(3):
-        timestep = environment.reset()
-        recorder.observe_first(timestep)
-        while not timestep.last():
-            action = cartpole_expert(timestep.observation)
-            timestep = environment.step(action)
-            recorder.observe(action, timestep)
-    write_dataset(directory, recorder.episodes, specs.make_environment_spec(environment), CARTPOLE)
-    return directory
+    return write_cartpole_expert_dataset(directory, episodes=3)
 
 
 def test_learn_offline_resume_then_record_the_policy_and_a_runs_actors(expert_dataset, tmp_path, capsys):
