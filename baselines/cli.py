@@ -170,7 +170,8 @@ def run_command(args: argparse.Namespace) -> int:
         from tqdm import tqdm
 
         print_fn = tqdm.write
-    tracking = tracking_of(args, run_dir)
+    overrides = parser_module.checked_overrides(args)  # reads --config once
+    tracking = tracking_of(args, run_dir, overrides)
     config = registry.make_experiment_config(
         args.agent,
         args.env,
@@ -182,7 +183,7 @@ def run_command(args: argparse.Namespace) -> int:
             run_dir, time_delta=args.log_every, print_fn=print_fn, tracking=tracking
         ),
         checkpointing=checkpointing,
-        config_overrides=parser_module.checked_overrides(args),
+        config_overrides=overrides,
     )
     if sharding is not None:
         sharding.device_list()  # refused here when the devices are not there
@@ -198,8 +199,9 @@ def run_command(args: argparse.Namespace) -> int:
     )
 
 
-def tracking_of(args: argparse.Namespace, run_dir: str):
-    """The tracker ``--logger`` names (None for csv alone), its run named after the run folder."""
+def tracking_of(args: argparse.Namespace, run_dir: str, overrides: dict):
+    """The tracker ``--logger`` names (None for csv alone), its run named after the run folder, with the agent's
+    config of ``overrides`` (``checked_overrides(args)``)."""
     from acme.utils.loggers import Tracking
     from baselines import hyperparameters
 
@@ -208,7 +210,7 @@ def tracking_of(args: argparse.Namespace, run_dir: str):
             raise ValueError("--logger-group names the run's group in a tracker: give --logger wandb or mlflow too.")
         return None
     name = os.path.basename(os.path.normpath(run_dir))
-    agent_config = registry.make_agent_config(args.agent, args.env, parser_module.checked_overrides(args))
+    agent_config = registry.make_agent_config(args.agent, args.env, overrides)
     fields = {"agent": args.agent, "environment": args.env, "seed": args.seed}
     fields.update(hyperparameters.as_data(agent_config))
     return Tracking(args.logger, name, args.logger_group or name, os.path.abspath(run_dir), fields)
