@@ -443,11 +443,12 @@ def newest_checkpoint_counts(directory: str) -> dict | None:
     from acme.utils.checkpoint_files import read_manifest
 
     try:
-        steps = sorted(int(name[5:]) for name in os.listdir(directory) if re.fullmatch(r"ckpt-\d+", name))
-        if not steps:
+        checkpoints = Checkpointer(directory, exclusive=False)
+        step = checkpoints.latest_step()
+        if step is None:
             return None
-        metadata = read_manifest(os.path.join(directory, f"ckpt-{steps[-1]}")).get("metadata", {})
-        return {**metadata.get("counts", {}), "learner_steps": int(metadata.get("learner_steps", steps[-1]))}
+        metadata = read_manifest(checkpoints.path(step)).get("metadata", {})
+        return {**metadata.get("counts", {}), "learner_steps": int(metadata.get("learner_steps", step))}
     except (OSError, CheckpointError, ValueError, TypeError, AttributeError):
         return None
 
