@@ -191,7 +191,7 @@ def run_command(args: argparse.Namespace) -> int:
     if options.launcher == "anakin":
         from acme.anakin.runner import check_runnable
 
-        check_runnable(config, options.anakin_config())  # refused here, before the run directory is made
+        check_runnable(config, options)  # refused here, before the run directory is made
     if options.launcher != "anakin" and options.dataset is None:
         options = planning.with_cpu_devices(options, sharding, options.actor_device)
     return run_outputs.run_and_write(

@@ -48,13 +48,14 @@ def _ppo_throughput(num_envs: int, num_seeds: int, settings: str, min_seconds: f
     import jax
     import jax.numpy as jnp
 
-    from acme.anakin.runner import AnakinAgents, AnakinConfig
+    from acme.anakin.runner import AnakinAgents
+    from acme.experiments import RunOptions
     from baselines.registry import make_experiment_config
 
     overrides = dict(PUREJAXRL) if settings == "purejaxrl" else {}
     overrides.update(batch_size=num_envs, queue_size=max(num_envs, 16))
     config = make_experiment_config("ppo", "jax:CartPole-v1", config_overrides=overrides)
-    agents = AnakinAgents(config, AnakinConfig(num_seeds=num_seeds))
+    agents = AnakinAgents(config, RunOptions(launcher="anakin", num_seeds=num_seeds))
     keys = jnp.stack([jax.random.PRNGKey(s) for s in range(num_seeds)])
     start = time.perf_counter()
     carry, _ = agents.chunk(agents.init(keys, agents.swept), agents.swept, 1)

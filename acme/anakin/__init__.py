@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 
 _LAZY = {
-    "AnakinConfig": "acme.anakin.runner",
     "run_anakin": "acme.anakin.runner",
     "AnakinAgent": "acme.anakin.loop",
 }

@@ -7,9 +7,8 @@ evaluation episodes of every agent (vmapped over agents and episodes), and
 between the two the host logs (``learner`` and ``evaluator`` CSV rows, one per
 agent), advances the progress bar and checkpoints. Both calls compile once.
 
-Agents: ``num_seeds`` seeds (``config.seed``, ``config.seed + 1``, ...), times
-each value of ``sweep_values`` for the config field ``sweep_field`` when one is
-given: the field's value is a traced number inside the update (e.g. the
+Agents (``RunOptions``): ``num_seeds`` seeds (``config.seed``, ``config.seed + 1``, ...),
+times each value of a ``sweep`` of a config field when one is given: the field's value is a traced number inside the update (e.g. the
 learning rate), so every agent runs in the same call.
 
 Steps: the budget and the evaluation schedule count environment steps as the
@@ -22,7 +21,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import math
 import time
 from typing import Any, Sequence
 
@@ -36,6 +34,7 @@ from acme.environments.jax_native import JaxEnvironment, make_jax_environment
 from acme.experiments.checkpointing import ExperimentCheckpointer, experiment_identity
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.evaluation import EvaluationResult
+from acme.experiments.options import RunOptions
 from acme.experiments.result import RunResult, SeedRun
 from acme.experiments.schedule import Schedule
 from acme.utils import checkpoint_files
@@ -57,40 +56,6 @@ def _jit(function, options: dict, **kwargs):
         return jax.jit(function, compiler_options=options, **kwargs)
     except TypeError:
         return jax.jit(function, **kwargs)
-
-
-@dataclasses.dataclass(frozen=True)
-class AnakinConfig:
-    """What only the on-device loop needs besides the ``ExperimentConfig``.
-
-    Attributes:
-      num_envs: environments per agent, stepped in lockstep (default: a rollout
-        agent's ``batch_size``, else the experiment's ``num_envs_per_actor``).
-      num_seeds: independent agents per value, seeds ``seed .. seed + num_seeds - 1``.
-      sweep_field: a numeric field of the agent's config to give each agent its own value of.
-      sweep_values: the values of ``sweep_field`` (one group of ``num_seeds`` agents each).
-    """
-
-    num_envs: int | None = None
-    num_seeds: int = 1
-    sweep_field: str | None = None
-    sweep_values: tuple[float, ...] = ()
-
-    def __post_init__(self):
-        for name, value in (("num_envs", self.num_envs), ("num_seeds", self.num_seeds)):
-            if value is None and name == "num_envs":
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
-        object.__setattr__(self, "sweep_values", tuple(self.sweep_values))
-        if (self.sweep_field is None) != (not self.sweep_values):
-            raise ValueError(
-                "Give sweep_field and sweep_values together (a config field and the values to train one agent "
-                f"each with), got sweep_field={self.sweep_field!r} and sweep_values={self.sweep_values!r}."
-            )
-        for value in self.sweep_values:
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ValueError(f"sweep_values must be finite numbers, got {value!r}.")
 
 
 def jax_environment_of(environment_id: str) -> JaxEnvironment:
@@ -135,24 +100,23 @@ class AnakinAgents:
     """The agents of one ``run_anakin`` call: their seeds and swept values, and the jitted functions vmapped over
     them (``init``, ``chunk`` of training iterations, evaluation); ``benchmarks/anakin.py`` times ``chunk``."""
 
-    def __init__(self, config: ExperimentConfig, anakin: AnakinConfig):
+    def __init__(self, config: ExperimentConfig, options: RunOptions):
         builder = config.builder
         check_supported(builder)
         self.environment = jax_environment_of(config.environment_id)
         self.spec = canonical_spec(self.environment)
         networks = config.network_factory(self.spec)
-        field = anakin.sweep_field
-        values = anakin.sweep_values or (None,)
+        field, values = options.sweep or (None, (None,))
         if field is not None:
             check_sweep(builder.config, field, values)
-        num_envs = anakin.num_envs
+        num_envs = options.num_envs
         if num_envs is None:
             rollouts = hasattr(builder.config, "unroll_length")
             num_envs = builder.config.batch_size if rollouts else config.num_envs_per_actor
         self.layout = None if config.learner_sharding is None else AnakinLayout(config.learner_sharding, num_envs)
         self.base = AnakinAgent(builder, networks, self.environment, num_envs, self.layout)
-        self.seeds = [config.seed + s for v in values for s in range(anakin.num_seeds)]
-        self.values = [v for v in values for _ in range(anakin.num_seeds)]
+        self.seeds = [config.seed + s for v in values for s in range(options.num_seeds)]
+        self.values = [v for v in values for _ in range(options.num_seeds)]
         self.field = field
         swept = np.asarray([0.0 if v is None else v for v in self.values], np.float32)
         self.swept = jnp.asarray(swept)
@@ -247,15 +211,15 @@ def _identity(config: ExperimentConfig, agents: AnakinAgents) -> dict:
     }
 
 
-def run_anakin(config: ExperimentConfig, anakin: AnakinConfig | None = None, progress: bool = True) -> RunResult:
-    """Trains ``config``'s agent with environment, acting, storage and learning on the device (see the module).
+def run_anakin(config: ExperimentConfig, options: RunOptions | None = None, progress: bool = True) -> RunResult:
+    """Trains ``config``'s agent with environment, acting, storage and learning on the device (see the module), as
+    ``options`` (``num_envs``, ``num_seeds``, ``sweep``) say.
 
     ``config.environment_id`` must be a ``jax:<name>`` id; ``config.checkpointing``
     checkpoints at chunk boundaries and resumes from the newest checkpoint.
     """
-    anakin = anakin or AnakinConfig()
     start = time.perf_counter()
-    agents = AnakinAgents(config, anakin)
+    agents = AnakinAgents(config, options or RunOptions(launcher="anakin"))
     definition = agents.base.definition
     labels = agents.labels()
     logger_factory = config.get_logger_factory()
@@ -421,7 +385,7 @@ def _unflatten(fresh: AgentCarry, stored: list) -> AgentCarry:
     return jax.tree.unflatten(treedef, [jnp.asarray(x) for x in stored])
 
 
-def check_runnable(config: ExperimentConfig, anakin: AnakinConfig | None = None) -> None:
+def check_runnable(config: ExperimentConfig, options: RunOptions) -> None:
     """Raises ValueError for what the on-device loop cannot run (a host-only environment, an agent it does not
     support, a number of environments or a sweep its config refuses), building nothing on the device."""
     if config.record_dataset is not None:
@@ -429,4 +393,4 @@ def check_runnable(config: ExperimentConfig, anakin: AnakinConfig | None = None)
             "record_dataset records the actors of an in-process host run; the on-device loop's actors record "
             "nothing. Record with the local launcher, or from a policy snapshot (python -m baselines record)."
         )
-    AnakinAgents(config, anakin or AnakinConfig()).check_sweep_traces()
+    AnakinAgents(config, options).check_sweep_traces()

@@ -335,13 +335,6 @@ class RunOptions:
                 f"in this one process; use {say('launcher', 'threads or ray')}, or leave {say('replay')} out."
             )
 
-    def anakin_config(self) -> Any:
-        """The on-device loop's ``AnakinConfig`` of these options (environments, seeds, sweep)."""
-        from acme.anakin.runner import AnakinConfig
-
-        field, values = self.sweep if self.sweep is not None else (None, ())
-        return AnakinConfig(num_envs=self.num_envs, num_seeds=self.num_seeds, sweep_field=field, sweep_values=values)
-
     @property
     def actors(self) -> int:
         """The number of actors of a distributed run."""

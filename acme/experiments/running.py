@@ -41,7 +41,7 @@ def run(config: ExperimentConfig, options: RunOptions | None = None, progress: b
     if launcher == "anakin":
         from acme.anakin.runner import run_anakin
 
-        return run_anakin(config, options.anakin_config(), progress=progress)
+        return run_anakin(config, options, progress=progress)
     if options.num_envs is not None:
         config = dataclasses.replace(config, num_envs_per_actor=options.num_envs)
     if launcher == "local":

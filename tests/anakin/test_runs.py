@@ -12,7 +12,8 @@ import jax
 import numpy as np
 import pytest
 
-from acme.anakin import AnakinAgent, AnakinConfig, run_anakin
+from acme.anakin import AnakinAgent, run_anakin
+from acme.experiments import RunOptions
 from acme.anakin.runner import jax_environment_of
 from baselines import cli, registry
 
@@ -104,7 +105,7 @@ def test_sac_learns_pendulum_on_the_device():
 def test_a_swept_learning_rate_is_each_agents_own():
     """A learning rate of 1e-12 leaves that agent's parameters where they started (to 1e-6); the other's move."""
     config = registry.make_experiment_config("ppo", "jax:CartPole-v1", max_steps=2_000, eval_every=0)
-    result = run_anakin(config, AnakinConfig(sweep_field="learning_rate", sweep_values=(1e-12, 1e-3)), progress=False)
+    result = run_anakin(config, RunOptions(launcher="anakin", sweep=("learning_rate", (1e-12, 1e-3))), progress=False)
     environment = jax_environment_of("jax:CartPole-v1")
     agent = AnakinAgent(config.builder, config.network_factory(environment.spec()), environment, 8)
     initial = agent.init(jax.random.PRNGKey(config.seed)).learner  # the runner's start for seed 0

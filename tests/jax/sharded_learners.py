@@ -281,13 +281,13 @@ ANAKIN = {
 def anakin_agents(agent: str, sharding: LearnerSharding | None, num_envs: int = 8):
     import dataclasses
 
-    from acme.anakin import AnakinConfig
+    from acme.experiments import RunOptions
     from acme.anakin.runner import AnakinAgents
 
     environment, overrides = ANAKIN[agent]
     config = registry.make_experiment_config(agent, environment, seed=0, max_steps=1, config_overrides=overrides)
     config = dataclasses.replace(config, learner_sharding=sharding)
-    return AnakinAgents(config, AnakinConfig(num_envs=num_envs, num_seeds=2))
+    return AnakinAgents(config, RunOptions(launcher="anakin", num_envs=num_envs, num_seeds=2))
 
 
 def anakin_iterations(agent: str, sharding: LearnerSharding | None, iterations: int = 12):
