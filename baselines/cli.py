@@ -230,6 +230,16 @@ def description_of(args: argparse.Namespace, config, options) -> run_outputs.Run
     )
 
 
+def _plan_command(args: argparse.Namespace) -> int:
+    from baselines import plan as planning
+
+    return planning.plan_command(args, parser_module.checked_overrides(args))
+
+
+def _record_command(args: argparse.Namespace) -> int:
+    return record_command_module.record_command(args, _snapshot_directory(args.snapshot))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["sweep"]:  # its own parser: every flag it does not know is a `run` flag for its trials
@@ -241,43 +251,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "list":
         print(parser_module.describe(with_records=True))
         return 0
-    if args.command == "evaluate":
-        from acme.utils.checkpoint_files import CheckpointError
-
-        try:
-            return evaluate_command(args)
-        except (CheckpointError, ValueError, TypeError) as error:
-            parser.exit(2, f"error: {error}\n")
-    if args.command == "config":
-        try:
-            return config_command(args)
-        except (ValueError, TypeError) as error:
-            parser.exit(2, f"error: {error}\n")
-    if args.command == "plan":
-        from baselines import plan as planning
-
-        try:
-            return planning.plan_command(args, parser_module.checked_overrides(args))
-        except (ValueError, TypeError) as error:
-            parser.exit(2, f"error: {error}\n")
-    if args.command == "report":
-        try:
-            return report_command(args)
-        except (ValueError, TypeError) as error:
-            parser.exit(2, f"error: {error}\n")
-    if args.command == "record":
-        from acme.utils.checkpoint_files import CheckpointError
-
-        try:
-            return record_command_module.record_command(args, _snapshot_directory(args.snapshot))
-        except (CheckpointError, ValueError, TypeError, FileExistsError) as error:
-            parser.exit(2, f"error: {error}\n")
-    if args.command == "reproduce":
-        try:
-            return reproduce_command(args)
-        except (ValueError, TypeError) as error:
-            parser.exit(2, f"error: {error}\n")
     from acme.utils.checkpoint_files import CheckpointError
+
+    refused = (ValueError, TypeError)  # a bad value: the message, and exit status 2
+    commands = {
+        "evaluate": (evaluate_command, (CheckpointError, *refused)),
+        "config": (config_command, refused),
+        "plan": (_plan_command, refused),
+        "report": (report_command, refused),
+        "record": (_record_command, (CheckpointError, FileExistsError, *refused)),
+        "reproduce": (reproduce_command, refused),
+    }
+    if args.command in commands:
+        command, errors = commands[args.command]
+        try:
+            return command(args)
+        except errors as error:
+            parser.exit(2, f"error: {error}\n")
     from acme.utils.extras import MissingExtraError
     from launch import ClusterConnectionError
     from launch.network import ExposureError

@@ -8,8 +8,9 @@ between the two the host logs (``learner`` and ``evaluator`` CSV rows, one per
 agent), advances the progress bar and checkpoints. Both calls compile once.
 
 Agents (``RunOptions``): ``num_seeds`` seeds (``config.seed``, ``config.seed + 1``, ...),
-times each value of a ``sweep`` of a config field when one is given: the field's value is a traced number inside the update (e.g. the
-learning rate), so every agent runs in the same call.
+times each value of a ``sweep`` of a config field when one is given: the field's
+value is a traced number inside the update (e.g. the learning rate), so every
+agent runs in the same call.
 
 Steps: the budget and the evaluation schedule count environment steps as the
 host loop does (the restart after an episode's LAST timestep is no step), per
@@ -253,6 +254,9 @@ def run_anakin(config: ExperimentConfig, options: RunOptions | None = None, prog
     def actor_steps() -> np.ndarray:
         return np.asarray(jax.device_get(carry.actor_steps)).sum(axis=-1)
 
+    def learner_steps_now() -> np.ndarray:
+        return np.asarray(jax.device_get(carry.learner.steps))
+
     schedule = Schedule(
         config.max_num_actor_steps,
         config.eval_every,
@@ -261,59 +265,46 @@ def run_anakin(config: ExperimentConfig, options: RunOptions | None = None, prog
         progress=progress,
         description=f"anakin {len(labels)} agent(s)",
     )
+    hint = definition.hint(config.builder.config)
+
+    def advance() -> int:
+        nonlocal carry, iteration
+        iterations = schedule.stretch_in(per_iteration)
+        carry, metrics = agents.chunk(carry, agents.swept, iterations)
+        iteration += iterations
+        _check_finite(definition.name, carry.first_bad, labels, hint)
+        metrics, steps, learner_steps = jax.device_get(metrics), actor_steps(), learner_steps_now()
+        for agent, label in enumerate(labels):
+            row = {k: np.asarray(v[agent]) for k, v in metrics.items() if np.ndim(v[agent]) == 0}
+            learner_logger.write(
+                {**label, **row, "learner_steps": int(learner_steps[agent]), "actor_steps": int(steps[agent])}
+            )
+        return int(steps.min())
+
+    def evaluate() -> float:
+        eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, iteration))(keys)
+        returns = np.asarray(jax.device_get(agents.evaluate(carry.learner, eval_keys, agents.swept)))
+        steps, learner_steps, elapsed = actor_steps(), learner_steps_now(), time.perf_counter() - start
+        for agent, label in enumerate(labels):
+            mean, std = float(returns[agent].mean()), float(returns[agent].std())
+            result = EvaluationResult(int(steps[agent]), mean, std, elapsed, int(learner_steps[agent]))
+            evaluations[agent].append(result)
+            evaluator_logger.write({**label, **result.log_row()})
+        return float(returns.mean())
+
+    def save() -> None:
+        path = _save(checkpointer, carry, iteration, evaluations, time.perf_counter() - start)
+        schedule.say(f"Checkpoint saved: {path} (actor steps {int(actor_steps().min())}).")
+
     try:
-        with schedule:
-            while not schedule.finished:
-                iterations = schedule.stretch_in(per_iteration)
-                carry, metrics = agents.chunk(carry, agents.swept, iterations)
-                iteration += iterations
-                steps = actor_steps()
-                _check_finite(definition.name, carry.first_bad, labels, definition.hint(config.builder.config))
-                learner_steps = np.asarray(jax.device_get(carry.learner.steps))
-                metrics = jax.device_get(metrics)
-                elapsed = time.perf_counter() - start
-                for agent, label in enumerate(labels):
-                    row = {k: np.asarray(v[agent]) for k, v in metrics.items() if np.ndim(v[agent]) == 0}
-                    learner_logger.write(
-                        {**label, **row, "learner_steps": int(learner_steps[agent]), "actor_steps": int(steps[agent])}
-                    )
-                schedule.reached(int(steps.min()))
-                if schedule.evaluation_due:
-                    eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, iteration))(keys)
-                    returns = np.asarray(jax.device_get(agents.evaluate(carry.learner, eval_keys, agents.swept)))
-                    for agent, label in enumerate(labels):
-                        result = EvaluationResult(
-                            int(steps[agent]),
-                            float(returns[agent].mean()),
-                            float(returns[agent].std()),
-                            elapsed,
-                            int(learner_steps[agent]),
-                        )
-                        evaluations[agent].append(result)
-                        evaluator_logger.write(
-                            {
-                                **label,
-                                "actor_steps": result.actor_steps,
-                                "learner_steps": int(learner_steps[agent]),
-                                "evaluation_return": result.mean_return,
-                                "evaluation_return_std": result.std_return,
-                                "wall_seconds": elapsed,
-                            }
-                        )
-                    schedule.evaluated(float(returns.mean()))
-                if schedule.checkpoint_due(int(learner_steps.max())):
-                    path = _save(checkpointer, carry, iteration, evaluations, time.perf_counter() - start)
-                    schedule.checkpoint_saved(int(learner_steps.max()))
-                    schedule.say(f"Checkpoint saved: {path} (actor steps {int(steps.min())}).")
-                schedule.stop_if_requested()
+        schedule.run(advance, evaluate, lambda: int(learner_steps_now().max()), save)
         learner_logger.close()
         evaluator_logger.close()
     finally:
         if checkpointer is not None:  # lets go of the directory for a later run
             checkpointer.close()
     policy = jax.device_get(agents.policy(carry.learner))
-    steps = actor_steps()
-    learner_steps = np.asarray(jax.device_get(carry.learner.steps))
+    steps, learner_steps = actor_steps(), learner_steps_now()
     runs = [
         SeedRun(
             seed=seed,

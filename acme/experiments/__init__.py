@@ -17,7 +17,6 @@ _LAZY = {
     "RunResult": "acme.experiments.result",
     "SeedRun": "acme.experiments.result",
     "run_experiment": "acme.experiments.in_process",
-    "OfflineExperimentConfig": "acme.experiments.offline",
     "run_offline_experiment": "acme.experiments.offline",
     "make_distributed_experiment": "acme.experiments.distributed",
     "merge_recording": "acme.experiments.distributed",

@@ -484,9 +484,8 @@ class EvaluatorNode:
     end); its ``run()`` returns the run's ``SeedRun`` (every evaluation, the final counts and the learner's policy
     then), which ``launch`` hands back.
 
-    Online (``steps_key`` actor steps) it counts the counter's actor steps up to ``budget``; from a dataset
-    (``LEARNER_STEPS``) the learner's own steps, until the learner says it is done. ``budget`` and ``eval_every``
-    default to ``config``'s.
+    Online (``steps_key`` actor steps) it counts the counter's actor steps up to ``config``'s budget; from a
+    dataset (``LEARNER_STEPS``) the learner's own steps, until the learner says it is done.
     """
 
     def __init__(
@@ -496,16 +495,14 @@ class EvaluatorNode:
         learner: Any,
         counter: Any,
         steps_key: str = ACTOR_STEPS,
-        budget: int | None = None,
-        eval_every: int | None = None,
     ):
         self._config = config
         self._spec = environment_spec
         self._learner = learner
         self._counter = counter
         self._steps_key = steps_key
-        self._budget = config.max_num_actor_steps if budget is None else budget
-        self._eval_every = config.eval_every if eval_every is None else eval_every
+        self._budget = config.max_num_actor_steps
+        self._eval_every = config.eval_every
 
     def _progress(self) -> tuple[int, bool]:
         """The steps taken so far, and whether the run is over."""

@@ -29,6 +29,18 @@ class EvaluationResult:
     wall_seconds: float
     learner_steps: int | None = None
 
+    def log_row(self) -> dict:
+        """The evaluator logger's columns of this evaluation."""
+        steps = {"actor_steps": self.actor_steps}
+        if self.learner_steps is not None:
+            steps[LEARNER_STEPS] = self.learner_steps
+        return {
+            **steps,
+            "evaluation_return": self.mean_return,
+            "evaluation_return_std": self.std_return,
+            "wall_seconds": self.wall_seconds,
+        }
+
 
 class Evaluator:
     """The evaluation actor (greedy policy, its own environments and keys) and the logger of its results.
@@ -80,15 +92,7 @@ class Evaluator:
             wall_seconds,
             None if learner_steps is None else int(learner_steps),
         )
-        self._logger.write(
-            {
-                **counts,
-                "actor_steps": actor_steps,
-                "evaluation_return": result.mean_return,
-                "evaluation_return_std": result.std_return,
-                "wall_seconds": wall_seconds,
-            }
-        )
+        self._logger.write({**counts, **result.log_row()})
         return result
 
     def close(self) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-import time
 from typing import Any, Callable
 
 import jax
@@ -28,7 +26,7 @@ from acme.experiments.learning_actor import (
     table_infos,
 )
 from acme.experiments.options import REPLAYS
-from acme.experiments.result import RunResult, SeedRun
+from acme.experiments.result import Progress, RunResult, SeedRun
 from acme.experiments.schedule import Schedule
 from acme.experiments.seeding import ExperimentSeeds
 from acme.jax.sharding import device_of
@@ -86,11 +84,8 @@ class _InProcessRun:
     def _build(self, config: ExperimentConfig, replay: str, resume: Resume) -> None:
         self.checkpointer = resume.checkpointer
         self.resumes = resume.resumes
-        loop_state = resume.loop
-        self.start = time.perf_counter() - float(loop_state.get("wall_seconds", 0.0))
-        self.evaluations = [EvaluationResult(*e) for e in loop_state.get("evaluations", [])]
-        self.actor_steps = int(loop_state.get("actor_steps", 0))
-        self.resumed_next_eval = int(loop_state.get("next_eval", config.eval_every))
+        self.progress = Progress.resumed(resume.loop)
+        self.actor_steps = int(resume.loop.get("actor_steps", 0))
 
         seeds = ExperimentSeeds(config.seed)
         num_envs = config.num_envs_per_actor
@@ -151,56 +146,45 @@ class _InProcessRun:
 
     def train(self, progress: bool, stop_at_return: float | None) -> None:
         """Acts (and learns) until the step budget is spent, evaluating and checkpointing on the way."""
-        config = self.config
+        config, checkpointer = self.config, self.checkpointer
         schedule = Schedule(
             config.max_num_actor_steps,
             config.eval_every if self.evaluator is not None else 0,
             done=self.actor_steps,
-            next_eval=self.resumed_next_eval,
-            checkpointing=config.checkpointing if self.checkpointer is not None else None,
-            clock=self.checkpointer.clock if self.checkpointer is not None else None,
+            next_eval=self._resume.loop.get("next_eval"),
+            checkpointing=config.checkpointing,
+            clock=checkpointer.clock if checkpointer is not None else None,
             stop_at_return=stop_at_return,
             progress=progress,
             description=config.environment_id or "train",
         )
-        with schedule:
-            while not schedule.finished:
-                rows = self.train_loop.run(schedule.next_stretch(_CHUNK))  # the loop logs each finished episode
-                self.actor_steps += self.train_loop.last_run_steps
-                schedule.reached(self.actor_steps, float(np.sum(rows[-1]["episode_return"])) if rows else None)
-                if schedule.evaluation_due:
-                    evaluation = self.evaluator.evaluate(
-                        self.actor_steps, self._counts, lambda: time.perf_counter() - self.start
-                    )
-                    self.evaluations.append(evaluation)
-                    schedule.evaluated(evaluation.mean_return)
-                learner_steps = learner_steps_of(self.learner)
-                if schedule.checkpoint_due(learner_steps):
-                    self._save_checkpoint(schedule)
-                    schedule.checkpoint_saved(learner_steps)
-                schedule.stop_if_requested()
+
+        def advance() -> tuple[int, float | None]:
+            rows = self.train_loop.run(schedule.next_stretch(_CHUNK))  # the loop logs each finished episode
+            self.actor_steps += self.train_loop.last_run_steps
+            return self.actor_steps, float(np.sum(rows[-1]["episode_return"])) if rows else None
+
+        def evaluate() -> float:
+            evaluation = self.evaluator.evaluate(self.actor_steps, self._counts, self.progress.elapsed)
+            self.progress.evaluations.append(evaluation)
+            return evaluation.mean_return
+
+        def save() -> None:  # the learner, counts, replay and actor, with the loop's progress
+            path = checkpointer.save(
+                self.learner.save(),
+                learner_steps_of(self.learner),
+                self.counter.save(),
+                loop=self.progress.loop_state(schedule.next_eval, self.resumes, actor_steps=self.actor_steps),
+                replay_client=self.replay_client,
+                actor_state=self.actor.save(),
+            )
+            schedule.say(f"Checkpoint saved: {path} (actor steps {self.actor_steps}).")
+
+        schedule.run(advance, evaluate, lambda: learner_steps_of(self.learner), save)
 
     def _counts(self) -> dict:
         """The shared counts, with the learner's own step count (its updates) as ``learner_steps``."""
         return {**self.counter.get_counts(), "learner_steps": learner_steps_of(self.learner)}
-
-    def _save_checkpoint(self, schedule: Schedule) -> None:
-        """Saves the learner, counts, replay and actor, with the loop's progress (``schedule``'s next evaluation)."""
-        path = self.checkpointer.save(
-            self.learner.save(),
-            learner_steps_of(self.learner),
-            self.counter.save(),
-            loop={
-                "actor_steps": self.actor_steps,
-                "next_eval": schedule.next_eval,
-                "resumes": self.resumes,
-                "wall_seconds": time.perf_counter() - self.start,
-                "evaluations": [dataclasses.astuple(e) for e in self.evaluations],
-            },
-            replay_client=self.replay_client,
-            actor_state=self.actor.save(),
-        )
-        schedule.say(f"Checkpoint saved: {path} (actor steps {self.actor_steps}).")
 
     def write_recording(self, partial: bool = False) -> str | None:
         """Writes the recorded episodes (finished ones, from every environment) to ``config.record_dataset``, with
@@ -238,14 +222,11 @@ class _InProcessRun:
         self._resume.close()
 
     def result(self) -> RunResult:
+        policy = jax.device_get(self.learner.get_variables(["policy"])[0])
         run = SeedRun(
-            self.config.seed,
-            self.evaluations,
-            self.actor_steps,
-            learner_steps_of(self.learner),
-            policy_params=jax.device_get(self.learner.get_variables(["policy"])[0]),
+            self.config.seed, self.progress.evaluations, self.actor_steps, learner_steps_of(self.learner), policy
         )
-        return RunResult([run], time.perf_counter() - self.start)
+        return RunResult([run], self.progress.elapsed())
 
 
 _CHUNK = 1_000  # steps (over the K environments) between checks for evaluations and checkpoints

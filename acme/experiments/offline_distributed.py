@@ -17,23 +17,26 @@ import launch
 from acme import specs
 from acme.datasets.minari_format import check_spec, read_metadata
 from acme.experiments.checkpointing import hold_checkpoint_directory, learner_steps_of, open_resume
+from acme.experiments.config import ExperimentConfig
 from acme.experiments.distributed import EvaluatorNode, make_counter
 from acme.experiments.evaluation import LEARNER_STEPS
-from acme.experiments.offline import OfflineExperimentConfig, evaluation_spec, make_offline_learner
+from acme.experiments.offline import evaluation_spec, make_offline_learner, open_dataset
+from acme.experiments.options import RunOptions
 from acme.jax.polling_source import to_host
 
 
 class OfflineLearnerNode:
     """The learner, its replay filled from the dataset through the agent's adder; steps until the budget."""
 
-    def __init__(self, config: OfflineExperimentConfig, environment_spec: specs.EnvironmentSpec, counter: Any):
-        experiment = config.experiment
-        dataset = config.open_dataset()
-        check_spec(dataset, environment_spec, config.dataset)
-        resume = open_resume(experiment, exclusive=False)  # the program's driver holds the directory
-        _, self._learner = make_offline_learner(config, environment_spec, dataset, counter, resume.resumes)
+    def __init__(
+        self, config: ExperimentConfig, options: RunOptions, environment_spec: specs.EnvironmentSpec, counter: Any
+    ):
+        dataset = open_dataset(options)
+        check_spec(dataset, environment_spec, options.dataset)
+        resume = open_resume(config, exclusive=False)  # the program's driver holds the directory
+        _, self._learner = make_offline_learner(config, options, environment_spec, dataset, counter, resume.resumes)
         self._counter = counter
-        self._max_steps = config.max_num_learner_steps
+        self._max_steps = config.max_num_actor_steps
         self._checkpointer = resume.checkpointer
         self._done = threading.Event()
         self._stopping = threading.Event()  # set by stop(): no step after its checkpoint
@@ -83,36 +86,28 @@ class OfflineLearnerNode:
             return self._checkpointer.save(self._learner.save(), steps, self._counter.get_counts())
 
 
-def make_distributed_offline_experiment(config: OfflineExperimentConfig, learner_restarts: int = 3) -> launch.Program:
-    """A program of a counter, ``OfflineLearnerNode`` (restarted up to ``learner_restarts`` times from its last
-    checkpoint when the experiment is checkpointed; Ray only) and ``EvaluatorNode`` on learner steps (terminal)."""
-    spec = evaluation_spec(config.experiment)
-    check_spec(read_metadata(config.dataset), spec, config.dataset)  # refused before anything starts
-    if config.experiment.checkpointing is not None:  # one run at a time writes there, this process's
-        hold_checkpoint_directory(config.experiment.checkpointing)
-        resume = open_resume(config.experiment, exclusive=False)  # the learner node restores it
+def make_distributed_offline_experiment(config: ExperimentConfig, options: RunOptions) -> launch.Program:
+    """A program of a counter, ``OfflineLearnerNode`` (restarted up to ``options.learner_restarts`` times from its
+    last checkpoint when the experiment is checkpointed; Ray only) and ``EvaluatorNode`` on learner steps
+    (terminal); ``config``'s budget and evaluation interval count learner steps."""
+    spec = evaluation_spec(config)
+    check_spec(read_metadata(options.dataset), spec, options.dataset)  # refused before anything starts
+    if config.checkpointing is not None:  # one run at a time writes there, this process's
+        hold_checkpoint_directory(config.checkpointing)
+        resume = open_resume(config, exclusive=False)  # the learner node restores it
         resume.close()
         if resume.restored is not None:
             print(resume.restored.describe(), flush=True)
         else:
-            print(f"Checkpoints go to {config.experiment.checkpointing.directory}.", flush=True)
+            print(f"Checkpoints go to {config.checkpointing.directory}.", flush=True)
     program = launch.Program("offline")
     counter = program.add_node(launch.ServiceNode(make_counter, {}), label="counter")
-    restarts = learner_restarts if config.experiment.checkpointing is not None else 0
+    restarts = options.learner_restarts if config.checkpointing is not None else 0
     learner = program.add_node(
-        launch.ServiceNode(OfflineLearnerNode, config, spec, counter),
+        launch.ServiceNode(OfflineLearnerNode, config, options, spec, counter),
         label="learner",
         restart=launch.RestartPolicy(max_restarts=restarts),
     )
-    evaluator = launch.ServiceNode(
-        EvaluatorNode,
-        config.experiment,
-        spec,
-        learner,
-        counter,
-        LEARNER_STEPS,
-        config.max_num_learner_steps,
-        config.eval_every,
-    )
+    evaluator = launch.ServiceNode(EvaluatorNode, config, spec, learner, counter, LEARNER_STEPS)
     program.add_node(evaluator, label="evaluator", terminal=True)
     return program

@@ -4,11 +4,12 @@ seeds and swept values) and a distributed program (read back from its evaluator)
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+import time
+from typing import Any, Mapping
 
 from acme.experiments.evaluation import ACTOR_STEPS, LEARNER_STEPS, EvaluationResult
 
-__all__ = ["ACTOR_STEPS", "LEARNER_STEPS", "EvaluationResult", "RunResult", "SeedRun"]
+__all__ = ["ACTOR_STEPS", "LEARNER_STEPS", "EvaluationResult", "Progress", "RunResult", "SeedRun"]
 
 
 @dataclasses.dataclass
@@ -100,3 +101,41 @@ class RunResult:
     def position(self, evaluation: EvaluationResult) -> int:
         """Where ``evaluation`` happened, in the run's own count (``steps_key``)."""
         return int(getattr(evaluation, self.steps_key))
+
+
+@dataclasses.dataclass
+class Progress:
+    """What a host driver's checkpoints keep of its run besides the learner: its evaluations so far and its
+    wall-clock, which goes on from a stopped attempt's (``resumed``, ``loop_state``)."""
+
+    evaluations: list[EvaluationResult]
+    start: float  # the perf_counter() reading at which the run would have started, had it never stopped
+
+    @classmethod
+    def resumed(cls, loop: Mapping[str, Any], steps_key: str = ACTOR_STEPS) -> "Progress":
+        """The progress a checkpoint's loop state holds (a new run's where it is empty); ``steps_key``: what the
+        run counts."""
+        evaluations = [_saved_evaluation(e, steps_key) for e in loop.get("evaluations", [])]
+        return cls(evaluations, time.perf_counter() - float(loop.get("wall_seconds", 0.0)))
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def loop_state(self, next_eval: int, resumes: int, **more: Any) -> dict:
+        """The loop state a checkpoint saves: this progress, the next evaluation's count, the resumes so far."""
+        evaluations = [dataclasses.astuple(e) for e in self.evaluations]
+        return {
+            **more,
+            "next_eval": next_eval,
+            "resumes": resumes,
+            "wall_seconds": self.elapsed(),
+            "evaluations": evaluations,
+        }
+
+
+def _saved_evaluation(saved: Any, steps_key: str) -> EvaluationResult:
+    """An evaluation from a checkpoint's loop state. Those written before evaluations kept their learner steps
+    hold four fields; a run from a dataset's then begin with its learner steps (it takes no actor step)."""
+    if len(saved) == 4 and steps_key == LEARNER_STEPS:
+        return EvaluationResult(0, *saved[1:], learner_steps=int(saved[0]))
+    return EvaluationResult(*saved)

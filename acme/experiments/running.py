@@ -84,21 +84,13 @@ def _after_checkpoint(stop: BaseException, directory: str, steps_key: str) -> Ba
 
 
 def _from_dataset(config: ExperimentConfig, options: RunOptions, launcher: str, progress: bool) -> RunResult:
-    from acme.experiments.offline import OfflineExperimentConfig, run_offline_experiment
-
-    offline = OfflineExperimentConfig(
-        experiment=config,
-        dataset=options.dataset,
-        max_num_learner_steps=config.max_num_actor_steps,
-        eval_every=config.eval_every,
-        stream_buffer=options.stream_buffer,
-        stream_samples_per_insert=options.stream_samples_per_insert,
-    )
     if launcher == "local":
-        return run_offline_experiment(offline, progress=progress)
+        from acme.experiments.offline import run_offline_experiment
+
+        return run_offline_experiment(config, options, progress=progress)
     from acme.experiments.offline_distributed import make_distributed_offline_experiment
 
-    program = make_distributed_offline_experiment(offline, learner_restarts=options.learner_restarts)
+    program = make_distributed_offline_experiment(config, options)
     return launch_program(program, options, LEARNER_STEPS, config.checkpointing)
 
 

@@ -1,18 +1,15 @@
 """The schedule of a run: its step budget, when it evaluates, when a checkpoint is due, stopping at the next check
 on Ctrl-C or SIGTERM, and its progress bar.
 
-Every driver (the host loop, learning from a dataset, the on-device loop) only advances and evaluates; it asks
-the schedule how far to go before the next check and tells it where it got to::
+Every driver (the host loop, learning from a dataset, the on-device loop) only advances, evaluates and saves;
+``Schedule.run`` is the one loop around them::
 
-    with Schedule(budget, eval_every, ...) as schedule:
-        while not schedule.finished:
-            done = advance(schedule.next_stretch())          # acting, updates or device iterations
-            schedule.reached(done)
-            if schedule.evaluation_due:
-                schedule.evaluated(evaluate())
-            if schedule.checkpoint_due(learner_steps):
-                save(); schedule.checkpoint_saved(learner_steps)
-            schedule.stop_if_requested()
+    Schedule(budget, eval_every, ...).run(
+        advance=...,  # acting, updates or device iterations for next_stretch() steps: the steps done in all
+        evaluate=...,  # one evaluation: its mean return
+        learner_steps=...,  # the count the checkpoint interval is measured in
+        save=...,  # one checkpoint
+    )
 
 Steps are counted in the driver's unit (actor steps online, learner steps from a dataset). An evaluation is due
 once the count passes the next multiple of ``eval_every`` and at the end of the budget; the next one is then the
@@ -22,7 +19,7 @@ first multiple past the count, so a stretch that overshoots does not bunch evalu
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 from acme.experiments.checkpointing import CheckpointClock, CheckpointingConfig
 from acme.experiments.interrupt import StopAtNextCheck
@@ -178,3 +175,24 @@ class Schedule:
         SystemExit(143) for SIGTERM), unless the run is over anyway."""
         if self._interrupt is not None and self._interrupt.requested and not self.finished:
             self._interrupt.stop(f"at {self._step_name} {self.done}, after a checkpoint")
+
+    def run(
+        self,
+        advance: Callable[[], int | tuple[int, float | None]],
+        evaluate: Callable[[], float],
+        learner_steps: Callable[[], int],
+        save: Callable[[], None],
+    ) -> None:
+        """Drives a run to its end (see the module docstring): ``advance()`` takes ``next_stretch()`` steps or so
+        and returns the steps done in all (with the last finished episode's return, for the progress bar)."""
+        with self:
+            while not self.finished:
+                done = advance()
+                self.reached(*done) if isinstance(done, tuple) else self.reached(done)
+                if self.evaluation_due:
+                    self.evaluated(evaluate())
+                steps = learner_steps()
+                if self.checkpoint_due(steps):
+                    save()
+                    self.checkpoint_saved(steps)
+                self.stop_if_requested()

@@ -10,7 +10,7 @@ import pytest
 from acme import specs, types
 from acme.datasets.minari_format import EpisodeRecorder, write_dataset
 from acme.environments import make_environment
-from acme.experiments.offline import OfflineExperimentConfig, run_offline_experiment
+from acme.experiments import RunOptions, run
 from acme.testing.experts import cartpole_expert, pendulum_expert
 from agents import bc
 from agents.bc.learning import make_loss
@@ -83,10 +83,10 @@ def _expert_dataset(directory, environment_id: str, expert, num_episodes: int, c
 def test_bc_learns_from_a_small_dataset_of_an_expert(tmp_path, environment_id, expert, num_episodes, threshold):
     canonical = environment_id.endswith("Pendulum-v1")
     directory, expert_return = _expert_dataset(tmp_path / "expert", environment_id, expert, num_episodes, canonical)
-    experiment = registry.make_experiment_config("bc", environment_id, seed=0, num_eval_episodes=10)
-    result = run_offline_experiment(
-        OfflineExperimentConfig(experiment, directory, max_num_learner_steps=2_000, eval_every=1_000), progress=False
+    experiment = registry.make_experiment_config(
+        "bc", environment_id, seed=0, num_eval_episodes=10, max_steps=2_000, eval_every=1_000
     )
+    result = run(experiment, RunOptions(dataset=str(directory)), progress=False)
     final = result.evaluations[-1].mean_return
     if threshold is None:  # a negative return: 90% of the expert's means at most 1/0.9 times as far below zero
         threshold = expert_return / 0.9

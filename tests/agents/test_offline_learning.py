@@ -9,7 +9,7 @@ import pytest
 from acme import specs
 from acme.datasets.minari_format import EpisodeRecorder, write_dataset
 from acme.environments import make_environment
-from acme.experiments.offline import OfflineExperimentConfig, run_offline_experiment
+from acme.experiments import RunOptions, run
 from acme.testing.experts import pendulum_expert
 from baselines import registry
 
@@ -50,9 +50,14 @@ def test_an_offline_agent_beats_the_datasets_average_return(mixed_dataset, agent
     assert -900 < data_return < -650
     small = dict(policy_hidden_sizes=(64, 64), critic_hidden_sizes=(64, 64), num_sgd_steps_per_step=10)
     experiment = registry.make_experiment_config(
-        agent, PENDULUM, seed=0, num_eval_episodes=10, config_overrides={**small, **overrides}
+        agent,
+        PENDULUM,
+        seed=0,
+        num_eval_episodes=10,
+        max_steps=steps,
+        eval_every=steps // 2,
+        config_overrides={**small, **overrides},
     )
-    offline = OfflineExperimentConfig(experiment, directory, max_num_learner_steps=steps, eval_every=steps // 2)
-    result = run_offline_experiment(offline, progress=False)
+    result = run(experiment, RunOptions(dataset=str(directory)), progress=False)
     final = result.evaluations[-1].mean_return
     assert final > data_return + 300, (agent, final, data_return)

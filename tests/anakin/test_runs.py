@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from acme.anakin import AnakinAgent, run_anakin
-from acme.experiments import RunOptions
 from acme.anakin.runner import jax_environment_of
+from acme.experiments import RunOptions
 from baselines import cli, registry
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -281,8 +281,8 @@ ANAKIN = {
 def anakin_agents(agent: str, sharding: LearnerSharding | None, num_envs: int = 8):
     import dataclasses
 
-    from acme.experiments import RunOptions
     from acme.anakin.runner import AnakinAgents
+    from acme.experiments import RunOptions
 
     environment, overrides = ANAKIN[agent]
     config = registry.make_experiment_config(agent, environment, seed=0, max_steps=1, config_overrides=overrides)
