@@ -31,7 +31,6 @@ from acme.utils.checkpoint_files import (
     CheckpointError,
     CheckpointMismatchError,
     ensure_writable_dir,
-    hold_directory,
     signatures_match,
     tree_signature,
 )
@@ -207,9 +206,6 @@ class ExperimentCheckpointer:
     def staging_directory(self) -> str:
         """The root the replay server writes its checkpoints to (see the module docstring)."""
         return os.path.join(self.directory, STAGING)
-
-    def has_checkpoints(self) -> bool:
-        return bool(self._checkpointer.list_checkpoints())
 
     def restore(self) -> Restored | None:
         """The newest readable checkpoint, or None in a directory without checkpoints."""
@@ -451,12 +447,6 @@ def newest_checkpoint_counts(directory: str) -> dict | None:
         return {**metadata.get("counts", {}), "learner_steps": int(metadata.get("learner_steps", step))}
     except (OSError, CheckpointError, ValueError, TypeError, AttributeError):
         return None
-
-
-def hold_checkpoint_directory(config: CheckpointingConfig) -> None:
-    """Holds ``config.directory`` for this process until it ends, as the driver of a distributed program does
-    (its nodes open it with ``exclusive=False``); raises ``DirectoryInUseError`` if another run holds it."""
-    hold_directory(ensure_writable_dir(config.directory, "experiment checkpoint directory"), "experiment checkpoint")
 
 
 def _table_sizes(replay_client: Any) -> dict:

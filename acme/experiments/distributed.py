@@ -12,13 +12,10 @@ import numpy as np
 
 import launch
 from acme import specs
-from acme.datasets.minari_format import EpisodeRecorder
+from acme.datasets.minari_format import EpisodeRecorder, check_spec, read_metadata
 from acme.datasets.recording import RecordingAdder, merge_shards, training_run_metadata, write_shard
 from acme.environment_loop import EnvironmentLoop
-from acme.experiments.checkpointing import (
-    learner_steps_of,
-    open_resume,
-)
+from acme.experiments.checkpointing import Resume, learner_steps_of, open_resume
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.evaluation import ACTOR_STEPS, LEARNER_STEPS, Evaluator
 from acme.experiments.inference import (
@@ -27,6 +24,7 @@ from acme.experiments.inference import (
     check_servable,
     connect,
 )
+from acme.experiments.offline import evaluation_spec, make_offline_learner, open_dataset
 from acme.experiments.options import DISTRIBUTED, RunOptions
 from acme.experiments.result import SeedRun
 from acme.experiments.schedule import Schedule
@@ -106,6 +104,9 @@ class LearnerNode:
     built (at the start of the program, and again when the launcher restarts it
     after a crash) and saves its state, the counts and the replay tables at the
     configured interval.
+
+    With ``options.dataset`` it samples that dataset (``make_offline_learner``; on Ray, the directory must be
+    reachable where this node runs) instead of a replay, and stops at ``config``'s budget, in learner steps.
     """
 
     def __init__(
@@ -117,13 +118,21 @@ class LearnerNode:
         holds_replay: bool = False,
         feed: str = "reverb",
         replay_server: bool = False,
+        options: RunOptions | None = None,
     ):
         self._counter = counter
         self._listener = None
         builder = config.builder
         networks = config.network_factory(environment_spec)
         self._feed = None
-        if holds_replay:
+        self._budget = None  # from a dataset: the learner steps to take
+        resume = open_resume(config, exclusive=False)  # the program's driver holds the directory
+        if options is not None and options.dataset is not None:
+            dataset = open_dataset(options)
+            check_spec(dataset, environment_spec, options.dataset)
+            self._budget, self._client, self._iterator = config.max_num_actor_steps, None, None
+            _, self._learner = make_offline_learner(config, options, environment_spec, dataset, counter, resume.resumes)
+        elif holds_replay:
             policy = builder.make_policy(networks, environment_spec, evaluation=False)
             self._client = LocalReplay(
                 builder.make_replay_tables(environment_spec, policy), seed=config.seed, wait_on_insert=True
@@ -134,17 +143,18 @@ class LearnerNode:
             self._client = RemoteTables(replay.replay_address())
         else:
             self._client = replay_client(replay)
-        self._iterator = builder.make_dataset_iterator(self._client)
-        self._learner = builder.make_learner(
-            ExperimentSeeds(config.seed).learner_key(),
-            networks,
-            self._iterator,
-            config.get_logger_factory(),
-            environment_spec,
-            self._client,
-            counting.Counter(counter, prefix="learner"),
-            sharding=config.learner_sharding,
-        )
+        if self._budget is None:
+            self._iterator = builder.make_dataset_iterator(self._client)
+            self._learner = builder.make_learner(
+                ExperimentSeeds(config.seed).learner_key(),
+                networks,
+                self._iterator,
+                config.get_logger_factory(),
+                environment_spec,
+                self._client,
+                counting.Counter(counter, prefix="learner"),
+                sharding=config.learner_sharding,
+            )
         layout = getattr(self._learner, "layout", None)
         if layout is not None:  # where the learner runs: the devices of this node's process (its placement's)
             devices = list(layout.mesh.devices.flat)
@@ -157,7 +167,7 @@ class LearnerNode:
         self._save_lock = threading.Lock()
         self._step_lock = threading.Lock()  # held while run() steps; finish() takes it to stop stepping
         self._finished = threading.Event()
-        resume = open_resume(config, exclusive=False)  # the program's driver holds the directory
+        self._done = threading.Event()  # from a dataset: the budget is spent and the last checkpoint written
         self._checkpointer = resume.checkpointer
         # Tables held here are lost with the process, so every start loads them; a replay node's were loaded when
         # it was built, and are checked at the first start only (later, actors have added to them).
@@ -188,6 +198,10 @@ class LearnerNode:
         """The learner's own step count (its updates)."""
         return learner_steps_of(self._learner)
 
+    def done(self) -> bool:
+        """From a dataset: whether the budget is spent (and the last checkpoint, if any, written)."""
+        return self._done.is_set()
+
     def replay_address(self) -> tuple | None:
         """With the direct feed: the ``(host, port, key)`` actors' ``RemoteReplay`` connect to; else None."""
         return None if self._listener is None else self._listener.address
@@ -204,6 +218,11 @@ class LearnerNode:
     def run(self) -> None:
         ready = getattr(self._iterator, "ready", None)
         while not launch.stop_requested() and not self._finished.is_set():
+            if self._budget is not None and self.steps() >= self._budget:
+                if self._checkpointer is not None:
+                    self.finish()
+                self._done.set()
+                return
             if self._feed is not None:
                 self._feed.check()
             if ready is None or ready():
@@ -248,8 +267,11 @@ class LearnerNode:
         """At the program's end: a checkpointed run stopped before its budget (Ctrl-C, SIGTERM, another node's
         failure) first saves the learner as it stops, so that the same command resumes from there."""
         if self._checkpointer is not None and not self._finished.is_set():
-            steps = self._counter.get_counts().get("actor_steps", 0)
-            print(f"Checkpoint saved: {self.finish()} (actor steps {steps}).", flush=True)
+            if self._budget is None:
+                steps = f"actor steps {self._counter.get_counts().get('actor_steps', 0)}"
+            else:
+                steps = f"learner steps {self.steps()}"
+            print(f"Checkpoint saved: {self.finish()} ({steps}).", flush=True)
         if self._feed is not None:
             self._feed.close()
         if self._listener is not None:
@@ -547,9 +569,10 @@ def make_distributed_experiment(
     config: ExperimentConfig, options: RunOptions | None = None, **fields: Any
 ) -> launch.Program:
     """A program that runs ``config`` with a replay node, a counter, a learner, ``options.actors`` actors
-    and an evaluator, as ``options`` (a ``RunOptions``, or its fields as keywords) say. Actors and the evaluator
-    are terminal: the program ends when the actors have spent ``config.max_num_actor_steps`` (counted across all
-    of them) and the final evaluation is done. Actors that crash are restarted up to ``actor_restarts`` times.
+    and an evaluator, as ``options`` (a ``RunOptions``, or its fields as keywords) say; with ``options.dataset``
+    a counter, a learner that samples the dataset and an evaluator. Actors and the evaluator are terminal: the
+    program ends when the actors have spent ``config.max_num_actor_steps`` (counted across all of them) and the
+    final evaluation is done. Actors that crash are restarted up to ``actor_restarts`` times.
 
     With ``config.checkpointing`` the program resumes from the directory's newest checkpoint
     (replay tables, counts and learner state), the learner saves at the configured interval and
@@ -558,29 +581,10 @@ def make_distributed_experiment(
     checkpoint while the actors keep running (restarts need the Ray launcher). Without
     checkpointing a learner is never restarted: it would start again from scratch.
 
-    ``replay`` picks the replay node: ``"reverb"`` (a reverb server, for every launcher; the
-    ``reverb`` extra), ``"local"`` (``LocalReplay`` tables shared by the nodes' threads: the
-    threads launcher only), ``"server"`` (``ReplayServerNode``: ``LocalReplay`` tables in a node of their own,
-    which the actors feed and the learner samples over authenticated direct connections, ``acme.replay.direct``;
-    every launcher, no reverb; the tables outlive a learner restart) or ``"learner"`` (the learner holds the
-    tables as ``LocalReplay``, fed with every item once, see ``learner_feed``: sampling then crosses no process
-    boundary; every launcher; its checkpoints hold the tables as the local backend's do, and items still on their
-    way when a checkpoint is taken are not in it). ``None`` takes reverb where it is installed, else
-    ``"learner"`` fed directly.
-
-    ``learner_feed`` says how items reach a learner that holds the replay: ``"reverb"`` (a replay node of
-    reverb queues, at most ``transfer_queue_size`` items each, that a thread of the learner empties; the
-    ``reverb`` extra) or ``"direct"`` (no replay node and no reverb: each actor sends its items over an
-    authenticated direct connection to the learner, ``acme.replay.direct``, waiting on the learner's rate
-    limiter; a restarted learner listens at a new address, and the actors, whose connection then fails, connect
-    to it again).
-
-    ``inference`` picks who evaluates the actors' policy: ``"actor"`` (each actor, with its own copy of the
-    parameters) or ``"server"`` (an ``InferenceServer`` node, ``"inference"``, that holds the parameters and
-    evaluates every actor's observations in batches of at most ``inference_batch_size``, waiting at most
-    ``inference_wait_seconds`` for a batch to fill; it holds recurrent policies' states per actor and
-    environment, and evaluates each actor with its own ``builder.for_actor`` policy; builders that bound the
-    policy lag, ``actors_fetch_directly``, are refused).
+    ``RunOptions`` describes the replay backends (``replay``: a reverb server, local tables the threads share,
+    ``ReplayServerNode``, or tables the learner holds, fed as ``learner_feed`` says) and who evaluates the actors'
+    policy (``inference``: each actor, or an ``InferenceServer`` node that batches every actor's observations;
+    builders that bound the policy lag, ``actors_fetch_directly``, are refused there).
     """
     if options is None:
         options = RunOptions(**fields)
@@ -588,6 +592,8 @@ def make_distributed_experiment(
         raise TypeError(f"Give a RunOptions or its fields as keywords, not both; got {sorted(fields)}.")
     if options.launcher not in (None, *DISTRIBUTED):
         raise ValueError(f"A distributed program runs on the threads or ray launcher, not {options.launcher!r}.")
+    if options.dataset is not None:
+        return _dataset_program(config, options)
     num_actors, replay, learner_feed = options.actors, options.replay_backend, options.feed
     config.builder.check_vector_acting(config.num_envs_per_actor)  # refused here, not in an actor's process later
     # The learner's and a replay node's tables are saved as the local backend's.
@@ -595,10 +601,7 @@ def make_distributed_experiment(
     staging, fallback = (resume.reverb_paths() or (None, None)) if replay == "reverb" else (None, None)
     replay_state = resume.replay_state if replay in ("local", "server") else None  # the learner's: it loads them
     counts = _persistent_counts(resume.counts)
-    if resume.restored is not None:
-        print(resume.restored.describe(), flush=True)
-    elif resume.checkpointer is not None:
-        print(f"Checkpoints go to {resume.checkpointer.directory}.", flush=True)
+    _announce(resume)
     spec = _spec_of(config)
     builder = config.builder
     program = launch.Program(name="experiment")
@@ -694,4 +697,32 @@ def make_distributed_experiment(
             label="final_checkpoint",
             terminal=True,
         )
+    return program
+
+
+def _announce(resume: Resume) -> None:
+    """Says which checkpoint the program resumes, or where its checkpoints go."""
+    if resume.restored is not None:
+        print(resume.restored.describe(), flush=True)
+    elif resume.checkpointer is not None:
+        print(f"Checkpoints go to {resume.checkpointer.directory}.", flush=True)
+
+
+def _dataset_program(config: ExperimentConfig, options: RunOptions) -> launch.Program:
+    """From ``options.dataset``: a counter, a ``LearnerNode`` that samples the dataset (restarted up to
+    ``learner_restarts`` times from its last checkpoint when the experiment is checkpointed; Ray only) and the
+    ``EvaluatorNode`` on learner steps; the budget and the evaluation interval count learner steps."""
+    spec = evaluation_spec(config)
+    check_spec(read_metadata(options.dataset), spec, options.dataset)  # refused before anything starts
+    _announce(open_resume(config))  # this process holds the directory; the learner node restores the checkpoint
+    program = launch.Program("offline")
+    counter = program.add_node(launch.ServiceNode(make_counter, {}), label="counter")
+    restarts = options.learner_restarts if config.checkpointing is not None else 0
+    learner = program.add_node(
+        launch.ServiceNode(LearnerNode, config, spec, None, counter, options=options),
+        label="learner",
+        restart=launch.RestartPolicy(max_restarts=restarts),
+    )
+    evaluator = launch.ServiceNode(EvaluatorNode, config, spec, learner, counter, LEARNER_STEPS)
+    program.add_node(evaluator, label="evaluator", terminal=True)
     return program

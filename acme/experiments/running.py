@@ -36,21 +36,24 @@ def run(config: ExperimentConfig, options: RunOptions | None = None, progress: b
     options = RunOptions(launcher="local") if options is None else options
     launcher = options.launcher or "local"
     config = _with_actor_options(config, options)
-    if options.dataset is not None:
-        return _from_dataset(config, options, launcher, progress)
     if launcher == "anakin":
         from acme.anakin.runner import run_anakin
 
         return run_anakin(config, options, progress=progress)
     if options.num_envs is not None:
         config = dataclasses.replace(config, num_envs_per_actor=options.num_envs)
+    if launcher == "local" and options.dataset is not None:
+        from acme.experiments.offline import run_offline_experiment
+
+        return run_offline_experiment(config, options, progress=progress)
     if launcher == "local":
         from acme.experiments.in_process import run_experiment
 
         return run_experiment(config, progress=progress, replay=options.replay_backend)
     from acme.experiments.distributed import make_distributed_experiment, merge_recording
 
-    result = launch_program(make_distributed_experiment(config, options), options, ACTOR_STEPS, config.checkpointing)
+    steps_key = ACTOR_STEPS if options.dataset is None else LEARNER_STEPS
+    result = launch_program(make_distributed_experiment(config, options), options, steps_key, config.checkpointing)
     if config.record_dataset is not None:  # the actors' shards, one dataset
         print(f"Recorded the actors' episodes to {merge_recording(config)}.", flush=True)
     return result
@@ -81,17 +84,6 @@ def _after_checkpoint(stop: BaseException, directory: str, steps_key: str) -> Ba
     if stop.code == 128 + signal.SIGTERM:
         print(f"Stopped by SIGTERM {where}.", file=sys.stderr, flush=True)
     return stop
-
-
-def _from_dataset(config: ExperimentConfig, options: RunOptions, launcher: str, progress: bool) -> RunResult:
-    if launcher == "local":
-        from acme.experiments.offline import run_offline_experiment
-
-        return run_offline_experiment(config, options, progress=progress)
-    from acme.experiments.offline_distributed import make_distributed_offline_experiment
-
-    program = make_distributed_offline_experiment(config, options)
-    return launch_program(program, options, LEARNER_STEPS, config.checkpointing)
 
 
 def launch_program(
