@@ -134,24 +134,16 @@ def _default_run_dir(agent: str, env: str, seed: int) -> str:
     return os.path.join("runs", f"{agent}-{safe_env}-seed{seed}-{time.strftime('%Y%m%d-%H%M%S')}")
 
 
-def check_launcher_flags(args: argparse.Namespace):
-    """The run's ``RunOptions`` (which refuse options their launcher has no use for, and bad combinations), after
-    refusing an unreachable ``--ray-address``."""
-    from launch.ray_launcher import check_ray_cluster
-
-    options = parser_module.run_options(args)
-    if options.ray_address is not None:
-        check_ray_cluster(options.ray_address)  # before anything is built or written
-    return options
-
-
 def run_command(args: argparse.Namespace) -> int:
     """Parses, runs (``acme.experiments.run``), writes (``baselines.run_outputs``)."""
     from acme.experiments import CheckpointingConfig
     from acme.utils import loggers
     from baselines import plan as planning
+    from launch.ray_launcher import check_ray_cluster
 
-    options = check_launcher_flags(args)
+    options = parser_module.run_options(args)  # RunOptions refuse what the launcher has no use for
+    if options.ray_address is not None:
+        check_ray_cluster(options.ray_address)  # before anything is built or written
     sharding = planning.sharding_from_flags(args)
     planning.ask_for_cpu_devices(
         max(planning.devices_needed(sharding=sharding) or 1, planning.devices_needed(options.actor_device) or 1)

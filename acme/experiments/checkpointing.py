@@ -25,6 +25,7 @@ import shutil
 import time
 from typing import Any, Mapping
 
+from acme.agents.config_checks import is_finite_number, is_integer
 from acme.replay.local_client import LocalTablesClient
 from acme.utils.checkpoint_files import (
     Checkpointer,
@@ -66,21 +67,12 @@ class CheckpointingConfig:
         object.__setattr__(self, "directory", os.path.abspath(str(self.directory)))
         if self.every_minutes is None and self.every_learner_steps is None:
             raise ValueError("Give every_minutes, every_learner_steps or both: when should checkpoints be written?")
-        if self.every_minutes is not None and (
-            isinstance(self.every_minutes, bool)
-            or not isinstance(self.every_minutes, (int, float))
-            or not self.every_minutes > 0
-        ):
-            raise ValueError(f"every_minutes must be a positive number of minutes or None, got {self.every_minutes!r}.")
-        if self.every_learner_steps is not None and (
-            isinstance(self.every_learner_steps, bool)
-            or not isinstance(self.every_learner_steps, int)
-            or self.every_learner_steps < 1
-        ):
-            raise ValueError(
-                f"every_learner_steps must be a positive integer or None, got {self.every_learner_steps!r}."
-            )
-        if isinstance(self.keep, bool) or not isinstance(self.keep, int) or self.keep < 1:
+        minutes, steps = self.every_minutes, self.every_learner_steps
+        if minutes is not None and not (is_finite_number(minutes) and minutes > 0):
+            raise ValueError(f"every_minutes must be a positive number of minutes or None, got {minutes!r}.")
+        if steps is not None and not (is_integer(steps) and steps >= 1):
+            raise ValueError(f"every_learner_steps must be a positive integer or None, got {steps!r}.")
+        if not is_integer(self.keep) or self.keep < 1:
             raise ValueError(f"keep must be an integer >= 1 (checkpoints to keep), got {self.keep!r}.")
         if not isinstance(self.replay, bool):
             raise ValueError(f"replay must be True or False, got {self.replay!r}.")
@@ -273,10 +265,6 @@ class ExperimentCheckpointer:
                 f"run uses {backend!r}; resume with --replay {restored.replay_backend} "
                 f"(replay={restored.replay_backend!r})."
             )
-
-    def due(self, learner_steps: int) -> bool:
-        """True when the configured time or learner-step interval since the last save has passed."""
-        return self.clock.due(learner_steps)
 
     def save(
         self,

@@ -9,8 +9,10 @@ import dm_env
 
 from acme import specs
 from acme.agents import builders
+from acme.agents.config_checks import is_integer
 from acme.environments.batch import EnvironmentBatch, SeparateEnvironments
 from acme.experiments.checkpointing import CheckpointingConfig
+from acme.experiments.seeding import ExperimentSeeds
 from acme.jax.sharding import LearnerSharding
 from acme.utils import loggers
 
@@ -84,15 +86,9 @@ class ExperimentConfig:
             raise ValueError(f"eval_every must be >= 0 (0 turns evaluation off), got {self.eval_every}.")
         if self.num_eval_episodes < 1:
             raise ValueError(f"num_eval_episodes must be >= 1, got {self.num_eval_episodes}.")
-        if (
-            isinstance(self.num_envs_per_actor, bool)
-            or not isinstance(self.num_envs_per_actor, int)
-            or (self.num_envs_per_actor < 1)
-        ):
+        if not is_integer(self.num_envs_per_actor) or self.num_envs_per_actor < 1:
             raise ValueError(f"num_envs_per_actor must be an integer >= 1, got {self.num_envs_per_actor!r}.")
-        if self.actor_device is not None and (
-            isinstance(self.actor_device, bool) or not isinstance(self.actor_device, int) or self.actor_device < 0
-        ):
+        if self.actor_device is not None and not (is_integer(self.actor_device) and self.actor_device >= 0):
             raise ValueError(f"actor_device must be a device id >= 0 or None, got {self.actor_device!r}.")
         if self.learner_sharding is not None and not isinstance(self.learner_sharding, LearnerSharding):
             raise TypeError(
@@ -116,3 +112,15 @@ class ExperimentConfig:
     def evaluation_environment(self, seed: int) -> dm_env.Environment:
         """The environment an evaluator plays, for ``seed``."""
         return (self.evaluation_environment_factory or self.environment_factory)(seed)
+
+    def environment_spec(self, evaluation: bool = False) -> specs.EnvironmentSpec:
+        """The spec of the environment an actor drives (``evaluation``: the one the evaluator plays), read from one
+        made for it, then closed."""
+        if evaluation:
+            environment = self.evaluation_environment(ExperimentSeeds(self.seed).evaluator_environment_seed())
+        else:
+            environment = self.environment_factory(self.seed)
+        try:
+            return specs.make_environment_spec(environment)
+        finally:
+            environment.close()

@@ -24,7 +24,7 @@ from acme.experiments.inference import (
     check_servable,
     connect,
 )
-from acme.experiments.offline import evaluation_spec, make_offline_learner, open_dataset
+from acme.experiments.offline import make_offline_learner, open_dataset
 from acme.experiments.options import DISTRIBUTED, RunOptions
 from acme.experiments.result import SeedRun
 from acme.experiments.schedule import Schedule
@@ -80,13 +80,6 @@ class ReplayServerNode:
 
     def stop(self) -> None:
         self._listener.close()
-
-
-def _spec_of(config: ExperimentConfig) -> specs.EnvironmentSpec:
-    environment = config.environment_factory(config.seed)
-    spec = specs.make_environment_spec(environment)
-    environment.close()
-    return spec
 
 
 class LearnerNode:
@@ -230,7 +223,7 @@ class LearnerNode:
                     if self._finished.is_set():
                         break
                     self._learner.step()
-                    if self._checkpointer is not None and self._checkpointer.due(learner_steps_of(self._learner)):
+                    if self._checkpointer is not None and self._checkpointer.clock.due(self.steps()):
                         self.save()
             else:
                 time.sleep(0.001)
@@ -452,7 +445,7 @@ def merge_recording(config: ExperimentConfig) -> str:
     """After a distributed program with ``config.record_dataset`` has ended: writes the episodes each actor node
     recorded (``DIR.shards/``) as one Minari dataset in ``DIR``, and returns ``DIR``."""
     metadata = training_run_metadata(config)
-    return merge_shards(config.record_dataset, _spec_of(config), config.environment_id, metadata)
+    return merge_shards(config.record_dataset, config.environment_spec(), config.environment_id, metadata)
 
 
 def _actor_steps_or_none(counter: Any) -> int | None:
@@ -489,18 +482,6 @@ class _DirectSource:
         pass
 
 
-def final_seed_run(seed: int, evaluations: list, actor_steps: int, learner: Any) -> SeedRun:
-    """A distributed run's ``SeedRun``, made by its evaluator at the end: the evaluations, the actor steps, and
-    the learner's own step count and policy variables (host arrays); without them where the learner could not be
-    reached any more (its process gone), the last evaluation's learner steps and no policy."""
-    try:
-        learner_steps, policy = int(learner.steps()), to_host(learner.get_variables(["policy"])[0])
-    except Exception:  # the run's result is kept without what the learner could have told
-        learner_steps = max([e.learner_steps or 0 for e in evaluations] + [0])
-        policy = None
-    return SeedRun(seed, evaluations, int(actor_steps), learner_steps, policy_params=policy)
-
-
 class EvaluatorNode:
     """Evaluates the learner's greedy policy on the run's schedule (every ``eval_every`` steps, and once at the
     end); its ``run()`` returns the run's ``SeedRun`` (every evaluation, the final counts and the learner's policy
@@ -523,8 +504,6 @@ class EvaluatorNode:
         self._learner = learner
         self._counter = counter
         self._steps_key = steps_key
-        self._budget = config.max_num_actor_steps
-        self._eval_every = config.eval_every
 
     def _progress(self) -> tuple[int, bool]:
         """The steps taken so far, and whether the run is over."""
@@ -532,15 +511,15 @@ class EvaluatorNode:
             done = self._learner.done()  # asked first: the steps read after it include the last ones
             return int(self._learner.steps()), done
         steps = self._counter.get_counts().get(ACTOR_STEPS, 0)
-        return steps, steps >= self._budget
+        return steps, steps >= self._config.max_num_actor_steps
 
     def run(self) -> SeedRun:
         config, offline = self._config, self._steps_key == LEARNER_STEPS
         evaluator = None
-        if self._eval_every:  # without evaluations the node only waits for the run's end, then hands back the run
+        if config.eval_every:  # without evaluations the node only waits for the run's end, then hands back the run
             networks = config.network_factory(self._spec)
             evaluator = Evaluator(config, self._spec, networks, self._learner, self._steps_key)
-        schedule = Schedule(self._budget, self._eval_every)
+        schedule = Schedule(config.max_num_actor_steps, config.eval_every)
         start = time.perf_counter()
         evaluations = []
         try:
@@ -562,7 +541,11 @@ class EvaluatorNode:
             if evaluator is not None:
                 evaluator.close()
         actor_steps = 0 if offline else self._counter.get_counts().get(ACTOR_STEPS, 0)
-        return final_seed_run(config.seed, evaluations, actor_steps, self._learner)
+        try:  # the learner's own step count and policy, where its process can still be reached
+            learner_steps, policy = int(self._learner.steps()), to_host(self._learner.get_variables(["policy"])[0])
+        except Exception:  # the run's result is kept without them: the last evaluation's learner steps, no policy
+            learner_steps, policy = max([e.learner_steps or 0 for e in evaluations] + [0]), None
+        return SeedRun(config.seed, evaluations, int(actor_steps), learner_steps, policy_params=policy)
 
 
 def make_distributed_experiment(
@@ -602,7 +585,7 @@ def make_distributed_experiment(
     replay_state = resume.replay_state if replay in ("local", "server") else None  # the learner's: it loads them
     counts = _persistent_counts(resume.counts)
     _announce(resume)
-    spec = _spec_of(config)
+    spec = config.environment_spec()
     builder = config.builder
     program = launch.Program(name="experiment")
 
@@ -712,7 +695,7 @@ def _dataset_program(config: ExperimentConfig, options: RunOptions) -> launch.Pr
     """From ``options.dataset``: a counter, a ``LearnerNode`` that samples the dataset (restarted up to
     ``learner_restarts`` times from its last checkpoint when the experiment is checkpointed; Ray only) and the
     ``EvaluatorNode`` on learner steps; the budget and the evaluation interval count learner steps."""
-    spec = evaluation_spec(config)
+    spec = config.environment_spec(evaluation=True)
     check_spec(read_metadata(options.dataset), spec, options.dataset)  # refused before anything starts
     _announce(open_resume(config))  # this process holds the directory; the learner node restores the checkpoint
     program = launch.Program("offline")

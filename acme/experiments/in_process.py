@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Callable
 
 import jax
@@ -73,15 +74,16 @@ class _InProcessRun:
 
     def __init__(self, config: ExperimentConfig, replay: str):
         self.config = config
-        resume = open_resume(config, replay)
-        self._resume = resume
+        self._cleanup = contextlib.ExitStack()  # what ``close`` closes, in the reverse order of building
         try:
-            self._build(config, replay, resume)
-        except BaseException:  # a run that could not be built lets go of its checkpoint directory
-            resume.close()
+            self._build(config, replay)
+        except BaseException:  # a run that could not be built closes what it built (its checkpoint directory too)
+            self.close()
             raise
 
-    def _build(self, config: ExperimentConfig, replay: str, resume: Resume) -> None:
+    def _build(self, config: ExperimentConfig, replay: str) -> None:
+        resume = self._resume = open_resume(config, replay)
+        self._cleanup.callback(resume.close)
         self.checkpointer = resume.checkpointer
         self.resumes = resume.resumes
         self.progress = Progress.resumed(resume.loop)
@@ -95,13 +97,15 @@ class _InProcessRun:
         builder = config.builder
         policy = builder.make_policy(networks, spec, evaluation=False)
         tables = builder.make_replay_tables(spec, policy)
-        self.stop_replay, pressure = None, None
+        pressure = None
         if replay == "local":
             self.replay_client = LocalReplay(tables, seed=config.seed, wait_on_insert=False)
         else:
-            self.replay_client, self.stop_replay, pressure = _start_reverb(tables, resume)
+            self.replay_client, stop_replay, pressure = _start_reverb(tables, resume)
+            self._cleanup.callback(stop_replay)
         self.counter = counting.Counter()
         self.iterator = builder.make_dataset_iterator(self.replay_client)
+        self._cleanup.callback(getattr(self.iterator, "close", lambda: None))
         logger_factory = config.get_logger_factory()
         self.learner = builder.make_learner(
             seeds.learner_key(),
@@ -113,7 +117,9 @@ class _InProcessRun:
             counting.Counter(self.counter, prefix="learner"),
             sharding=config.learner_sharding,
         )
+        self._cleanup.callback(getattr(self.learner, "close", lambda: None))
         self.actor_logger = logger_factory("actor", "actor_steps")
+        self._cleanup.callback(self.actor_logger.close)
         keys = seeds.actor_keys(0, num_envs, self.resumes)  # a resumed run does not replay its first random streams
         adders = [builder.make_adder(self.replay_client, spec, policy) for _ in range(num_envs)]
         self.recording = None
@@ -125,7 +131,7 @@ class _InProcessRun:
         self.actor = builder.make_actor(
             keys, policy, spec, variable_source=self.learner, adders=adders, device=device_of(config.actor_device)
         )
-        self._environments = environments
+        self._cleanup.callback(environments.close)
         self.train_loop = EnvironmentLoop(
             environments,
             LearningActor(self.actor, LearnerStepper(self.learner, self.iterator, pressure)),
@@ -134,12 +140,10 @@ class _InProcessRun:
             label="actor",
         )
         self.evaluator = Evaluator(config, spec, networks, self.learner) if config.eval_every else None
-        try:  # exploration schedules go on from the actor's saved steps
-            resumed = resume.restore(self.learner, self.counter, self.replay_client, self.actor)
-        except BaseException:
-            self.close()
-            raise
-        if resumed:
+        if self.evaluator is not None:
+            self._cleanup.callback(self.evaluator.close)
+        # Exploration schedules go on from the actor's saved steps.
+        if resume.restore(self.learner, self.counter, self.replay_client, self.actor):
             print(resume.restored.describe(), flush=True)
         elif self.checkpointer is not None:
             print(f"Checkpoints go to {self.checkpointer.directory} ({_interval(self.checkpointer)}).", flush=True)
@@ -207,19 +211,9 @@ class _InProcessRun:
         return path
 
     def close(self) -> None:
-        """Closes the loggers and the dataset, and stops an in-process reverb server."""
-        self.actor_logger.close()
-        self._environments.close()
-        close_learner = getattr(self.learner, "close", None)
-        if close_learner is not None:
-            close_learner()
-        if self.evaluator is not None:
-            self.evaluator.close()
-        if hasattr(self.iterator, "close"):
-            self.iterator.close()
-        if self.stop_replay is not None:
-            self.stop_replay()
-        self._resume.close()
+        """Closes the evaluator, environments, loggers, learner and dataset, stops an in-process reverb server and
+        lets go of the checkpoint directory."""
+        self._cleanup.close()
 
     def result(self) -> RunResult:
         policy = jax.device_get(self.learner.get_variables(["policy"])[0])

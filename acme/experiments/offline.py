@@ -34,15 +34,6 @@ def open_dataset(options: RunOptions) -> Dataset:
     return read_metadata(options.dataset) if options.stream_buffer else read_dataset(options.dataset)
 
 
-def evaluation_spec(experiment: ExperimentConfig) -> specs.EnvironmentSpec:
-    """The spec of the environment the experiment's evaluator plays (what a dataset must match)."""
-    environment = experiment.evaluation_environment(ExperimentSeeds(experiment.seed).evaluator_environment_seed())
-    try:
-        return specs.make_environment_spec(environment)
-    finally:
-        environment.close()
-
-
 def make_offline_learner(
     experiment: ExperimentConfig,
     options: RunOptions,
@@ -84,7 +75,7 @@ def run_offline_experiment(config: ExperimentConfig, options: RunOptions, progre
     if options.dataset is None:
         raise ValueError("A run from a dataset needs RunOptions(dataset=DIR), a recorded dataset's directory.")
     dataset = open_dataset(options)
-    spec = evaluation_spec(config)
+    spec = config.environment_spec(evaluation=True)
     check_spec(dataset, spec, options.dataset)
     with contextlib.ExitStack() as cleanup:
         resume = open_resume(config)

@@ -8,11 +8,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
-import numbers
 from typing import Any, Mapping
 
 import launch
-from acme.agents.config_checks import MAX_BATCH_DIMENSION, MAX_REPLAY_ITEMS
+from acme.agents.config_checks import MAX_BATCH_DIMENSION, MAX_REPLAY_ITEMS, is_finite_number, is_integer, is_number
 from acme.utils import extras
 from acme.utils.quoting import quote
 from launch.options import say, spelled_as, spelling
@@ -252,23 +251,23 @@ class RunOptions:
             value = getattr(self, name)
             if value is None and name in ("num_actors", "num_envs", "actor_device"):
                 continue
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not least <= value <= most:
+            if not is_integer(value) or not least <= value <= most:
                 raise ValueError(f"{say(name)} must be an integer >= {least} and at most {most:,}, got {quote(value)}.")
         for name in ("inference_wait_seconds", "variable_poll_seconds"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value <= MAX_WAIT_SECONDS:
+            if not is_number(value) or not 0 <= value <= MAX_WAIT_SECONDS:
                 raise ValueError(
                     f"{say(name)} must be a number of seconds >= 0 and at most {MAX_WAIT_SECONDS:,} (a day), got "
                     f"{quote(value)}."
                 )
 
         spi = self.stream_samples_per_insert
-        if isinstance(spi, bool) or not isinstance(spi, numbers.Real) or not (spi > 0 and math.isfinite(spi)):
+        if not is_finite_number(spi) or not spi > 0:
             raise ValueError(f"{say('stream_samples_per_insert')} must be a finite number > 0, got {quote(spi)}.")
         if self.sweep is not None:
             field, values = self.sweep if isinstance(self.sweep, tuple) and len(self.sweep) == 2 else (None, ())
             values = tuple(values) if isinstance(values, (tuple, list)) else ()
-            if not isinstance(field, str) or not field or not values or not all(_finite(v) for v in values):
+            if not isinstance(field, str) or not field or not values or not all(is_finite_number(v) for v in values):
                 raise ValueError(
                     f"{say('sweep')} must be a config field and finite numbers (field, (v1, v2, ...)), got "
                     f"{quote(self.sweep)}."
@@ -371,10 +370,6 @@ class RunOptions:
                 dashboard=self.dashboard,
                 placement=self.placement,
             )
-
-
-def _finite(value: object) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def flag_spelling(name: str, *value: object) -> str:

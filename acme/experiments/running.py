@@ -1,17 +1,10 @@
 """``run(config, options)``: the one call that runs any experiment, and the only place that chooses its driver.
 
-``config`` (``ExperimentConfig``) says what to learn; ``options`` (``RunOptions``) says how to run it:
-
-- ``launcher="local"`` (the default): the host loop, actor and learner interleaved in this process
-  (``run_experiment``);
-- ``launcher="threads"`` or ``"ray"``: the distributed program (``make_distributed_experiment``) of replay,
-  counter, learner, actors and an evaluator, whose evaluator node hands back the run's result;
-- ``launcher="anakin"``: the device loop (``run_anakin``), ``options.num_seeds`` agents (times the swept values)
-  in one call;
-- ``options.dataset``: learning from a recorded dataset instead of acting, in this process or as a program of a
-  learner and an evaluator; the budget and the evaluation interval then count learner steps.
-
-Every driver follows one schedule (``acme.experiments.schedule``) and returns one ``RunResult``.
+``config`` (``ExperimentConfig``) says what to learn, ``options`` (``RunOptions``) how: the host loop
+(``launcher="local"``, the default), the distributed program (``"threads"``, ``"ray"``) or the device loop
+(``"anakin"``), acting or, with ``options.dataset``, learning from a recorded dataset (the budget and the
+evaluation interval then count learner steps). Every driver follows one schedule (``acme.experiments.schedule``)
+and returns one ``RunResult``.
 """
 
 from __future__ import annotations

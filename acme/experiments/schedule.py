@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+from acme.agents.config_checks import is_integer
 from acme.experiments.checkpointing import CheckpointClock, CheckpointingConfig
 from acme.experiments.interrupt import StopAtNextCheck
 
@@ -57,9 +58,9 @@ class Schedule:
         description: str = "train",
         step_name: str = "actor step",
     ):
-        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        if not is_integer(budget) or budget < 1:
             raise ValueError(f"budget must be an integer >= 1 (steps to take), got {budget!r}.")
-        if isinstance(eval_every, bool) or not isinstance(eval_every, int) or eval_every < 0:
+        if not is_integer(eval_every) or eval_every < 0:
             raise ValueError(f"eval_every must be an integer >= 0 (0: no evaluation), got {eval_every!r}.")
         self.budget = budget
         self.eval_every = eval_every
