@@ -7,8 +7,7 @@ import json
 import pytest
 
 from acme.experiments.evaluation import EvaluationResult
-from acme.experiments.offline import _saved_evaluation
-from acme.experiments.result import RunResult, SeedRun
+from acme.experiments.result import LEARNER_STEPS, Progress, RunResult, SeedRun
 from baselines import report, run_outputs
 
 
@@ -60,8 +59,11 @@ def test_several_agents_each_get_their_line_and_are_all_kept():
     )
 
 
-def test_an_offline_checkpoint_from_before_learner_steps_were_kept_resumes_its_curve():
-    old = _saved_evaluation([3000, -150.0, 20.0, 41.5])  # its first field was the learner steps
+def test_a_checkpoint_from_before_learner_steps_were_kept_resumes_its_curve():
+    saved = {"evaluations": [[3000, -150.0, 20.0, 41.5], [0, -120.0, 10.0, 50.0, 4000]], "wall_seconds": 50.0}
+    old, new = Progress.resumed(saved, LEARNER_STEPS).evaluations  # from a dataset, the first field was learner steps
     assert (old.actor_steps, old.learner_steps, old.mean_return, old.wall_seconds) == (0, 3000, -150.0, 41.5)
-    new = _saved_evaluation([0, -120.0, 10.0, 50.0, 4000])
     assert (new.actor_steps, new.learner_steps) == (0, 4000)
+    (online,) = Progress.resumed({"evaluations": [[3000, 20.0, 1.0, 4.0]]}).evaluations  # online: actor steps
+    assert (online.actor_steps, online.learner_steps) == (3000, None)
+    assert Progress.resumed(saved, LEARNER_STEPS).elapsed() >= 50.0  # the clock goes on from the saved run's
