@@ -63,7 +63,8 @@ class _Run:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "baselines", *argv],
                 cwd=ROOT,
-                env=dict(os.environ, PYTHONPATH=ROOT),
+                # Ray's start is timed; make test's other worker (and CI's slower hosts) can hold it past 60 s.
+                env={"LAUNCH_RAY_START_TIMEOUT": "180", **os.environ, "PYTHONPATH": ROOT},
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
