@@ -115,8 +115,6 @@ class LearnerNode:
     ):
         self._counter = counter
         self._listener = None
-        builder = config.builder
-        networks = config.network_factory(environment_spec)
         self._feed = None
         self._budget = None  # from a dataset: the learner steps to take
         resume = open_resume(config, exclusive=False)  # the program's driver holds the directory
@@ -125,18 +123,20 @@ class LearnerNode:
             check_spec(dataset, environment_spec, options.dataset)
             self._budget, self._client, self._iterator = config.max_num_actor_steps, None, None
             _, self._learner = make_offline_learner(config, options, environment_spec, dataset, counter, resume.resumes)
-        elif holds_replay:
-            policy = builder.make_policy(networks, environment_spec, evaluation=False)
-            self._client = LocalReplay(
-                builder.make_replay_tables(environment_spec, policy), seed=config.seed, wait_on_insert=True
-            )
-        elif replay_server:  # a ReplayServerNode's tables, sampled over a direct connection
-            from acme.replay.direct import RemoteTables
-
-            self._client = RemoteTables(replay.replay_address())
         else:
-            self._client = replay_client(replay)
-        if self._budget is None:
+            builder = config.builder
+            networks = config.network_factory(environment_spec)
+            if holds_replay:
+                policy = builder.make_policy(networks, environment_spec, evaluation=False)
+                self._client = LocalReplay(
+                    builder.make_replay_tables(environment_spec, policy), seed=config.seed, wait_on_insert=True
+                )
+            elif replay_server:  # a ReplayServerNode's tables, sampled over a direct connection
+                from acme.replay.direct import RemoteTables
+
+                self._client = RemoteTables(replay.replay_address())
+            else:
+                self._client = replay_client(replay)
             self._iterator = builder.make_dataset_iterator(self._client)
             self._learner = builder.make_learner(
                 ExperimentSeeds(config.seed).learner_key(),

@@ -189,11 +189,15 @@ class Schedule:
         with self:
             while not self.finished:
                 done = advance()
-                self.reached(*done) if isinstance(done, tuple) else self.reached(done)
+                if isinstance(done, tuple):
+                    self.reached(*done)
+                else:
+                    self.reached(done)
                 if self.evaluation_due:
                     self.evaluated(evaluate())
-                steps = learner_steps()
-                if self.checkpoint_due(steps):
-                    save()
-                    self.checkpoint_saved(steps)
+                if self._checkpointing is not None:  # learner_steps() is asked only where checkpoints are due
+                    steps = learner_steps()
+                    if self.checkpoint_due(steps):
+                        save()
+                        self.checkpoint_saved(steps)
                 self.stop_if_requested()
