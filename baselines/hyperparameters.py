@@ -127,7 +127,12 @@ def _parse(kind: Any, text: str, where: str) -> Any:
         return text
     if origin in (tuple, list, collections.abc.Sequence):
         item = arguments[0] if arguments else Any
-        parts = [p for p in text.strip().strip("()[]").split(",") if p.strip()]
+        inner = text.strip().strip("()[]")
+        parts = inner.split(",") if inner.strip() else []
+        if len(parts) > 1 and not parts[-1].strip():
+            parts = parts[:-1]  # one trailing comma, as in (64,)
+        if any(not part.strip() for part in parts):
+            raise ValueError(f"{where} takes comma-separated items, got {quote(text)} (an empty item).")
         return tuple(_parse(item, part, where) for part in parts)
     if kind is Any:
         return text

@@ -94,16 +94,26 @@ def make_q_networks(
     torso: str = "auto",
     outputs_per_action: int = 1,
     agent: str = "DQN",
+    layer_norm: bool = False,
 ) -> QNetworks:
     """An MLP of ``hidden_sizes`` (or, for pixels, the convolutional torso ``torso`` picks and a linear head) with
-    ``outputs_per_action`` outputs for each of the environment's actions."""
+    ``outputs_per_action`` outputs for each of the environment's actions. With ``layer_norm`` every hidden layer
+    (the torso's features, for pixels) is layer-normalised before its ReLU (PQN's network)."""
     num_actions = specs.num_discrete_actions(environment_spec)
     pixels = pixel_torso(torso, environment_spec.observations, agent)
     width = num_actions * outputs_per_action
 
+    def normalized(x):
+        return hk.LayerNorm(-1, create_scale=True, create_offset=True)(x) if layer_norm else x
+
     def forward(observation):
         if pixels is not None:
-            out = hk.Linear(width)(conv_torso(pixels)(observation))
+            out = hk.Linear(width)(normalized(conv_torso(pixels)(observation)))
+        elif layer_norm:
+            x = utils.batch_concat(observation).astype(jnp.float32)
+            for size in hidden_sizes:
+                x = jax.nn.relu(normalized(hk.Linear(size)(x)))
+            out = hk.Linear(width)(x)
         else:
             out = hk.nets.MLP([*hidden_sizes, width])(utils.batch_concat(observation).astype(jnp.float32))
         return out if outputs_per_action == 1 else out.reshape(out.shape[:-1] + (num_actions, outputs_per_action))

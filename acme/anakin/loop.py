@@ -7,7 +7,7 @@ with its non-finite tracking), and its ``make_batch_fn`` turns a sample into
 the update's batch. Only storage differs from the host loop, and it stores what
 the host adders write:
 
-* rollout agents (``RolloutBuilder``: PPO): each iteration steps every
+* rollout agents (``RolloutBuilder``: PPO, PQN): each iteration steps every
   environment ``unroll_length`` times and learns from the ``[N, T + 1]``
   rollouts (the stream of ``acme.adders.Step`` rows the ``SequenceAdder``
   writes, the last row the next rollout's first), ``N / batch_size`` updates of
@@ -40,6 +40,7 @@ from acme.jax.learner import PRIORITIES, fuse_updates
 
 SUPPORTED = (
     "ppo",
+    "pqn",
     "impala without an LSTM",
     "dqn",
     "mdqn",

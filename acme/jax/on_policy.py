@@ -15,7 +15,7 @@ import haiku as hk
 import jax
 import jax.numpy as jnp
 
-from acme.jax.optimization import clipped_adam
+from acme.jax.optimization import clipped_adam, gradient_step
 from acme.jax.policy_value import PolicyValueNetworks, RecurrentPolicyValueNetworks
 from acme.jax.running_statistics import ObservationNormalizer, RunningStatistics
 from acme.jax.sequences import final_steps, masked_mean
@@ -78,6 +78,29 @@ def lag_metrics(lags: LagMask, dropped_rollouts: jnp.ndarray) -> dict:
         "trained_policy_lag_max": jnp.max(jnp.where(lags.mask, lags.lag, 0)),
         "dropped_rollouts": dropped_rollouts,
     }
+
+
+def minibatch_epochs(
+    loss_fn, optimizer, params: Any, opt_state: Any, steps: Any, key: jax.Array, num_epochs: int, num_minibatches: int
+) -> tuple[Any, Any, dict]:
+    """``num_epochs`` passes over ``steps`` (leaves ``[N, ...]``), each shuffled and split into ``num_minibatches``
+    minibatches with one optimiser step of ``loss_fn(params, minibatch) -> (loss, metrics)`` each.
+
+    Returns the new ``(params, opt_state)`` and the last minibatch's metrics."""
+    num_steps = jax.tree.leaves(steps)[0].shape[0]
+
+    def minibatch_step(carry, batch):
+        params, opt_state = carry
+        (_, metrics), _, params, opt_state = gradient_step(loss_fn, optimizer, params, opt_state, batch)
+        return (params, opt_state), metrics
+
+    def epoch(carry, key):
+        order = jax.random.permutation(key, num_steps)
+        shuffled = jax.tree.map(lambda x: x[order].reshape((num_minibatches, -1, *x.shape[1:])), steps)
+        return jax.lax.scan(minibatch_step, carry, shuffled)
+
+    (params, opt_state), metrics = jax.lax.scan(epoch, (params, opt_state), jax.random.split(key, num_epochs))
+    return params, opt_state, jax.tree.map(lambda x: x[-1, -1], metrics)
 
 
 def merge_leading(x: jnp.ndarray, num: int = 2) -> jnp.ndarray:

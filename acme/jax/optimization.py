@@ -46,8 +46,15 @@ def gradient_step(
 
 def clipped_adam(config: Any) -> optax.GradientTransformation:
     """Adam (``config.learning_rate``, ``config.adam_eps``) after clipping the gradients' global norm to
-    ``config.max_gradient_norm``: the optimiser of DQN, R2D2, PPO and IMPALA."""
+    ``config.max_gradient_norm``: the optimiser of DQN, R2D2, PPO, IMPALA and PQN.
+
+    A config with a ``learning_rate_decay_steps`` field other than 0 decays the step size linearly to
+    ``config.final_learning_rate`` over that many optimiser steps (and keeps it there)."""
+    learning_rate = config.learning_rate
+    decay_steps = getattr(config, "learning_rate_decay_steps", 0)
+    if decay_steps:
+        learning_rate = optax.linear_schedule(config.learning_rate, config.final_learning_rate, decay_steps)
     return optax.chain(
         optax.clip_by_global_norm(config.max_gradient_norm),
-        optax.adam(config.learning_rate, eps=config.adam_eps),
+        optax.adam(learning_rate, eps=config.adam_eps),
     )

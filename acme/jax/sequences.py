@@ -59,6 +59,38 @@ def batched_generalized_advantages(
     return jax.vmap(generalized_advantages, in_axes=(0, 0, 0, 0, None))(rewards, discounts, values, is_final, lambda_)
 
 
+def lambda_returns(
+    rewards: jnp.ndarray,
+    discounts: jnp.ndarray,
+    values: jnp.ndarray,
+    is_final: jnp.ndarray,
+    lambda_: float,
+) -> jnp.ndarray:
+    """lambda-returns ``[T]`` of one stream of steps (rlax's ``lambda_returns``); a final step's is its own value.
+
+    ``G_t = r_t + discount_t ((1 - lambda) V_{t+1} + lambda G_{t+1})``, the last
+    step bootstrapping from ``V_T``: with ``V_t = max_a Q(x_t, a)`` these are
+    Peng's Q(lambda) targets (PQN's). ``values`` has ``T + 1`` entries. A final
+    step gets ``G_t = V_t`` (reward ``V_t``, discount 0), so the step before it
+    bootstraps from the final observation's value (a time limit) or not at all
+    (a termination, discount 0), and nothing of the next episode leaks back.
+    """
+    rewards = jnp.where(is_final, values[:-1], rewards)
+    discounts = jnp.where(is_final, 0.0, discounts)
+    return rlax.lambda_returns(rewards, discounts, values[1:], lambda_)
+
+
+def batched_lambda_returns(
+    rewards: jnp.ndarray,
+    discounts: jnp.ndarray,
+    values: jnp.ndarray,
+    is_final: jnp.ndarray,
+    lambda_: float,
+) -> jnp.ndarray:
+    """``lambda_returns`` over a batch: leaves ``[B, T]`` (values ``[B, T + 1]``)."""
+    return jax.vmap(lambda_returns, in_axes=(0, 0, 0, 0, None))(rewards, discounts, values, is_final, lambda_)
+
+
 def masked_mean(x: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:
     """The mean of ``x`` where ``mask`` is true (0 where it is nowhere true)."""
     mask = mask.astype(x.dtype)

@@ -30,9 +30,10 @@ from acme.jax.on_policy import (
     lag_mask,
     lag_metrics,
     merge_leading,
+    minibatch_epochs,
     on_policy_variables,
 )
-from acme.jax.optimization import clipped_adam, gradient_step
+from acme.jax.optimization import clipped_adam
 from acme.jax.policy_value import PolicyValueNetworks
 from acme.jax.running_statistics import ObservationNormalizer
 from acme.jax.sequences import batched_generalized_advantages, masked_mean
@@ -85,18 +86,6 @@ def make_update(networks: PolicyValueNetworks, config: PPOConfig):
         }
         return loss, metrics
 
-    def minibatch_step(carry, batch: Minibatch):
-        params, opt_state = carry
-        (_, metrics), _, params, opt_state = gradient_step(loss_fn, optimizer, params, opt_state, batch)
-        return (params, opt_state), metrics
-
-    def epoch(carry, key):
-        params, opt_state, steps = carry
-        order = jax.random.permutation(key, steps.mask.shape[0])
-        shuffled = jax.tree.map(lambda x: x[order].reshape((config.num_minibatches, -1, *x.shape[1:])), steps)
-        (params, opt_state), metrics = jax.lax.scan(minibatch_step, (params, opt_state), shuffled)
-        return (params, opt_state, steps), metrics
-
     def update(state: TrainingState, rollouts) -> tuple[TrainingState, dict]:
         key, epochs_key = jax.random.split(state.random_key)
         unroll = rollouts.reward.shape[1] - 1
@@ -121,13 +110,20 @@ def make_update(networks: PolicyValueNetworks, config: PPOConfig):
             target_value=jax.lax.stop_gradient(merge_leading(target_values)),
             mask=merge_leading(lags.mask),
         )
-        (params, opt_state, _), metrics = jax.lax.scan(
-            epoch, (state.params, state.opt_state, steps), jax.random.split(epochs_key, config.num_epochs)
+        params, opt_state, metrics = minibatch_epochs(
+            loss_fn,
+            optimizer,
+            state.params,
+            state.opt_state,
+            steps,
+            epochs_key,
+            config.num_epochs,
+            config.num_minibatches,
         )
         dropped = state.dropped_rollouts + jnp.sum(~lags.kept).astype(jnp.int32)
         new_state = TrainingState(params, opt_state, stats, state.steps + 1, key, dropped)
         metrics = {
-            **jax.tree.map(lambda x: x[-1, -1], metrics),  # the last minibatch's
+            **metrics,  # the last minibatch's
             "mean_value": masked_mean(values[:, :unroll], ~lags.is_final),
             **lag_metrics(lags, dropped),
         }

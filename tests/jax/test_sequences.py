@@ -95,3 +95,30 @@ def test_batched_vtrace_is_vtrace_per_row():
         jnp.zeros((2, 2), bool),
     )
     np.testing.assert_allclose(out.errors, [[3.33, 1.7], [2.565, 0.85]], rtol=1e-6)
+
+
+def test_lambda_returns_match_the_recursion():
+    # G_2 = 3 + 0.5 * 40 = 23; G_1 = 2 + 0.5 (0.5 * 30 + 0.5 * 23) = 15.25; G_0 = 1 + 0.5 (0.5 * 20 + 0.5 * 15.25).
+    returns = sequences.lambda_returns(REWARDS, DISCOUNTS, VALUES, jnp.zeros(3, bool), 0.5)
+    np.testing.assert_allclose(returns, [9.8125, 15.25, 23.0])
+
+
+def test_lambda_zero_gives_one_step_targets():
+    returns = sequences.lambda_returns(REWARDS, DISCOUNTS, VALUES, jnp.zeros(3, bool), 0.0)
+    np.testing.assert_allclose(returns, [1 + 0.5 * 20, 2 + 0.5 * 30, 3 + 0.5 * 40])
+
+
+def test_a_final_steps_return_is_its_value_and_blocks_the_next_episode():
+    # Step 1 is the final observation of a time-limited episode: step 0 bootstraps from its value (20) alone.
+    is_final = jnp.array([False, True, False])
+    np.testing.assert_allclose(sequences.lambda_returns(REWARDS, DISCOUNTS, VALUES, is_final, 0.5), [11.0, 20.0, 23.0])
+    terminated = jnp.array([0.0, 0.5, 0.5])  # the environment's discount 0 after step 0's action
+    np.testing.assert_allclose(sequences.lambda_returns(REWARDS, terminated, VALUES, is_final, 0.5), [1.0, 20.0, 23.0])
+
+
+def test_batched_lambda_returns_are_lambda_returns_per_row():
+    is_final = jnp.array([[False, False, False], [False, True, False]])
+    batched = sequences.batched_lambda_returns(
+        jnp.stack([REWARDS, REWARDS]), jnp.stack([DISCOUNTS, DISCOUNTS]), jnp.stack([VALUES, VALUES]), is_final, 0.5
+    )
+    np.testing.assert_allclose(batched, [[9.8125, 15.25, 23.0], [11.0, 20.0, 23.0]])
