@@ -83,6 +83,9 @@ def run_and_write(run_dir: str, config: Any, options: Any, description: RunDescr
     with new_run_directory(run_dir):
         write_config(run_dir, description)
         print(starting_line(description, config, options, config.seed, run_dir), flush=True)
+        cache = cache_line(options)
+        if cache:
+            print(cache, flush=True)
         result = run(config, options, progress=progress)
         return write_outputs(run_dir, result, description, config.get_logger_factory())
 
@@ -262,6 +265,23 @@ def starting_line(description: RunDescription, config: Any, options: Any, seed: 
     return (
         f"Running {agent} on {environment} (seed {seed}) with {options.actors} actors on the {where} for {steps} "
         f"steps ({replay} replay{feed}); logs in {run_dir}"
+    )
+
+
+def cache_line(options: Any) -> str | None:
+    """Where compiled programs are kept between runs, and how big that folder is (None when nothing is kept)."""
+    from acme.experiments.options import COMPILES_HERE
+    from acme.jax import compile_cache
+
+    if (options.launcher or "local") not in COMPILES_HERE:
+        return None
+    directory = compile_cache.enable(options.compile_cache)
+    if directory is None:
+        return None
+    megabytes = compile_cache.size_bytes(directory) / 2**20
+    return (
+        f"Compiled programs are kept in {directory} ({megabytes:.1f} MB): a second run skips most compilation "
+        "(--compile-cache off: not kept; delete the folder to clear it)."
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 import signal
 
 import pytest
@@ -21,6 +22,12 @@ _WHY = {
     "tensorflow": "from the 'reverb' extra (Python 3.11: make test-reverb)",
     "dm_control": "which does not install on Python 3.13 (labmaze has no wheel there): use Python 3.12",
 }
+
+
+# Runs in the tests (and the command lines they start) compile afresh, as the test of a change must: jax's
+# persistent compilation cache, on by default for users, is off unless a test turns it on
+# (tests/jax/test_compile_cache.py).
+os.environ["ACME_COMPILE_CACHE"] = "off"
 
 
 def pytest_configure(config):

@@ -19,6 +19,7 @@ from launch.options import say, spelled_as, spelling
 RUN_LAUNCHERS = ("local", "threads", "ray", "anakin")
 DISTRIBUTED = ("threads", "ray")
 HOST = ("local", "threads", "ray")  # the launchers whose environments step on the host
+COMPILES_HERE = ("local", "threads", "anakin")  # the launchers whose programs compile in this process
 DEFAULT_STREAM_SAMPLES_PER_INSERT = 32.0
 INFERENCE_MODES = ("actor", "server")
 LEARNER_FEEDS = ("reverb", "direct")  # how items reach a learner that holds the replay
@@ -193,6 +194,13 @@ class RunOptions:
         metavar="R",
     )
 
+    compile_cache: str | None = _option(
+        None,
+        "keep compiled programs in DIR between runs (a folder only you can write), or 'off'; default: "
+        "$ACME_COMPILE_CACHE, else ~/.cache/acme/jax-compile (delete it to clear it)",
+        COMPILES_HERE,
+        metavar="DIR|off",
+    )
     record: str | None = _option(
         None,
         "also write every transition the actors make to a new dataset in DIR (Minari's format) when the run ends "
@@ -273,7 +281,11 @@ class RunOptions:
                     f"{quote(self.sweep)}."
                 )
             object.__setattr__(self, "sweep", (field, tuple(float(v) for v in values)))
-        for name, what in (("dataset", "the directory of a recorded dataset"), ("record", "a new directory")):
+        for name, what in (
+            ("dataset", "the directory of a recorded dataset"),
+            ("record", "a new directory"),
+            ("compile_cache", "a folder or 'off'"),
+        ):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, str) or not value):
                 raise ValueError(f"{say(name)} must be {what}, got {quote(value)}.")

@@ -16,18 +16,22 @@ import time
 
 from acme.experiments.checkpointing import CheckpointingConfig, newest_checkpoint_counts
 from acme.experiments.config import ExperimentConfig
-from acme.experiments.options import RunOptions
+from acme.experiments.options import COMPILES_HERE, RunOptions
 from acme.experiments.result import ACTOR_STEPS, LEARNER_STEPS, RunResult, SeedRun
+from acme.jax import compile_cache
 
 
 def run(config: ExperimentConfig, options: RunOptions | None = None, progress: bool = True) -> RunResult:
     """Trains ``config``'s agent as ``options`` say (see the module docstring) and returns what it reached.
 
     ``progress`` shows a progress bar where the driver runs in this process (the host loop, the device loop,
-    learning from a dataset here).
+    learning from a dataset here). Where this process compiles the programs (every launcher but Ray), they are
+    kept in jax's persistent cache (``options.compile_cache``; ``acme.jax.compile_cache``).
     """
     options = RunOptions(launcher="local") if options is None else options
     launcher = options.launcher or "local"
+    if launcher in COMPILES_HERE:
+        compile_cache.enable(options.compile_cache)
     config = _with_actor_options(config, options)
     if launcher == "anakin":
         from acme.anakin.runner import run_anakin

@@ -1,0 +1,96 @@
+"""jax's persistent compilation cache as a run uses it: on in a private folder, off on request, refused in a folder
+another user could write (jax runs the programs it finds there)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from acme.experiments import RunOptions
+from acme.jax import compile_cache
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture
+def every_program_cached():
+    """Programs that compile in under ``MIN_COMPILE_SECONDS`` are cached too; the cache is off again afterwards."""
+    yield lambda: jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    compile_cache.enable(compile_cache.OFF)
+
+
+def _compile(seed: float) -> None:
+    jax.jit(lambda x: jnp.sin(x * seed) @ x.T)(jnp.ones((8, 8))).block_until_ready()
+
+
+def test_programs_compiled_while_on_are_kept_and_none_while_off(tmp_path, every_program_cached):
+    folder = tmp_path / "cache"
+    assert compile_cache.enable(str(folder)) == str(folder)
+    every_program_cached()
+    _compile(2.0)
+    kept = os.listdir(folder)
+    assert kept and oct(os.stat(folder).st_mode & 0o777) == "0o700"
+    assert compile_cache.size_bytes(str(folder)) > 0
+    assert compile_cache.enable(compile_cache.OFF) is None
+    _compile(3.0)
+    assert os.listdir(folder) == kept
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o770])
+def test_a_folder_others_can_write_is_refused(tmp_path, mode):
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(mode)
+    with pytest.raises(ValueError, match="writable by another user .* jax runs the compiled programs"):
+        compile_cache.enable(str(folder))
+
+
+def test_a_file_is_refused(tmp_path):
+    path = tmp_path / "file"
+    path.write_text("")
+    with pytest.raises((ValueError, FileExistsError)):
+        compile_cache.enable(str(path))
+
+
+def test_the_default_folder_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.delenv(compile_cache.ENVIRONMENT_VARIABLE, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert compile_cache.default_directory() == str(tmp_path / "acme" / "jax-compile")
+    monkeypatch.setenv(compile_cache.ENVIRONMENT_VARIABLE, "off")
+    assert compile_cache.default_directory() == "off"
+
+
+def test_ray_runs_refuse_the_option_and_an_empty_value_is_refused():
+    with pytest.raises(ValueError, match="compile_cache is for the local or threads or anakin launchers"):
+        RunOptions(launcher="ray", compile_cache="/tmp/x")
+    with pytest.raises(ValueError, match="must be a folder or 'off'"):
+        RunOptions(launcher="local", compile_cache="")
+
+
+def test_a_run_says_where_it_keeps_its_programs_and_keeps_them_there(tmp_path):
+    folder = tmp_path / "cache"
+    command = [sys.executable, "-m", "baselines", "run", "ppo", "--env", "jax:CartPole-v1", "--launcher", "anakin"]
+    command += ["--max-steps", "2000", "--eval-every", "0", "--no-progress", "--log-every", "0"]
+    kept = subprocess.run(
+        [*command, "--run-dir", str(tmp_path / "a"), "--compile-cache", str(folder)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert kept.returncode == 0, kept.stdout + kept.stderr
+    assert f"Compiled programs are kept in {folder}" in kept.stdout and os.listdir(folder)
+    off = subprocess.run(
+        [*command, "--run-dir", str(tmp_path / "b"), "--compile-cache", "off"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert off.returncode == 0, off.stdout + off.stderr
+    assert "Compiled programs are kept" not in off.stdout
