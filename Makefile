@@ -14,8 +14,12 @@ STAMP_REVERB := $(VENV_REVERB)/.installed
 
 VENV_PEERS ?= .venv-peers
 STAMP_PEERS := $(VENV_PEERS)/.installed
+VENV_PUREJAXRL ?= .venv-purejaxrl
+STAMP_PUREJAXRL := $(VENV_PUREJAXRL)/.installed
+PUREJAXRL_COMMIT := 31756b1
+PUREJAXRL_SOURCE := .peers/purejaxrl-$(PUREJAXRL_COMMIT)
 
-.PHONY: install install-reverb install-peers run test test-reverb test-fast lint format docs bench bench-revision bench-peers clean
+.PHONY: install install-reverb install-peers install-purejaxrl run test test-reverb test-fast lint format docs bench bench-revision bench-peers clean
 
 install: $(STAMP)
 
@@ -46,6 +50,20 @@ $(STAMP_PEERS): constraints-peers.txt
 	$(VENV_PEERS)/bin/python -m pip install --quiet --upgrade pip
 	$(VENV_PEERS)/bin/python -m pip install --quiet -c constraints-peers.txt sbx-rl stable-baselines3 gymnasium
 	@touch $(STAMP_PEERS)
+
+# PureJaxRL's PPO as a same-run peer (benchmarks/purejaxrl_peer.py): its venv (our jax, gymnax, flax, distrax) and
+# its source at commit $(PUREJAXRL_COMMIT), cloned from GitHub (or exported from PUREJAXRL_MIRROR, a local git
+# directory of it); nothing in the library or its tests needs either.
+install-purejaxrl: $(STAMP_PUREJAXRL)
+
+$(STAMP_PUREJAXRL): constraints-purejaxrl.txt
+	$(PYTHON) -m venv $(VENV_PUREJAXRL)
+	$(VENV_PUREJAXRL)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV_PUREJAXRL)/bin/python -m pip install --quiet -c constraints-purejaxrl.txt jax jaxlib flax optax chex distrax gymnax
+	rm -rf $(PUREJAXRL_SOURCE) && mkdir -p $(PUREJAXRL_SOURCE)
+	if [ -n "$(PUREJAXRL_MIRROR)" ]; then git --git-dir=$(PUREJAXRL_MIRROR) archive $(PUREJAXRL_COMMIT) | tar -x -C $(PUREJAXRL_SOURCE); \
+	else git clone --quiet https://github.com/luchris429/purejaxrl $(PUREJAXRL_SOURCE) && git -C $(PUREJAXRL_SOURCE) checkout --quiet $(PUREJAXRL_COMMIT); fi
+	@touch $(STAMP_PUREJAXRL)
 
 run: install
 	$(BIN)/python -m baselines run dqn --env gymnasium:CartPole-v1 --seed 0 --max-steps 100000
@@ -92,7 +110,7 @@ docs: $(DOCS_STAMP)
 bench: install install-reverb
 	$(VENV_REVERB)/bin/python benchmarks/components.py
 	$(BIN)/python benchmarks/stacks.py
-	$(BIN)/python benchmarks/anakin.py
+	$(BIN)/python benchmarks/anakin.py $(if $(wildcard $(STAMP_PUREJAXRL)),--peer-python $(VENV_PUREJAXRL)/bin/python)
 	$(BIN)/python benchmarks/sharding.py
 	$(BIN)/python benchmarks/learner_scaling.py
 	$(BIN)/python benchmarks/peer_protocol.py $(if $(wildcard $(STAMP_PEERS)),--peer-python $(VENV_PEERS)/bin/python)
@@ -108,4 +126,4 @@ bench-peers: install-peers
 	$(MAKE) bench
 
 clean:
-	rm -rf $(VENV) $(VENV_REVERB) $(VENV_PEERS) runs site .pytest_cache
+	rm -rf $(VENV) $(VENV_REVERB) $(VENV_PEERS) $(VENV_PUREJAXRL) .peers runs site .pytest_cache

@@ -8,9 +8,14 @@
   compilation included, for PPO and DQN (their registered anakin baselines, evaluated on their schedule), seeds
   0-2, and whether every later evaluation held 475;
 - ``host``: this library's host loop (PPO, its CartPole baseline, gymnasium:CartPole-v1) in the same run, and the
-  ratio of the on-device PPO at PureJaxRL's settings to it.
+  ratio of the on-device PPO at PureJaxRL's settings to it;
+- ``cache``: PPO's time to 475 (as ``time_to_target``) in a fresh process with jax's persistent compilation cache
+  in an empty folder (a user's first run), then again with it filled (a second run of the same configuration);
+- ``purejaxrl``: PureJaxRL's own PPO (``benchmarks/purejaxrl_peer.py``, in ``.venv-purejaxrl``, ``make
+  install-purejaxrl``) on the same core: its steps/s at 4 environments (1 and 16 seeds) and its wall-clock from
+  the call to the first update whose training episodes averaged 475 (seeds 0-2), and our ratios to it.
 
-    python benchmarks/anakin.py [--quick] [--core 0] [--envs 1 4 ... 4096] [--gpu]
+    python benchmarks/anakin.py [--quick] [--core 0] [--envs 1 4 ... 4096] [--gpu] [--peer-python PY]
 writes benchmarks/results/anakin.json. ``--gpu`` leaves the accelerator on (no pinning) and measures 2,048 to
 65,536 environments and 1 against 16 seeds by wall-clock.
 """
@@ -20,8 +25,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -82,11 +89,13 @@ def _ppo_throughput(num_envs: int, num_seeds: int, settings: str, min_seconds: f
     }
 
 
-def _time_to_target(agent: str, seed: int) -> dict:
+def _time_to_target(agent: str, seed: int, cache_dir: str = "off") -> dict:
     from acme.anakin import run_anakin
+    from acme.jax import compile_cache
     from acme.utils import loggers
     from baselines.registry import BASELINES, make_experiment_config
 
+    compile_cache.enable(cache_dir)
     baseline = BASELINES[(agent, "jax:CartPole-v1")]
     config = make_experiment_config(
         agent,
@@ -103,6 +112,7 @@ def _time_to_target(agent: str, seed: int) -> dict:
     return {
         "agent": agent,
         "seed": seed,
+        "compile_cache": cache_dir,
         "compile_seconds": round(result.compile_seconds, 2),
         "wall_seconds": round(result.wall_seconds, 2),
         "first_at_target": None
@@ -152,6 +162,66 @@ def _run(task: str, kwargs: dict, core: int | None) -> dict:
     return result
 
 
+PEER_PYTHON = os.path.join(ROOT, ".venv-purejaxrl", "bin", "python")
+PEER_SOURCE = os.path.join(ROOT, ".peers", "purejaxrl-31756b1")
+
+
+def _peer(python: str, core: int | None, **flags) -> dict:
+    """One PureJaxRL run (``purejaxrl_peer.py``) in a fresh process of the peer's interpreter."""
+    env = dict(os.environ)
+    command = [python, os.path.join(ROOT, "benchmarks", "purejaxrl_peer.py"), "--source", PEER_SOURCE]
+    if core is not None:
+        env.update(thread_environment(1))
+        command += ["--core", str(core)]
+    for name, value in flags.items():
+        command += [f"--{name.replace('_', '-')}", str(value)]
+    out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"PureJaxRL {flags} failed:\n{out.stderr[-3000:]}")
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    print(json.dumps(result), flush=True)
+    return result
+
+
+def _median(values: list) -> float | None:
+    values = sorted(v for v in values if v is not None)
+    return (
+        None
+        if not values
+        else values[len(values) // 2]
+        if len(values) % 2
+        else sum(values[len(values) // 2 - 1 : len(values) // 2 + 1]) / 2
+    )
+
+
+def _peer_ratios(report: dict) -> dict:
+    """Ours over PureJaxRL's, same run, same core: throughput (> 1 is faster) and seconds to 475 (< 1 is sooner)."""
+    peer = report["purejaxrl"]
+    ours_cold = [r["first_at_target"] and r["first_at_target"]["wall_seconds"] for r in report["cache"]["first"]]
+    ours_warm = [r["first_at_target"] and r["first_at_target"]["wall_seconds"] for r in report["cache"]["second"]]
+    theirs = [
+        r["seeds"][0]["first_at_target"] and r["seeds"][0]["first_at_target"]["wall_seconds"]
+        for r in peer["time_to_target"]
+    ]
+    one = next(r for r in report["seeds"] if r["num_seeds"] == 1)
+    sixteen = next(r for r in report["seeds"] if r["num_seeds"] == 16)
+    return {
+        "throughput_over_purejaxrl": round(one["steps_per_second"] / peer["one_seed"]["steps_per_second"], 2),
+        "sixteen_seeds_over_purejaxrl": round(
+            sixteen["steps_per_second"] / peer["sixteen_seeds"]["steps_per_second"], 2
+        ),
+        "purejaxrl_seconds_to_475": theirs,
+        "ppo_seconds_to_475_first_call": ours_cold,
+        "ppo_seconds_to_475_cache_warm": ours_warm,
+        "first_call_over_purejaxrl": _ratio(_median(ours_cold), _median(theirs)),
+        "cache_warm_over_purejaxrl": _ratio(_median(ours_warm), _median(theirs)),
+    }
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return None if a is None or not b else round(a / b, 2)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
@@ -160,6 +230,11 @@ def main() -> None:
     parser.add_argument("--gpu", action="store_true", help="on an accelerator: no pinning, 2,048 to 65,536 envs")
     parser.add_argument("--envs", type=int, nargs="+", default=None)
     parser.add_argument("--output", default=os.path.join(ROOT, "benchmarks", "results", "anakin.json"))
+    parser.add_argument(
+        "--peer-python",
+        default=PEER_PYTHON if os.path.exists(PEER_PYTHON) else None,
+        help="the interpreter of PureJaxRL's venv (default: .venv-purejaxrl's, where make install-purejaxrl made it)",
+    )
     args = parser.parse_args()
     if args.worker is not None:
         job = json.loads(args.worker)
@@ -191,6 +266,19 @@ def main() -> None:
             _run("time_to_target", dict(agent=a, seed=s), core) for a in ("ppo", "dqn") for s in (0, 1, 2)
         ]
         report["host"] = _run("host_ppo", dict(max_steps=10_000 if args.quick else 30_000), core)
+        report["cache"] = {"first": [], "second": []}
+        for seed in (0, 1, 2):  # each seed: an empty cache folder (a user's first run), then the same folder again
+            cache_dir = tempfile.mkdtemp(prefix="anakin-compile-cache-")
+            for round_name in ("first", "second"):
+                task = dict(agent="ppo", seed=seed, cache_dir=cache_dir)
+                report["cache"][round_name].append(_run("time_to_target", task, core))
+            shutil.rmtree(cache_dir, ignore_errors=True)
+    if args.peer_python and not args.gpu:
+        report["purejaxrl"] = {
+            "one_seed": _peer(args.peer_python, core, num_envs=4, num_seeds=1),
+            "sixteen_seeds": _peer(args.peer_python, core, num_envs=4, num_seeds=16, total_timesteps=100_000),
+            "time_to_target": [_peer(args.peer_python, core, num_envs=4, seed=s) for s in (0, 1, 2)],
+        }
     one, sixteen = report["seeds"][0], report["seeds"][-1]
     summary = {
         "ppo_purejaxrl_steps_per_second": report["settings"][0]["steps_per_second"],
@@ -211,6 +299,8 @@ def main() -> None:
                 r["first_at_target"] and r["first_at_target"]["wall_seconds"] for r in runs
             ]
             summary[f"{agent}_held_to_the_end"] = [r["held_to_the_end"] for r in runs]
+    if "purejaxrl" in report:
+        summary.update(_peer_ratios(report))
     report["summary"] = summary
     write_report(args.output, report, summary)
 
