@@ -67,9 +67,9 @@ REFERENCES = {
 
 
 def test_every_jax_native_environment_is_checked_against_its_reference():
-    # catch: the test after the next one; the MinAtar games: tests/environments/test_minatar.py
+    # catch and MemoryCartPole-v1: the tests after the next one; the MinAtar games: tests/environments/test_minatar.py
     minatar = {f"MinAtar-{game}" for game in ("Asterix", "Breakout", "Freeway", "Seaquest", "SpaceInvaders")}
-    assert set(REFERENCES) | {"catch"} | minatar == set(ENVIRONMENTS)
+    assert set(REFERENCES) | {"catch", "MemoryCartPole-v1"} | minatar == set(ENVIRONMENTS)
 
 
 @pytest.mark.parametrize("name", sorted(REFERENCES))
@@ -103,6 +103,27 @@ def test_steps_as_gymnasiums_from_the_same_states_and_actions(name):
     assert compared > 6_000
     if name != "Pendulum-v1":  # Pendulum never terminates
         assert terminations >= 5, terminations
+
+
+def test_memory_cartpole_is_cartpole_seen_as_the_host_memory_task_sees_it():
+    """The same keys and actions give CartPole's physics, rewards, step types and discounts (CartPole is checked
+    against gymnasium above), observed through the indices memory:CartPole-v1 keeps, with that task's spec."""
+    from acme.environments.factory import MEMORY_TASKS
+
+    memory = make_jax_environment("MemoryCartPole-v1")
+    assert memory.observed == MEMORY_TASKS["CartPole-v1"][1]
+    assert specs.make_environment_spec(make_environment("jax:MemoryCartPole-v1")) == specs.make_environment_spec(
+        make_environment("memory:CartPole-v1")
+    )
+    states, actions, timesteps = _trajectories(memory, num_starts=8, num_steps=200)
+    full_states, full_actions, full = _trajectories(CartPole(), num_starts=8, num_steps=200)
+    np.testing.assert_array_equal(actions, full_actions)
+    # Two compiled programs may round the same float32 arithmetic apart (XLA fuses each its own way).
+    np.testing.assert_allclose(states.physics, full_states.physics, atol=1e-5)
+    np.testing.assert_allclose(timesteps.observation, full.observation[..., list(memory.observed)], atol=1e-5)
+    for name in ("step_type", "reward", "discount"):
+        np.testing.assert_array_equal(getattr(timesteps, name), getattr(full, name))
+    assert (timesteps.step_type == LAST).sum() >= 8  # episodes ended, and restarted
 
 
 def test_catch_steps_as_bsuites_from_the_same_states_and_actions():
@@ -181,6 +202,7 @@ def test_unknown_jax_environments_are_refused_with_the_ones_there_are():
     with pytest.raises(UnknownEnvironmentError, match=r"no JAX-native environment 'CartPole-v0'.*jax:CartPole-v1"):
         make_environment("jax:CartPole-v0")
     with pytest.raises(
-        ValueError, match="JAX-native environments: jax:Acrobot-v1, jax:CartPole-v1, jax:MinAtar-Asterix"
+        ValueError,
+        match="JAX-native environments: jax:Acrobot-v1, jax:CartPole-v1, jax:MemoryCartPole-v1, jax:MinAtar-Asterix",
     ):
         make_jax_environment("Pong")

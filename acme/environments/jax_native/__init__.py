@@ -11,6 +11,7 @@ from acme.environments.jax_native.bsuite_tasks import Catch
 from acme.environments.jax_native.classic_control import (
     Acrobot,
     CartPole,
+    MemoryCartPole,
     MountainCar,
     MountainCarContinuous,
     Pendulum,
@@ -20,6 +21,7 @@ from acme.utils.quoting import quote
 
 ENVIRONMENTS: dict[str, Callable[[], JaxEnvironment]] = {
     "CartPole-v1": CartPole,
+    "MemoryCartPole-v1": MemoryCartPole,  # memory:CartPole-v1's twin: position and angle, no velocities
     "Acrobot-v1": Acrobot,
     "MountainCar-v0": MountainCar,
     "MountainCarContinuous-v0": MountainCarContinuous,
@@ -57,6 +59,7 @@ __all__ = [
     "Catch",
     "Freeway",
     "JaxEnvironment",
+    "MemoryCartPole",
     "MinAtar",
     "MountainCar",
     "MountainCarContinuous",

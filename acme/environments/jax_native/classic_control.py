@@ -65,6 +65,25 @@ class CartPole(JaxEnvironment):
         return physics, physics, jnp.float32(1.0), terminated
 
 
+class MemoryCartPole(CartPole):
+    """CartPole-v1 observed through its cart position and pole angle alone, ``(x, theta)``: the velocities must be
+    remembered (inferred from consecutive observations). The host task ``memory:CartPole-v1`` (gymnasium's CartPole
+    with the same two of its four observations) is its reference; the dynamics are ``CartPole``'s."""
+
+    observed = (0, 2)
+
+    def spec(self) -> specs.EnvironmentSpec:
+        return super().spec()._replace(observations=specs.Array((2,), np.float32, name="observation"))
+
+    def initial(self, key: jax.Array) -> tuple[jax.Array, jax.Array]:
+        physics, _ = super().initial(key)
+        return physics, physics[jnp.array(self.observed)]
+
+    def transition(self, physics, action, key):
+        physics, _, reward, terminated = super().transition(physics, action, key)
+        return physics, physics[jnp.array(self.observed)], reward, terminated
+
+
 def _spec(observations: specs.Array, actions: specs.Array) -> specs.EnvironmentSpec:
     return specs.EnvironmentSpec(
         observations=observations,
