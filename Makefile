@@ -125,5 +125,29 @@ bench-revision: install
 bench-peers: install-peers
 	$(MAKE) bench
 
+# The GPU check (benchmarks/gpu.py, issue #48), within 8 minutes on one GPU: on-device PPO at 2,048 to 65,536
+# environments and 1 to 256 seeds, 2,048 seeds at 500k steps, PureJaxRL's PPO in the same run, MinAtar PPO, DQN's
+# and SAC's updates/s against one CPU core, and a Sebulba run; writes benchmarks/results/gpu.json. `make gpu-wheels`
+# (here, with a network) downloads into .whl/ what a bare GPU machine (Python 3.12 with jax for CUDA, flax, optax,
+# chex; no venv) lacks; there, `make bench-gpu` installs them into $(GPU_SITE) and runs it with $(GPU_PYTHON).
+# `make bench-gpu DRY=1` runs every section on the CPU at tiny sizes with .venv (about a minute), to $(DRY_OUTPUT).
+.PHONY: gpu-wheels bench-gpu
+GPU_PYTHON ?= python3
+GPU_SITE ?= /tmp/site
+DRY_OUTPUT ?= /tmp/gpu-dry-run.json
+
+gpu-wheels:
+	benchmarks/gpu_wheels.sh
+
+bench-gpu: $(if $(DRY),install)
+ifdef DRY
+	$(BIN)/python benchmarks/gpu.py --dry-run --output $(DRY_OUTPUT) $(GPU_ARGS) \
+		$(if $(wildcard $(STAMP_PUREJAXRL)),--peer-python $(VENV_PUREJAXRL)/bin/python)
+else
+	@ls .whl/*.whl > /dev/null 2>&1 || { echo "No wheels in .whl/: run 'make gpu-wheels' where there is a network and carry .whl/ with the tree."; exit 1; }
+	$(GPU_PYTHON) -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target $(GPU_SITE) .whl/*.whl
+	PYTHONPATH=$(GPU_SITE):. $(GPU_PYTHON) benchmarks/gpu.py $(GPU_ARGS)
+endif
+
 clean:
 	rm -rf $(VENV) $(VENV_REVERB) $(VENV_PEERS) $(VENV_PUREJAXRL) .peers runs site .pytest_cache
