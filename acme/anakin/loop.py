@@ -35,13 +35,13 @@ from acme.agents.transition_builder import NStepTransitionBuilder
 from acme.anakin import transitions as nstep
 from acme.anakin.replay import DeviceReplay
 from acme.environments.jax_native import FIRST, LAST, JaxEnvironment
-from acme.jax.actors import ExtrasPolicy
+from acme.jax.actors import ExtrasPolicy, RecurrentPolicy, recurrent_select_with_reset
 from acme.jax.learner import PRIORITIES, fuse_updates
 
 SUPPORTED = (
     "ppo",
     "pqn",
-    "impala without an LSTM",
+    "impala",
     "dqn",
     "mdqn",
     "c51",
@@ -60,7 +60,8 @@ class AgentCarry(NamedTuple):
     first_bad: Any  # per watched metric: (learner step, value) of its first non-finite value
     environments: Any  # the environments' State, leaves [N, ...]
     timesteps: Any  # their last TimeStep, leaves [N, ...]
-    storage: Any  # rollout agents: (); transition agents: (n-step windows [N, n, ...], replay state)
+    storage: Any  # rollout agents: (), or each environment's recurrent state [N, ...]; transition agents: (n-step
+    # windows [N, n, ...], replay state)
     actor_steps: jax.Array  # [N]: steps each environment took (a LAST timestep's restart is none, as on the host)
     key: jax.Array
 
@@ -117,8 +118,17 @@ class AnakinAgent:
         bound = getattr(config, "max_abs_reward", None)  # stored rewards clipped, as the host adders clip them
         self._stored_reward = (lambda r: r) if bound is None else (lambda r: jnp.clip(r, -bound, bound))
         policy = builder.make_policy(networks, self.spec)
-        self._policy, self._has_extras = (policy.policy, True) if isinstance(policy, ExtrasPolicy) else (policy, False)
-        self._evaluation_policy = builder.make_policy(networks, self.spec, evaluation=True)
+        self.recurrent = isinstance(policy, RecurrentPolicy)
+        if self.recurrent:  # each environment's state, reset at its episodes' starts, stored with every step
+            self._select = jax.vmap(recurrent_select_with_reset(policy), in_axes=(None, 0, 0, 0, 0, 0))
+            self._initial_state = policy.initial_state
+            evaluation = recurrent_select_with_reset(builder.make_policy(networks, self.spec, evaluation=True))
+            self._evaluation_select = jax.vmap(evaluation, in_axes=(None, 0, 0, 0, 0, None))
+        else:
+            self._policy, self._has_extras = (
+                (policy.policy, True) if isinstance(policy, ExtrasPolicy) else (policy, False)
+            )
+            self._evaluation_policy = builder.make_policy(networks, self.spec, evaluation=True)
         self._batch_fn = (
             self.definition.make_batch_fn(config) if self.definition.make_batch_fn else (lambda sample: sample.data)
         )
@@ -161,10 +171,22 @@ class AnakinAgent:
         out = jax.vmap(self._policy, in_axes=(None, 0, 0, 0))(params, keys, observations, step)
         return out if self._has_extras else (out, {})
 
+    def _initial_states(self, params: Any, count: int) -> Any:
+        """``count`` zero recurrent states of the policy's shape (each is reset before its episode's first step)."""
+        return jax.tree.map(lambda x: jnp.zeros((count, *x.shape), x.dtype), self._initial_state(params))
+
     def _step_environments(self, carry: AgentCarry, params: Any):
         """One step of every environment; returns the carry, the actions and extras, the old and new timesteps."""
         key, act_key = jax.random.split(carry.key)
-        actions, extras = self._act(params, act_key, carry.timesteps.observation, carry.actor_steps)
+        if self.recurrent:
+            reset = carry.timesteps.step_type == FIRST
+            keys = jax.random.split(act_key, self.num_envs)
+            actions, extras, states, _ = self._select(
+                params, keys, carry.timesteps.observation, carry.storage, reset, carry.actor_steps
+            )
+            carry = carry._replace(storage=states)
+        else:
+            actions, extras = self._act(params, act_key, carry.timesteps.observation, carry.actor_steps)
         environments, timesteps = jax.vmap(self.environment.step)(carry.environments, self._to_action(actions))
         acted = carry.timesteps.step_type != LAST
         carry = carry._replace(
@@ -180,7 +202,7 @@ class AnakinAgent:
         environments, timesteps = jax.vmap(self.environment.reset)(jax.random.split(environment_key, self.num_envs))
         first_bad = {m: (jnp.int32(-1), jnp.float32(0.0)) for m in self.definition.finite_metrics}
         if self.rollouts:
-            storage = ()
+            storage = self._initial_states(self._policy_params(learner), self.num_envs) if self.recurrent else ()
         else:
             observation = jax.tree.map(lambda x: x[0], timesteps.observation)
             action = jnp.zeros(self.spec.actions.shape, self.spec.actions.dtype)
@@ -286,18 +308,29 @@ class AnakinAgent:
         params = self._policy_params(learner_state)
         reset_key, act_key = jax.random.split(key)
         states, timesteps = jax.vmap(self.environment.reset)(jax.random.split(reset_key, num_episodes))
-        policy = jax.vmap(self._evaluation_policy, in_axes=(None, 0, 0, None))
+
+        def act(keys, observations, core, first):
+            """Greedy actions, and the policy's next recurrent states (``()`` for a feed-forward policy)."""
+            if not self.recurrent:
+                policy = jax.vmap(self._evaluation_policy, in_axes=(None, 0, 0, None))
+                return policy(params, keys, observations, jnp.int32(0)), core
+            actions, _, core, _ = self._evaluation_select(params, keys, observations, core, first, jnp.int32(0))
+            return actions, core
 
         def one(carry, key):
-            states, timesteps, returns, running = carry
-            actions = policy(params, jax.random.split(key, num_episodes), timesteps.observation, jnp.int32(0))
+            states, timesteps, core, returns, running = carry
+            keys = jax.random.split(key, num_episodes)
+            actions, core = act(keys, timesteps.observation, core, timesteps.step_type == FIRST)
             states, timesteps = jax.vmap(self.environment.step)(states, self._to_action(actions))
             returns = returns + jnp.where(running, timesteps.reward, 0.0)
             running = running & (timesteps.step_type != LAST)
-            return (states, timesteps, returns, running), None
+            return (states, timesteps, core, returns, running), None
 
-        start = (states, timesteps, jnp.zeros(num_episodes, jnp.float32), jnp.ones(num_episodes, bool))
-        (_, _, returns, _), _ = jax.lax.scan(one, start, jax.random.split(act_key, self.environment.max_episode_steps))
+        core = self._initial_states(params, num_episodes) if self.recurrent else ()
+        start = (states, timesteps, core, jnp.zeros(num_episodes, jnp.float32), jnp.ones(num_episodes, bool))
+        (_, _, _, returns, _), _ = jax.lax.scan(
+            one, start, jax.random.split(act_key, self.environment.max_episode_steps)
+        )
         return returns
 
 
@@ -308,15 +341,15 @@ class _Sample(NamedTuple):
 
 
 def check_supported(builder: Any) -> None:
-    """Raises a clear error for an agent the on-device loop cannot run (recurrent or with another storage)."""
+    """Raises a clear error for an agent the on-device loop cannot run (one with another storage)."""
     name = getattr(builder, "agent_name", type(builder).__name__)
-    recurrent = isinstance(builder, RolloutBuilder) and builder.lstm_size() is not None
     transition = isinstance(builder, NStepTransitionBuilder) and type(builder).replay_signature is (
         NStepTransitionBuilder.replay_signature
     )
-    if recurrent or not (isinstance(builder, RolloutBuilder) or transition) or builder.learner is None:
+    if not (isinstance(builder, RolloutBuilder) or transition) or builder.learner is None:
         raise ValueError(
-            f"{name} does not run on the on-device loop (--launcher anakin) yet: it supports feed-forward agents "
-            f"that learn from rollouts or n-step transitions ({', '.join(SUPPORTED)}). Run {name} with --launcher "
-            "local, threads or ray."
+            f"{name} does not run on the on-device loop (--launcher anakin) yet: it supports agents that learn from "
+            f"rollouts (recurrent ones too) or from n-step transitions ({', '.join(SUPPORTED)}); one that replays "
+            f"stored sequences (R2D2) needs a sequence replay on the device, which is not written. Run {name} with "
+            "--launcher local, threads or ray."
         )

@@ -93,12 +93,24 @@ def _stream(environment, agent, num_iterations):
     return captured
 
 
-def test_consecutive_rollouts_share_their_boundary_step_and_match_the_host_adder():
-    from agents.ppo import AGENT, PPOBuilder, PPOConfig
+def _rollout_agent(name: str, environment):
+    """PPO, or IMPALA with an LSTM (its state carried through the scan, reset at episode starts, stored)."""
+    from baselines import registry
 
+    entry = registry.get_agent(name)
+    overrides = dict(unroll_length=4, batch_size=1) | (
+        dict(num_epochs=1) if name == "ppo" else dict(lstm_size=4, hidden_sizes=(8,), learning_rate=1e-30)
+    )  # IMPALA's step size leaves its parameters as they were: the states are recomputed with them below
+    config = entry.make_config(**overrides)
+    builder = entry.make_builder(config)
+    networks = entry.make_networks(environment.spec(), config)
+    return AnakinAgent(builder, networks, environment, 1), builder, networks, config
+
+
+@pytest.mark.parametrize("name", ["ppo", "impala"])
+def test_consecutive_rollouts_share_their_boundary_step_and_match_the_host_adder(name):
     environment = CartPole(max_episode_steps=7)
-    config = PPOConfig(unroll_length=4, batch_size=1, num_epochs=1)
-    agent = AnakinAgent(PPOBuilder(config), AGENT.make_networks(environment.spec(), config), environment, 1)
+    agent, builder, networks, config = _rollout_agent(name, environment)
     batches = _stream(environment, agent, 6)
     stream = [jax.tree.map(lambda x: x[0], batches[0])]  # environment 0, [T + 1]
     for batch in batches[1:]:
@@ -109,7 +121,7 @@ def test_consecutive_rollouts_share_their_boundary_step_and_match_the_host_adder
     # Rebuild the timesteps the stream came from and replay them into the host SequenceAdder.
     rows = jax.tree.map(lambda *xs: np.concatenate([x[:-1] for x in xs] + [xs[-1][-1:]]), *stream)
     spec = environment.spec()
-    extras_spec = PPOBuilder(config).extras_spec(spec)
+    extras_spec = builder.extras_spec(spec)
     signature = adders.SequenceAdder.signature(spec, 5, extras_spec)
     client = LocalReplay([tables.TableSpec.queue("q", 1000, signature)])
     adder = adders.SequenceAdder(
@@ -131,7 +143,7 @@ def test_consecutive_rollouts_share_their_boundary_step_and_match_the_host_adder
         next_final = t + 2 < num_rows and rows.start_of_episode[t + 2]
         following = rows.observation[t + 1]
         step_type = dm_env.StepType.LAST if next_final else dm_env.StepType.MID
-        extras = {k: v[t] for k, v in rows.extras.items()}
+        extras = jax.tree.map(lambda x: x[t], rows.extras)
         adder.add(
             rows.action[t], dm_env.TimeStep(step_type, rows.reward[t], rows.discount[t], following), extras=extras
         )
@@ -140,8 +152,26 @@ def test_consecutive_rollouts_share_their_boundary_step_and_match_the_host_adder
     for ours, theirs in zip(stream, host):
         for name in ("observation", "start_of_episode"):
             np.testing.assert_array_equal(getattr(ours, name), getattr(theirs, name))
-        for name in ("action", "reward", "discount"):  # the last row's are filled by the next rollout
-            np.testing.assert_array_equal(getattr(ours, name)[:-1], getattr(theirs, name)[:-1])
+        for field in ("action", "reward", "discount"):  # the last row's are filled by the next rollout
+            np.testing.assert_array_equal(getattr(ours, field)[:-1], getattr(theirs, field)[:-1])
+        for a, b in zip(jax.tree.leaves(ours.extras), jax.tree.leaves(theirs.extras)):
+            np.testing.assert_array_equal(a[:-1], b[:-1])
+    if name == "impala":  # each stored state is the one the network reaches from its episode's start
+        carry = agent.init(jax.random.PRNGKey(5))  # the parameters the stream acted with (no learning under test)
+        params = agent._policy_params(carry.learner)
+        state, compared = None, 0
+        for t in range(num_rows - 1):
+            if rows.start_of_episode[t]:
+                state = networks.initial_state(params[0], 1)
+            if t + 1 < num_rows and rows.start_of_episode[t + 1]:
+                continue  # a final step: no action, no state stored
+            stored = rows.extras["core_state"]
+            np.testing.assert_allclose(stored["hidden"][t], np.asarray(state.hidden[0]), atol=1e-6)
+            np.testing.assert_allclose(stored["cell"][t], np.asarray(state.cell[0]), atol=1e-6)
+            observation = jnp.asarray(rows.observation[t])[None]
+            _, state = networks.step(params[0], observation, state)
+            compared += 1
+        assert compared >= 15 and rows.start_of_episode[1:].sum() >= 2, compared  # over several episodes
 
 
 def test_device_replay_keeps_the_newest_valid_items_in_order_and_samples_by_priority():
