@@ -320,6 +320,32 @@ BASELINES.update(
     }
 )
 
+# PQN on MinAtar Breakout on the device with PQN's published MinAtar settings (purejaxql's config/alg/
+# pqn_minatar.yaml: 128 environments, 32-step rollouts, 2 epochs of 32 minibatches, Adam at 5e-4 decayed linearly
+# over the run, lambda 0.65, epsilon 1 -> 0.05 over the first 10% of the steps) and the small convolutional torso
+# with layer norm, 5 seeds in one call. The budget is 5M steps, half the suite's 10M, for the time a record could
+# have here (2026-11-28: about 35 minutes of one core for the five seeds); the decays are set for 5M (1,220 learner
+# steps of 64 minibatch steps each; 3,906 steps of each environment).
+BASELINES[("pqn", "jax:MinAtar-Breakout")] = Baseline(
+    "pqn",
+    "jax:MinAtar-Breakout",
+    max_steps=5_000_000,
+    target_return=10.0,
+    eval_every=500_000,
+    config_overrides=dict(
+        batch_size=128,
+        queue_size=256,
+        unroll_length=32,
+        num_minibatches=32,
+        num_epochs=2,
+        learning_rate=5e-4,
+        learning_rate_decay_steps=78_080,
+        q_lambda=0.65,
+        epsilon_decay_steps=3_906,
+    ),
+    launcher="anakin",
+)
+
 # DQN on any Atari game (atari:<Game>): the settings of Dopamine's JAX DQN (dopamine/jax/agents/dqn/configs/
 # dqn.gin: the Nature network, Adam at 6.25e-5 with epsilon 1.5e-4, 1-step targets, batch 32, one update every 4
 # agent steps, learning from 20,000 steps, a target copy every 8,000 agent steps, epsilon 1 -> 0.01 over 250,000
