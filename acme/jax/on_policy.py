@@ -31,15 +31,19 @@ class OnPolicyState(NamedTuple):
 
 
 def init_on_policy_state(
-    networks: PolicyValueNetworks | RecurrentPolicyValueNetworks, config: Any, random_key: jax.Array
+    networks: Any, config: Any, random_key: jax.Array, observation_spec: Any = None
 ) -> OnPolicyState:
-    """The state before any update; the optimiser is ``clipped_adam(config)``."""
+    """The state before any update of ``networks.init``'s parameters; the optimiser is ``clipped_adam(config)``.
+    The observation statistics follow ``observation_spec`` (default: ``networks.environment_spec.observations``,
+    as ``PolicyValueNetworks`` hold it)."""
     init_key, random_key = jax.random.split(random_key)
     params = networks.init(init_key)
+    if observation_spec is None:
+        observation_spec = networks.environment_spec.observations
     return OnPolicyState(
         params=params,
         opt_state=clipped_adam(config).init(params),
-        observation_stats=ObservationNormalizer(True).init(networks.environment_spec.observations),
+        observation_stats=ObservationNormalizer(True).init(observation_spec),
         steps=jnp.zeros((), jnp.int32),
         random_key=random_key,
         dropped_rollouts=jnp.zeros((), jnp.int32),
@@ -78,6 +82,16 @@ def lag_metrics(lags: LagMask, dropped_rollouts: jnp.ndarray) -> dict:
         "trained_policy_lag_max": jnp.max(jnp.where(lags.mask, lags.lag, 0)),
         "dropped_rollouts": dropped_rollouts,
     }
+
+
+def next_on_policy_state(
+    state: OnPolicyState, params: Any, opt_state: Any, stats: RunningStatistics, random_key: jax.Array, lags: LagMask
+) -> tuple[OnPolicyState, dict]:
+    """The state after one update (one more learner step, the rollouts past the lag bound counted) and its
+    ``lag_metrics``."""
+    dropped = state.dropped_rollouts + jnp.sum(~lags.kept).astype(jnp.int32)
+    new_state = OnPolicyState(params, opt_state, stats, state.steps + 1, random_key, dropped)
+    return new_state, lag_metrics(lags, dropped)
 
 
 def minibatch_epochs(

@@ -22,8 +22,8 @@ from acme.jax.on_policy import (
     OnPolicyState,
     init_on_policy_state,
     lag_mask,
-    lag_metrics,
     merge_leading,
+    next_on_policy_state,
     on_policy_variables,
     policy_value_over_time,
 )
@@ -79,9 +79,8 @@ def make_update(networks: PolicyValueNetworks | RecurrentPolicyValueNetworks, co
         (_, metrics), _, params, opt_state = gradient_step(
             loss_fn, optimizer, state.params, state.opt_state, rollouts, observations, lags
         )
-        dropped = state.dropped_rollouts + jnp.sum(~lags.kept).astype(jnp.int32)
-        new_state = TrainingState(params, opt_state, stats, state.steps + 1, state.random_key, dropped)
-        return new_state, {**metrics, **lag_metrics(lags, dropped)}
+        new_state, lagged = next_on_policy_state(state, params, opt_state, stats, state.random_key, lags)
+        return new_state, {**metrics, **lagged}
 
     return update
 

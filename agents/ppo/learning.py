@@ -28,9 +28,9 @@ from acme.jax.on_policy import (
     apply_over_time,
     init_on_policy_state,
     lag_mask,
-    lag_metrics,
     merge_leading,
     minibatch_epochs,
+    next_on_policy_state,
     on_policy_variables,
 )
 from acme.jax.optimization import clipped_adam
@@ -120,12 +120,11 @@ def make_update(networks: PolicyValueNetworks, config: PPOConfig):
             config.num_epochs,
             config.num_minibatches,
         )
-        dropped = state.dropped_rollouts + jnp.sum(~lags.kept).astype(jnp.int32)
-        new_state = TrainingState(params, opt_state, stats, state.steps + 1, key, dropped)
+        new_state, lagged = next_on_policy_state(state, params, opt_state, stats, key, lags)
         metrics = {
             **metrics,  # the last minibatch's
             "mean_value": masked_mean(values[:, :unroll], ~lags.is_final),
-            **lag_metrics(lags, dropped),
+            **lagged,
         }
         return new_state, metrics
 

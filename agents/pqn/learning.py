@@ -21,10 +21,11 @@ from acme.jax.learner import LearnerDefinition
 from acme.jax.on_policy import (
     OnPolicyState,
     apply_over_time,
+    init_on_policy_state,
     lag_mask,
-    lag_metrics,
     merge_leading,
     minibatch_epochs,
+    next_on_policy_state,
 )
 from acme.jax.optimization import clipped_adam
 from acme.jax.running_statistics import ObservationNormalizer
@@ -39,20 +40,6 @@ class Minibatch(NamedTuple):
     action: jnp.ndarray
     target: jnp.ndarray
     mask: jnp.ndarray
-
-
-def init_state(networks: QNetworks, config: PQNConfig, random_key: jax.Array) -> TrainingState:
-    """The state before any update: fresh Q-network parameters and their ``clipped_adam(config)`` state."""
-    init_key, random_key = jax.random.split(random_key)
-    params = networks.init(init_key)
-    return TrainingState(
-        params=params,
-        opt_state=clipped_adam(config).init(params),
-        observation_stats=ObservationNormalizer(True).init(networks.observation_spec),
-        steps=jnp.zeros((), jnp.int32),
-        random_key=random_key,
-        dropped_rollouts=jnp.zeros((), jnp.int32),
-    )
 
 
 def make_update(networks: QNetworks, config: PQNConfig):
@@ -94,13 +81,12 @@ def make_update(networks: QNetworks, config: PQNConfig):
             config.num_epochs,
             config.num_minibatches,
         )
-        dropped = state.dropped_rollouts + jnp.sum(~lags.kept).astype(jnp.int32)
-        new_state = TrainingState(params, opt_state, stats, state.steps + 1, key, dropped)
+        new_state, lagged = next_on_policy_state(state, params, opt_state, stats, key, lags)
         metrics = {
             **metrics,  # the last minibatch's
             "mean_q": masked_mean(values[:, :unroll], ~lags.is_final),
             "mean_target": masked_mean(targets, lags.mask),
-            **lag_metrics(lags, dropped),
+            **lagged,
         }
         return new_state, metrics
 
@@ -115,7 +101,9 @@ def pqn_variables(state: TrainingState) -> dict:
 PQN_LEARNER = LearnerDefinition(
     name="PQN",
     make_update=make_update,
-    make_initial_state=init_state,
+    make_initial_state=lambda networks, config, key: init_on_policy_state(
+        networks, config, key, networks.observation_spec
+    ),
     variables=pqn_variables,
     finite_metrics=("loss",),
     hint=lambda config: (
