@@ -28,7 +28,7 @@ $(STAMP): setup.py constraints-current.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] >= (3, 11) else "Python 3.11 or newer is required; set PYTHON=/path/to/python3.12")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints-current.txt -e ".[test,atari,tracking]"
+	$(BIN)/python -m pip install --quiet -c constraints-current.txt -e ".[test,atari,tracking,jax-envs]"
 	@touch $(STAMP)
 
 install-reverb: $(STAMP_REVERB)

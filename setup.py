@@ -58,6 +58,10 @@ REVERB = [
 # resized in numpy (to the byte as ale-py's vector environment resizes them). make install includes it.
 ATARI = ["ale-py>=0.12.1"]
 
+# The JAX environment libraries (gymnax:, brax:, playground:, jumanji:, craftax:, navix: ids; each imported only when
+# used). gymnax 0.0.9: gymnax 1.0 pins jax < 0.12. playground is MuJoCo Playground (module mujoco_playground).
+JAX_ENVS = ["gymnax==0.0.9", "brax>=0.14", "playground>=0.2", "jumanji>=1.1", "craftax>=1.6", "navix>=4.0"]
+
 setup(
     name="acme-jax",
     version="0.1.0",
@@ -69,6 +73,7 @@ setup(
     extras_require={
         "reverb": REVERB,
         "atari": ATARI,
+        "jax-envs": JAX_ENVS,
         "test": ["pytest", "pytest-timeout", "pytest-xdist", "ruff", "minatar"],
         "cuda": ["jax[cuda12]>=0.4.34"],
         # Experiment trackers (--logger wandb / mlflow): W&B, and MLflow's client with its SQLite store.

@@ -31,7 +31,8 @@ import numpy as np
 
 from acme.anakin.loop import AgentCarry, AnakinAgent, canonical_spec, check_supported
 from acme.anakin.sharding import AnakinLayout
-from acme.environments.jax_native import JaxEnvironment, make_jax_environment
+from acme.environments.device import DEVICE_EXAMPLES, is_device_environment, make_device_environment
+from acme.environments.jax_native import JaxEnvironment
 from acme.experiments.checkpointing import ExperimentCheckpointer, experiment_identity
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.evaluation import EvaluationResult
@@ -39,8 +40,6 @@ from acme.experiments.options import RunOptions
 from acme.experiments.result import RunResult, SeedRun
 from acme.experiments.schedule import Schedule
 from acme.utils import checkpoint_files
-
-PREFIX = "jax:"
 
 # Compilation is most of a short run's time on a CPU, so each call is compiled with no more of XLA's backend
 # optimisation than it needs. The calls made once or between chunks (the agents' initial state, the evaluation,
@@ -60,16 +59,15 @@ def _jit(function, options: dict, **kwargs):
 
 
 def jax_environment_of(environment_id: str) -> JaxEnvironment:
-    """The JAX-native environment of a ``jax:<name>`` id; a clear error for a host-only id."""
-    if not environment_id.startswith(PREFIX):
-        from acme.environments.jax_native import ENVIRONMENTS
-
+    """The JAX environment of an id such as ``jax:CartPole-v1`` or ``gymnax:CartPole-v1``; a clear error for a
+    host-only id."""
+    if not is_device_environment(environment_id):
         raise ValueError(
-            f"The on-device loop (--launcher anakin) steps JAX-native environments, and {environment_id or '(none)'!r} "
-            f"steps on the host. Use one of {', '.join(PREFIX + n for n in sorted(ENVIRONMENTS))}, or run this "
-            "environment with --launcher local, threads or ray."
+            f"The on-device loop (--launcher anakin) steps environments written in JAX, and "
+            f"{environment_id or '(none)'!r} steps on the host. Use one such as {', '.join(DEVICE_EXAMPLES)} "
+            "(docs/environments.md lists them), or run this environment with --launcher local, threads or ray."
         )
-    return make_jax_environment(environment_id[len(PREFIX) :])
+    return make_device_environment(environment_id)
 
 
 def _with_value(agent_config: Any, field: str, value: Any) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes.util
 import difflib
+import functools
 import os
 from typing import Callable, NamedTuple, Sequence
 
@@ -37,6 +38,14 @@ FAMILIES = (
     EnvironmentFamily(
         "jax", "<id>", ("jax:CartPole-v1", "jax:MinAtar-Breakout"), "in JAX: --launcher anakin runs it on the device"
     ),
+    EnvironmentFamily("gymnax", "<id>", ("gymnax:CartPole-v1",), "needs gymnax; in JAX, like jax:"),
+    EnvironmentFamily("brax", "<name>", ("brax:inverted_pendulum",), "needs brax; in JAX, like jax:"),
+    EnvironmentFamily(
+        "playground", "<Name>", ("playground:CartpoleSwingup",), "MuJoCo Playground (MJX); in JAX, like jax:"
+    ),
+    EnvironmentFamily("jumanji", "<id>", ("jumanji:Snake-v1",), "needs jumanji; in JAX, like jax:"),
+    EnvironmentFamily("craftax", "<id>", ("craftax:Craftax-Classic-Symbolic-v1",), "needs craftax; in JAX, like jax:"),
+    EnvironmentFamily("navix", "<id>", ("navix:Navix-Empty-5x5-v0",), "needs navix; in JAX, like jax:"),
 )
 KNOWN_PREFIXES = tuple(family.prefix for family in FAMILIES)
 # No family's id comes near this (gymnasium's longest are under 60 characters, an Atari id with every option
@@ -92,15 +101,30 @@ def _make_gymnasium(name: str, seed: int | None) -> dm_env.Environment:
     return wrappers.GymnasiumToDmEnv(gymnasium.make(name), seed=seed)
 
 
-def _make_jax(name: str, seed: int | None) -> dm_env.Environment:
-    from acme.environments.jax_native import make_jax_environment
-    from acme.environments.jax_native.host import JaxToDmEnv
+def _jax_factory(prefix: str) -> Callable[[str, int | None], dm_env.Environment]:
+    """The factory of a family written in JAX (``jax:`` or a JAX library's): its environment stepped from the host
+    one jitted call at a time."""
 
-    try:
-        environment = make_jax_environment(name)
-    except ValueError as error:
-        raise UnknownEnvironmentError(str(error)) from None
-    return JaxToDmEnv(environment, seed=seed)
+    def make(name: str, seed: int | None) -> dm_env.Environment:
+        from acme.environments.jax_native.host import JaxToDmEnv
+
+        try:
+            environment = _shared_device_environment(f"{prefix}:{name}")
+        except ValueError as error:
+            raise UnknownEnvironmentError(str(error)) from None
+        return JaxToDmEnv(environment, seed=seed)
+
+    return make
+
+
+@functools.lru_cache(maxsize=None)
+def _shared_device_environment(environment_id: str):
+    """One JAX environment object per id in a process (they hold no state between calls), so that every host view
+    of it (the actors', the evaluator's) shares its compiled reset and step: Craftax's step alone takes about 20 s
+    to compile on a CPU."""
+    from acme.environments.device import make_device_environment
+
+    return make_device_environment(environment_id)
 
 
 def _make_bsuite(name: str, seed: int | None) -> dm_env.Environment:
@@ -224,7 +248,10 @@ _FACTORIES: dict[str, Callable[[str, int | None], dm_env.Environment]] = {
     "dm_control": _make_dm_control,
     "atari": _make_atari,
     "memory": _make_memory,
-    "jax": _make_jax,
+    **{
+        prefix: _jax_factory(prefix)
+        for prefix in ("jax", "gymnax", "brax", "playground", "jumanji", "craftax", "navix")
+    },
 }
 
 
@@ -241,7 +268,8 @@ def make_environment(
     Args:
       environment_id: ``"<prefix>:<name>"``; prefixes: gymnasium, bsuite, dm_control, atari (``atari:Pong``), memory
         (``memory:CartPole-v1``: CartPole without its velocities), jax (``jax:CartPole-v1``: written in JAX for
-        the on-device loop, here stepped from the host).
+        the on-device loop, here stepped from the host), and the JAX libraries' gymnax, brax, playground, jumanji,
+        craftax and navix (``acme.environments.jax_libraries``), stepped from the host the same way.
       seed: seeds the environment's randomness where the family supports it.
       single_precision: cast 64-bit observations, rewards and discounts to 32 bits.
       step_limit: truncate episodes after this many steps.

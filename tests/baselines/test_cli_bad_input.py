@@ -285,6 +285,7 @@ def test_help_lists_every_command_and_every_environment_family(capsys):
     )
     assert "{" + ",".join(commands) + "}" in usage
     families = {"gymnasium", "bsuite", "dm_control", "atari", "memory", "jax"}
+    families |= {"gymnax", "brax", "playground", "jumanji", "craftax", "navix"}  # the JAX libraries
     assert set(factory.KNOWN_PREFIXES) == set(factory._FACTORIES) == families
     for family in factory.FAMILIES:
         assert f"  {family.prefix}:{family.name_form} " in out

@@ -9,6 +9,7 @@ dm_control run could checkpoint or export its policy.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -19,6 +20,7 @@ import time
 import pytest
 
 from acme.environments import KNOWN_PREFIXES
+from acme.environments.jax_libraries import LIBRARIES
 from baselines.cli import main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -33,7 +35,26 @@ FAMILIES = [
     ("dqn", "jax:CartPole-v1", 20, 3_000, ()),  # the host-side view of the JAX-native environment
     # Pixels on a CPU: a small replay (56 KB a transition) and an update every 16 steps keep it to seconds.
     ("dqn", "atari:Pong", 2, 1_500, (*ATARI_SMALL, "samples_per_insert=0.5")),
+    # The JAX libraries' environments stepped from the host (acme.environments.jax_libraries).
+    ("dqn", "gymnax:CartPole-v1", 20, 3_000, ()),
+    ("sac", "brax:inverted_pendulum", 20, 2_000, ()),
+    ("sac", "playground:CartpoleSwingup", 1, 2_000, ()),  # 1,000-step episodes, as dm_control's
+    ("dqn", "jumanji:Snake-v1", 20, 3_000, ()),  # a dict observation: a bool mask, an int32 count, a float grid
+    ("dqn", "craftax:Craftax-Classic-Symbolic-v1", 20, 3_000, ()),
+    ("dqn", "navix:Navix-Empty-5x5-v0", 20, 3_000, ()),  # uint8 observations
 ]
+
+
+def _marks(environment: str) -> list:
+    """dm_control's marker, and a skip (with the reason) for a JAX library this stack does not install."""
+    if environment.startswith("dm_control:"):
+        return [pytest.mark.dm_control]
+    prefix = environment.split(":")[0]
+    if prefix in LIBRARIES:
+        module = LIBRARIES[prefix].module
+        missing = importlib.util.find_spec(module) is None
+        return [pytest.mark.skipif(missing, reason=f"{module} is not installed on this stack (make install has it)")]
+    return []
 
 
 def test_every_family_is_covered():
@@ -46,10 +67,7 @@ def _checkpoints(directory) -> list[str]:
 
 @pytest.mark.parametrize(
     "agent, environment, every, budget, overrides",
-    [
-        pytest.param(*family, marks=[pytest.mark.dm_control] if family[1].startswith("dm_control:") else [])
-        for family in FAMILIES
-    ],
+    [pytest.param(*family, marks=_marks(family[1])) for family in FAMILIES],
     ids=[f[1].split(":")[0] for f in FAMILIES],
 )
 def test_a_killed_run_resumes_from_its_checkpoint_and_its_snapshot_evaluates(

@@ -8,7 +8,8 @@ taken from a LAST timestep ignores its action and starts the next episode
 
 A subclass writes only its dynamics: ``initial(key)`` (a new episode's physics
 and observation) and ``transition(physics, action, key)`` (the next physics,
-observation, reward and whether the episode terminated).
+observation, reward and whether the episode terminated); one whose library
+cuts episodes short by its own rules also writes ``truncated(physics)``.
 """
 
 from __future__ import annotations
@@ -63,6 +64,12 @@ class JaxEnvironment(abc.ABC):
     def transition(self, physics: Any, action: jax.Array, key: jax.Array) -> tuple[Any, Any, jax.Array, jax.Array]:
         """``(physics, observation, reward, terminated)`` after ``action``."""
 
+    def truncated(self, physics: Any) -> jax.Array:
+        """Whether the episode was cut short (discount 1) after the step to ``physics``, by a rule of the
+        environment's own besides ``max_episode_steps``; none by default."""
+        del physics
+        return jnp.bool_(False)
+
     def reset(self, key: jax.Array) -> tuple[State, TimeStep]:
         """Starts an episode."""
         key, initial_key = jax.random.split(key)
@@ -74,7 +81,7 @@ class JaxEnvironment(abc.ABC):
         key, transition_key, reset_key = jax.random.split(state.key, 3)
         physics, observation, reward, terminated = self.transition(state.physics, action, transition_key)
         steps = state.steps + 1
-        last = terminated | (steps >= self.max_episode_steps)
+        last = terminated | self.truncated(physics) | (steps >= self.max_episode_steps)
         stepped = TimeStep(
             step_type=jnp.where(last, LAST, MID).astype(jnp.int32),
             reward=jnp.asarray(reward, self.spec().rewards.dtype),

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import functools
+
 import dm_env
 import jax
 import numpy as np
 
 from acme import specs
 from acme.environments.jax_native.base import LAST, JaxEnvironment
+
+
+@functools.lru_cache(maxsize=None)
+def jitted(environment: JaxEnvironment) -> tuple:
+    """``environment``'s ``reset`` and ``step``, jitted once per environment object: the views of one object (an
+    actor's and an evaluator's) share the compiled programs."""
+    return jax.jit(environment.reset), jax.jit(environment.step)
 
 
 class JaxToDmEnv(specs.SpecEnvironment):
@@ -17,8 +26,7 @@ class JaxToDmEnv(specs.SpecEnvironment):
         self._environment = environment
         self._spec = environment.spec()
         self._key = jax.random.PRNGKey(0 if seed is None else seed)
-        self._reset = jax.jit(environment.reset)
-        self._step = jax.jit(environment.step)
+        self._reset, self._step = jitted(environment)
         self._state = None
 
     def reset(self) -> dm_env.TimeStep:

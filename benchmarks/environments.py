@@ -1,0 +1,129 @@
+"""Steps/s of every JAX environment library on one core, each id in a fresh process pinned to one core with
+single-threaded XLA: ``num_envs`` environments vmapped, stepped by a jitted scan with uniformly random actions
+(drawn inside the scan), automatic resets included, compilation timed apart. Each library's id is measured beside
+this library's own port of the same task where there is one (``jax:CartPole-v1`` beside ``gymnax:CartPole-v1``),
+as a same-run ratio.
+
+    python benchmarks/environments.py [--core 0] [--envs 64] [--steps 1000] [--ids gymnax:CartPole-v1 ...]
+
+writes benchmarks/results/environments.json; ``docs/environments.md`` quotes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, ROOT)
+
+from benchmarks.common import machine, write_report  # noqa: E402
+from launch.config import thread_environment  # noqa: E402
+
+IDS = (
+    "jax:CartPole-v1",
+    "gymnax:CartPole-v1",
+    "jax:Pendulum-v1",
+    "gymnax:Pendulum-v1",
+    "jax:MinAtar-Breakout",
+    "gymnax:Breakout-MinAtar",
+    "brax:inverted_pendulum",
+    "brax:ant",
+    "playground:CartpoleSwingup",
+    "playground:CheetahRun",
+    "jumanji:Snake-v1",
+    "craftax:Craftax-Classic-Symbolic-v1",
+    "navix:Navix-Empty-5x5-v0",
+)
+PAIRS = {"gymnax:CartPole-v1": "jax:CartPole-v1", "gymnax:Pendulum-v1": "jax:Pendulum-v1"}
+
+
+def measure(environment_id: str, num_envs: int, steps: int) -> dict:
+    """Steps/s of ``num_envs`` copies of ``environment_id`` stepped ``steps`` times in one jitted scan."""
+    import jax
+    import numpy as np
+
+    from acme.environments.device import make_device_environment
+
+    environment = make_device_environment(environment_id)
+    actions = environment.spec().actions
+
+    def act(key):
+        if hasattr(actions, "num_values"):
+            return jax.random.randint(key, (), 0, actions.num_values, dtype=actions.dtype)
+        return jax.random.uniform(key, actions.shape, actions.dtype, actions.minimum, actions.maximum)
+
+    def run(state, key):
+        def body(state, key):
+            state, timestep = environment.step(state, act(key))
+            return state, timestep.reward
+
+        state, rewards = jax.lax.scan(body, state, jax.random.split(key, steps))
+        return state, rewards.sum()
+
+    many = jax.jit(jax.vmap(run))
+    started = time.perf_counter()
+    state, _ = jax.jit(jax.vmap(environment.reset))(jax.random.split(jax.random.PRNGKey(0), num_envs))
+    keys = jax.random.split(jax.random.PRNGKey(1), num_envs)
+    compiled = many.lower(state, keys).compile()
+    compile_seconds = time.perf_counter() - started
+    jax.block_until_ready(compiled(state, keys))  # one warm-up call
+    rounds, started = 0, time.perf_counter()
+    while rounds < 2 or time.perf_counter() - started < 2.0:
+        state, total = compiled(state, keys)
+        jax.block_until_ready(total)
+        rounds += 1
+    seconds = time.perf_counter() - started
+    return {
+        "id": environment_id,
+        "num_envs": num_envs,
+        "steps_per_second": round(rounds * steps * num_envs / seconds),
+        "compile_seconds": round(compile_seconds, 1),
+        "observation_shapes": jax.tree.map(lambda s: list(s.shape), environment.spec().observations),
+        "finite_rewards": bool(np.isfinite(float(total.sum()))),
+    }
+
+
+def _run(environment_id: str, num_envs: int, steps: int, core: int) -> dict:
+    command = [sys.executable, __file__, "--worker", json.dumps([environment_id, num_envs, steps, core])]
+    env = dict(os.environ, **thread_environment(1))
+    out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
+    if out.returncode != 0:
+        return {"id": environment_id, "error": out.stderr.strip().splitlines()[-1][:300]}
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    print(json.dumps(result), flush=True)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--core", type=int, default=0)
+    parser.add_argument("--envs", type=int, default=64)
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--ids", nargs="+", default=list(IDS))
+    parser.add_argument("--output", default=os.path.join(ROOT, "benchmarks", "results", "environments.json"))
+    args = parser.parse_args()
+    if args.worker is not None:
+        environment_id, num_envs, steps, core = json.loads(args.worker)
+        os.sched_setaffinity(0, {core})
+        print(json.dumps(measure(environment_id, num_envs, steps)), flush=True)
+        return
+    results = [_run(i, args.envs, args.steps, args.core) for i in args.ids]
+    by_id = {r["id"]: r for r in results if "steps_per_second" in r}
+    ratios = {
+        f"{ours} over {theirs}": round(by_id[ours]["steps_per_second"] / by_id[theirs]["steps_per_second"], 2)
+        for theirs, ours in PAIRS.items()
+        if ours in by_id and theirs in by_id
+    }
+    report = {"machine": machine(pinned_core=args.core), "num_envs": args.envs, "steps": args.steps}
+    report.update(results=results, same_run_ratios=ratios)
+    write_report(args.output, report)
+
+
+if __name__ == "__main__":
+    main()
