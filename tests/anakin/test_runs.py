@@ -168,3 +168,24 @@ def test_a_checkpoint_from_before_the_experiment_format_resumes_then_saves_in_it
     assert cli.main(["run", *flags, "--max-steps", "4000", "--run-dir", str(tmp_path / "b")]) == 0
     assert "Resuming from checkpoint" in capsys.readouterr().out
     assert json.loads((tmp_path / "b" / "result.json").read_text())["actor_steps"] >= 4000
+
+
+@pytest.mark.parametrize(
+    "environment, library",
+    [("jumanji:Snake-v1", "jumanji"), ("navix:Navix-Empty-5x5-v0", "navix")],
+    ids=["dict-observation", "uint8-observation"],
+)
+def test_a_jax_librarys_environment_trains_on_the_device_and_its_snapshot_evaluates(
+    tmp_path, capsys, environment, library
+):
+    """Jumanji's observation is a dict (a float grid, an int32 count, a bool mask), Navix's a uint8 grid: both train
+    on the device, checkpoint-free, and the policy snapshot plays them from the host."""
+    pytest.importorskip(library, reason=f"{library} is not installed on this stack (make install installs it)")
+    run_dir = tmp_path / "run"
+    flags = ["--launcher", "anakin", "--max-steps", "2048", "--eval-every", "2048", "--no-progress"]
+    assert cli.main(["run", "ppo", "--env", environment, *flags, "--run-dir", str(run_dir)]) == 0
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["actor_steps"] >= 2048 and np.isfinite(result["evaluations"][-1]["mean_return"]), result
+    capsys.readouterr()
+    assert cli.main(["evaluate", "--snapshot", str(run_dir / "policy"), "--episodes", "1"]) == 0
+    assert "mean return over 1 episodes" in capsys.readouterr().out
