@@ -79,26 +79,38 @@ class JaxEnvironment(abc.ABC):
     def step(self, state: State, action: jax.Array) -> tuple[State, TimeStep]:
         """One step; from a LAST timestep, the first timestep of the next episode instead."""
         key, transition_key, reset_key = jax.random.split(state.key, 3)
-        physics, observation, reward, terminated = self.transition(state.physics, action, transition_key)
-        steps = state.steps + 1
-        last = terminated | self.truncated(physics) | (steps >= self.max_episode_steps)
-        stepped = TimeStep(
-            step_type=jnp.where(last, LAST, MID).astype(jnp.int32),
-            reward=jnp.asarray(reward, self.spec().rewards.dtype),
-            discount=jnp.where(terminated, 0.0, 1.0).astype(self.spec().discounts.dtype),
-            observation=observation,
-        )
+        advanced, stepped = self._advance(state, action, transition_key)
         restarted_physics, restarted_observation = self.initial(reset_key)
         restart = state.step_type == LAST
         choose = lambda new, old: jax.tree.map(lambda a, b: jnp.where(restart, a, b), new, old)  # noqa: E731
         timestep = choose(self._first(restarted_observation), stepped)
         next_state = State(
-            physics=choose(restarted_physics, physics),
+            physics=choose(restarted_physics, advanced.physics),
             key=key,
-            steps=jnp.where(restart, 0, steps).astype(jnp.int32),
+            steps=jnp.where(restart, 0, advanced.steps).astype(jnp.int32),
             step_type=timestep.step_type,
         )
         return next_state, timestep
+
+    def advance(self, state: State, action: jax.Array) -> tuple[State, TimeStep]:
+        """One step within an episode: ``step`` for a state that is not LAST, without computing the next episode's
+        start (under ``vmap`` ``step`` computes it for every environment at every step; the host, which starts
+        episodes with ``reset``, need not)."""
+        key, transition_key, _ = jax.random.split(state.key, 3)
+        advanced, timestep = self._advance(state, action, transition_key)
+        return advanced._replace(key=key), timestep
+
+    def _advance(self, state: State, action: jax.Array, key: jax.Array) -> tuple[State, TimeStep]:
+        physics, observation, reward, terminated = self.transition(state.physics, action, key)
+        steps = state.steps + 1
+        last = terminated | self.truncated(physics) | (steps >= self.max_episode_steps)
+        timestep = TimeStep(
+            step_type=jnp.where(last, LAST, MID).astype(jnp.int32),
+            reward=jnp.asarray(reward, self.spec().rewards.dtype),
+            discount=jnp.where(terminated, 0.0, 1.0).astype(self.spec().discounts.dtype),
+            observation=observation,
+        )
+        return State(physics, state.key, steps.astype(jnp.int32), timestep.step_type), timestep
 
     def _first(self, observation: Any) -> TimeStep:
         spec = self.spec()

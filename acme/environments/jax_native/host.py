@@ -14,9 +14,10 @@ from acme.environments.jax_native.base import LAST, JaxEnvironment
 
 @functools.lru_cache(maxsize=None)
 def jitted(environment: JaxEnvironment) -> tuple:
-    """``environment``'s ``reset`` and ``step``, jitted once per environment object: the views of one object (an
-    actor's and an evaluator's) share the compiled programs."""
-    return jax.jit(environment.reset), jax.jit(environment.step)
+    """``environment``'s ``reset`` and ``advance`` (its step within an episode: the host starts episodes with
+    ``reset``), jitted once per environment object: the views of one object (an actor's and an evaluator's) share
+    the compiled programs."""
+    return jax.jit(environment.reset), jax.jit(environment.advance)
 
 
 class JaxToDmEnv(specs.SpecEnvironment):
