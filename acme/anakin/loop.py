@@ -321,7 +321,10 @@ class AnakinAgent:
             states, timesteps, core, returns, running = carry
             keys = jax.random.split(key, num_episodes)
             actions, core = act(keys, timesteps.observation, core, timesteps.step_type == FIRST)
-            states, timesteps = jax.vmap(self.environment.step)(states, self._to_action(actions))
+            # advance, not step: each environment plays one episode, and what follows its end is masked out, so
+            # no next episode's start need be computed (under vmap step computes it at every step: Craftax's
+            # world generation is 14 times its transition).
+            states, timesteps = jax.vmap(self.environment.advance)(states, self._to_action(actions))
             returns = returns + jnp.where(running, timesteps.reward, 0.0)
             running = running & (timesteps.step_type != LAST)
             return (states, timesteps, core, returns, running), None
