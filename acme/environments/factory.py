@@ -48,6 +48,8 @@ FAMILIES = (
     EnvironmentFamily("navix", "<id>", ("navix:Navix-Empty-5x5-v0",), "needs navix; in JAX, like jax:"),
 )
 KNOWN_PREFIXES = tuple(family.prefix for family in FAMILIES)
+# The families written in JAX (acme.environments.device.DEVICE_PREFIXES, named here without importing jax).
+JAX_PREFIXES = ("jax", "gymnax", "brax", "playground", "jumanji", "craftax", "navix")
 # No family's id comes near this (gymnasium's longest are under 60 characters, an Atari id with every option
 # about 200); a longer one is refused before any family's factory reads it.
 MAX_ID_LENGTH = 1_000
@@ -248,10 +250,7 @@ _FACTORIES: dict[str, Callable[[str, int | None], dm_env.Environment]] = {
     "dm_control": _make_dm_control,
     "atari": _make_atari,
     "memory": _make_memory,
-    **{
-        prefix: _jax_factory(prefix)
-        for prefix in ("jax", "gymnax", "brax", "playground", "jumanji", "craftax", "navix")
-    },
+    **{prefix: _jax_factory(prefix) for prefix in JAX_PREFIXES},
 }
 
 

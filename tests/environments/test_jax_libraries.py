@@ -35,29 +35,42 @@ class Case:
     truncations: bool  # ... and with discount 1
 
 
-def _gymnax(name):
-    def library():
-        import gymnax
+def _gymnax_style(make):
+    """The library's own ``reset_env``/``step_env`` (no automatic reset) of ``make()``'s ``(env, params)``."""
 
-        env, params = gymnax.make(name)
-        reset = lambda key: env.reset_env(key, params)[::-1]  # noqa: E731
-        step = lambda s, a, key: (lambda o, s, r, d, i: (s, o, r, d, i["discount"]))(*env.step_env(key, s, a, params))  # noqa: E731
+    def library():
+        env, params = make()
+
+        def reset(key):
+            observation, state = env.reset_env(key, params)
+            return state, observation
+
+        def step(state, action, key):
+            observation, state, reward, done, info = env.step_env(key, state, action, params)
+            return state, observation, reward, done, info["discount"]
+
         return reset, step
 
     return library
+
+
+def _gymnax(name):
+    def make():
+        import gymnax
+
+        return gymnax.make(name)
+
+    return _gymnax_style(make)
 
 
 def _craftax(name):
-    def library():
+    def make():
         from craftax.craftax_env import make_craftax_env_from_name
 
         env = make_craftax_env_from_name(name, auto_reset=False)
-        params = env.default_params
-        reset = lambda key: env.reset(key, params)[::-1]  # noqa: E731
-        step = lambda s, a, key: (lambda o, s, r, d, i: (s, o, r, d, i["discount"]))(*env.step(key, s, a, params))  # noqa: E731
-        return reset, step
+        return env, env.default_params
 
-    return library
+    return _gymnax_style(make)
 
 
 def _brax_style(load, observe=lambda o: o):
@@ -201,6 +214,13 @@ def test_steps_as_the_library_does(case):
         _assert_same(timestep.observation, observation, f"step {i}: observation")
     assert (ends[0.0] > 0) == case.terminations, f"terminations seen: {ends[0.0]}"
     assert (ends[1.0] > 0) == case.truncations, f"truncations seen: {ends[1.0]}"
+
+
+def test_the_factory_knows_every_jax_family():
+    from acme.environments import factory
+    from acme.environments.device import DEVICE_PREFIXES
+
+    assert set(factory.JAX_PREFIXES) == set(DEVICE_PREFIXES) <= set(factory.KNOWN_PREFIXES)
 
 
 def test_host_factory_and_errors():

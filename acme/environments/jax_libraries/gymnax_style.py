@@ -38,7 +38,6 @@ class GymnaxStyleEnvironment(LibraryEnvironment):
         limit = int(getattr(params, time_limit_field))
         super().__init__(action_spec_of(env.action_space(params)), max_episode_steps=limit)
         self.library_environment = env
-        self.library_params = params  # the library's own, time limit included
         self._params = params.replace(**{time_limit_field: UNLIMITED_STEPS})
 
     def initial(self, key):
