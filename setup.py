@@ -74,7 +74,8 @@ setup(
         "reverb": REVERB,
         "atari": ATARI,
         "jax-envs": JAX_ENVS,
-        "test": ["pytest", "pytest-timeout", "pytest-xdist", "ruff", "minatar"],
+        # pytest 9.2 keeps a test's id where pytest-xdist 3.8 cannot suffix it, so `--dist loadgroup` stops grouping.
+        "test": ["pytest<9.2", "pytest-timeout", "pytest-xdist", "ruff", "minatar"],
         "cuda": ["jax[cuda12]>=0.4.34"],
         # Experiment trackers (--logger wandb / mlflow): W&B, and MLflow's client with its SQLite store.
         "tracking": ["wandb>=0.20", "mlflow-skinny>=2.0", "sqlalchemy", "alembic"],  # wandb 0.20: reinit="create_new"

@@ -35,6 +35,8 @@ class Baseline:
     # num_actors actors, for a target that is the distributed run's.
     launcher: str = "local"
     num_actors: int = 1
+    # On the device: at most this many new episode starts computed a step (RunOptions.resets_per_step).
+    resets_per_step: int | None = None
 
     def __post_init__(self):
         if self.launcher not in LAUNCHERS:
@@ -44,6 +46,11 @@ class Baseline:
                 "Baseline num_actors must be 1 with the local and anakin launchers and at least 1 with the others, "
                 f"got "
                 f"{self.num_actors} with {self.launcher!r}."
+            )
+        if self.resets_per_step is not None and self.launcher != "anakin":
+            raise ValueError(
+                f"Baseline resets_per_step bounds the episode starts of the on-device loop: it needs launcher "
+                f"'anakin', got {self.launcher!r}."
             )
 
 
@@ -344,6 +351,38 @@ BASELINES[("pqn", "jax:MinAtar-Breakout")] = Baseline(
         epsilon_decay_steps=3_906,
     ),
     launcher="anakin",
+)
+
+# PPO on Craftax-Classic (symbolic) on the device with the Craftax baselines' PPO settings (ppo.py in
+# MichaelTMatthews/Craftax_Baselines: 1,024 environments, 64-step rollouts, 4 epochs of 8 minibatches, Adam at 2e-4,
+# discount 0.99, GAE lambda 0.8, entropy 0.01, gradients clipped to norm 1, three 512-unit layers), 1M steps (the
+# Craftax-1M budget). At most 16 new worlds are generated a step (RunOptions.resets_per_step): Craftax's reset costs
+# as much as ~14 steps (docs/environments.md), and a 17th environment restarting in the same step starts from a copy
+# of an earlier one's world. The target is the published PPO return on Crafter, the game Craftax-Classic
+# reimplements, at 1M steps (4.2 +- 1.2, the Crafter scoreboard; baselines/references.py); evaluation samples
+# actions, as the Craftax baselines report their training episodes.
+BASELINES[("ppo", "craftax:Craftax-Classic-Symbolic-v1")] = Baseline(
+    "ppo",
+    "craftax:Craftax-Classic-Symbolic-v1",
+    max_steps=1_000_000,
+    target_return=4.2,
+    eval_every=131_072,
+    config_overrides=dict(
+        batch_size=1024,
+        queue_size=1024,
+        unroll_length=64,
+        num_minibatches=8,
+        num_epochs=4,
+        learning_rate=2e-4,
+        discount=0.99,
+        gae_lambda=0.8,
+        entropy_coef=0.01,
+        max_gradient_norm=1.0,
+        hidden_sizes=(512, 512, 512),
+        evaluation_actions="sample",
+    ),
+    launcher="anakin",
+    resets_per_step=16,
 )
 
 # DQN on any Atari game (atari:<Game>): the settings of Dopamine's JAX DQN (dopamine/jax/agents/dqn/configs/

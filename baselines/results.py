@@ -113,7 +113,11 @@ def reproduce_seeds(
 
     if baseline.launcher == "anakin":
         config = experiment(seeds[0])
-        run_result = run(config, RunOptions(launcher="anakin", num_seeds=len(seeds)), progress=progress)
+        run_result = run(
+            config,
+            RunOptions(launcher="anakin", num_seeds=len(seeds), resets_per_step=baseline.resets_per_step),
+            progress=progress,
+        )
         runs = [
             (
                 one.seed,

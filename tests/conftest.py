@@ -15,6 +15,7 @@ import os
 import signal
 
 import pytest
+from packaging.version import Version
 
 _NEEDS = {"reverb": "reverb", "tensorflow": "tensorflow", "dm_control": "dm_control"}
 _WHY = {
@@ -36,6 +37,14 @@ def pytest_configure(config):
     the tests of Ctrl-C would then see a run that, by design, ignores it."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)  # children start with the default action
+    # Under `--dist loadgroup` (make test) a pytest-xdist 3.8 worker renames each grouped test `<id>@<group>` and the
+    # controller sends a group to one worker; pytest 9.2 ignores that renaming, so the groups' tests spread over the
+    # workers, their module fixtures (subprocesses of minutes) run once per worker and the Ray tests overlap.
+    if config.getoption("dist", "no") == "loadgroup" and Version(pytest.__version__) >= Version("9.2"):
+        raise pytest.UsageError(
+            f"pytest {pytest.__version__} breaks pytest-xdist's --dist loadgroup (grouped tests spread over the "
+            "workers): install the pinned versions (make install, constraints-current.txt: pytest<9.2)."
+        )
 
 
 def pytest_collection_modifyitems(config, items):

@@ -102,10 +102,25 @@ class AnakinAgent:
     what one iteration does; ``steps_per_iteration`` is the environment steps
     it takes in all (counting the restarts after LAST timesteps, which
     ``actor_steps`` does not). ``layout`` (``acme.anakin.sharding.AnakinLayout``), when given, splits each
-    update's batch over its mesh's data axis.
+    update's batch over its mesh's data axis. ``resets_per_step`` bounds the next episodes' starts computed a
+    step (``JaxEnvironment.step_batch``'s ``max_starts``; default one per environment).
     """
 
-    def __init__(self, builder: Any, networks: Any, environment: JaxEnvironment, num_envs: int, layout: Any = None):
+    def __init__(
+        self,
+        builder: Any,
+        networks: Any,
+        environment: JaxEnvironment,
+        num_envs: int,
+        layout: Any = None,
+        resets_per_step: int | None = None,
+    ):
+        if resets_per_step is not None and not 1 <= resets_per_step <= num_envs:
+            raise ValueError(
+                f"resets_per_step must be between 1 and the number of environments ({num_envs}), or left out (one "
+                f"per environment), got {resets_per_step!r}."
+            )
+        self.resets_per_step = resets_per_step
         self.builder = builder
         self.layout = layout
         self.config = config = builder.config
@@ -187,7 +202,9 @@ class AnakinAgent:
             carry = carry._replace(storage=states)
         else:
             actions, extras = self._act(params, act_key, carry.timesteps.observation, carry.actor_steps)
-        environments, timesteps = jax.vmap(self.environment.step)(carry.environments, self._to_action(actions))
+        environments, timesteps = self.environment.step_batch(
+            carry.environments, self._to_action(actions), self.resets_per_step
+        )
         acted = carry.timesteps.step_type != LAST
         carry = carry._replace(
             environments=environments, timesteps=timesteps, actor_steps=carry.actor_steps + acted, key=key
@@ -226,10 +243,13 @@ class AnakinAgent:
         """Acts ``steps_per_environment`` steps in every environment, stores them, and learns."""
         return self._iterate_rollouts(carry) if self.rollouts else self._iterate_transitions(carry)
 
-    def _learn(self, carry: AgentCarry, batches: Any) -> tuple[AgentCarry, dict]:
+    def _update(self, learner: Any, first_bad: Any, batches: Any) -> tuple[Any, Any, dict]:
         if self.layout is not None:
             batches = self.layout.split_batch(batches, stacked=self.num_updates > 1)
-        learner, first_bad, metrics = self._fused(carry.learner, carry.first_bad, batches)
+        return self._fused(learner, first_bad, batches)
+
+    def _learn(self, carry: AgentCarry, batches: Any) -> tuple[AgentCarry, dict]:
+        learner, first_bad, metrics = self._update(carry.learner, carry.first_bad, batches)
         return carry._replace(learner=learner, first_bad=first_bad), metrics
 
     def _iterate_rollouts(self, carry: AgentCarry) -> tuple[AgentCarry, dict]:
@@ -282,24 +302,33 @@ class AnakinAgent:
 
         carry, _ = jax.lax.scan(one, carry, None, length=self.steps_per_environment)
         windows, replay = carry.storage
+        # The barrier keeps XLA from fusing the insert into the sample's gather, which read the buffer both before
+        # and after the write and so copied it whole at every iteration.
+        replay = jax.lax.optimization_barrier(replay)
         key, sample_key = jax.random.split(carry.key)
         carry = carry._replace(key=key)
         shape = (self.num_updates, self.config.batch_size) if self.num_updates > 1 else (self.config.batch_size,)
 
-        def learn(carry):
-            sample = self.replay.sample(replay, sample_key, shape)
-            carry, metrics = self._learn(carry, self._batch_fn(sample))
-            priorities = metrics.pop(PRIORITIES, None)
-            if priorities is not None:
-                updated = self.replay.update_priorities(replay, sample.info.key, priorities)
-                carry = carry._replace(storage=(windows, updated))
-            return carry, metrics
+        # Only the learner's state passes through the cond (a select of both branches under vmap over seeds).
+        ready = replay.size >= self.config.min_replay_size
+        sample = self.replay.sample(replay, sample_key, shape)
+        batches = self._batch_fn(sample)
 
-        def wait(carry):  # too few items yet: no update (the metrics' shapes, zeros)
-            return carry, jax.tree.map(jnp.zeros_like, metrics_shape)
+        def learn(state):
+            return self._update(*state, batches)
 
-        metrics_shape = jax.eval_shape(lambda c: learn(c)[1], carry)
-        return jax.lax.cond(replay.size >= self.config.min_replay_size, learn, wait, carry)
+        def wait(state):  # too few items yet: no update (the metrics' shapes, zeros)
+            return (*state, jax.tree.map(jnp.zeros_like, metrics_shape))
+
+        state = (carry.learner, carry.first_bad)
+        metrics_shape = jax.eval_shape(lambda s: learn(s)[2], state)
+        learner, first_bad, metrics = jax.lax.cond(ready, learn, wait, state)
+        priorities = metrics.pop(PRIORITIES, None)
+        if priorities is not None:  # before learning starts, the sampled items keep theirs
+            kept = jnp.where(ready, priorities.reshape(sample.info.priority.shape), sample.info.priority)
+            replay = self.replay.update_priorities(replay, sample.info.key, kept)
+        carry = carry._replace(learner=learner, first_bad=first_bad, storage=(windows, replay))
+        return carry, metrics
 
     # ------------------------------------------------------------------ evaluation
 

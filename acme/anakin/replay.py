@@ -83,19 +83,19 @@ class DeviceReplay:
         ``info.key`` holds each item's slot, for ``update_priorities``; ``info.times_sampled`` is not tracked
         on the device (zeros).
         """
-        held = jnp.arange(self.capacity) < state.size
-        if self.priority_exponent is None:
+        if self.priority_exponent is None:  # O(batch): nothing of the buffer but the drawn items is read
             slots = jax.random.randint(key, shape, 0, jnp.maximum(state.size, 1))
-            weights = held.astype(jnp.float32)
+            probability = jnp.broadcast_to(1.0 / jnp.maximum(state.size, 1).astype(jnp.float32), shape)
         else:
+            held = jnp.arange(self.capacity) < state.size
             weights = jnp.where(held, state.priorities**self.priority_exponent, 0.0)
             cumulative = jnp.cumsum(weights)
             draws = jax.random.uniform(key, shape) * cumulative[-1]
             slots = jnp.minimum(jnp.searchsorted(cumulative, draws, side="right"), state.size - 1)
-        total = jnp.sum(weights)
+            probability = weights[slots] / cumulative[-1]
         info = SampleInfo(
             key=slots,
-            probability=weights[slots] / total,
+            probability=probability,
             table_size=jnp.broadcast_to(state.size, shape),
             priority=state.priorities[slots],
             times_sampled=jnp.zeros(shape, jnp.int32),

@@ -113,7 +113,7 @@ class AnakinAgents:
             rollouts = hasattr(builder.config, "unroll_length")
             num_envs = builder.config.batch_size if rollouts else config.num_envs_per_actor
         self.layout = None if config.learner_sharding is None else AnakinLayout(config.learner_sharding, num_envs)
-        self.base = AnakinAgent(builder, networks, self.environment, num_envs, self.layout)
+        self.base = AnakinAgent(builder, networks, self.environment, num_envs, self.layout, options.resets_per_step)
         self.seeds = [config.seed + s for v in values for s in range(options.num_seeds)]
         self.values = [v for v in values for _ in range(options.num_seeds)]
         self.field = field
@@ -129,6 +129,7 @@ class AnakinAgents:
                 self.environment,
                 num_envs,
                 self.layout,
+                options.resets_per_step,
             )
 
         self._agent = agent

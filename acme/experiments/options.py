@@ -163,6 +163,15 @@ class RunOptions:
     num_seeds: int = _option(
         1, "train this many agents (seeds seed, seed + 1, ...) in one vmapped call on the device", ("anakin",), type=int
     )
+    resets_per_step: int | None = _option(
+        None,
+        "on the device, compute at most this many new episodes' starts a step over the environments (default: one "
+        "per environment, every step, as vmap computes them); an environment that restarts beyond the first that "
+        "many in the same step starts from a copy of one of theirs. For environments whose reset costs far more "
+        "than a step (Craftax generates a world)",
+        ("anakin",),
+        type=int,
+    )
     sweep: tuple[str, tuple[float, ...]] | None = _option(
         None,
         "train one agent (times num_seeds) per value of this numeric config field in the same call on the device, "
@@ -248,6 +257,7 @@ class RunOptions:
             "num_actors": (1, MAX_ACTORS),
             "num_envs": (1, MAX_BATCH_DIMENSION),
             "num_seeds": (1, MAX_BATCH_DIMENSION),
+            "resets_per_step": (1, MAX_BATCH_DIMENSION),
             "actor_device": (0, MAX_DEVICE_ID),
             "stream_buffer": (0, MAX_REPLAY_ITEMS),
             "inference_batch_size": (1, MAX_BATCH_DIMENSION),
@@ -257,7 +267,7 @@ class RunOptions:
         }
         for name, (least, most) in counts.items():
             value = getattr(self, name)
-            if value is None and name in ("num_actors", "num_envs", "actor_device"):
+            if value is None and name in ("num_actors", "num_envs", "resets_per_step", "actor_device"):
                 continue
             if not is_integer(value) or not least <= value <= most:
                 raise ValueError(f"{say(name)} must be an integer >= {least} and at most {most:,}, got {quote(value)}.")

@@ -169,6 +169,35 @@ def test_episodes_restart_by_themselves_with_dm_env_step_types_and_discounts():
     assert (timesteps.discount[others & (timesteps.step_type == MID)] == 1).all()
 
 
+def test_a_batch_step_with_a_bound_on_new_episodes_is_step_while_few_restart_together():
+    """step_batch(max_starts=K) computes K next-episode starts a step instead of one per environment: the same
+    states and timesteps as vmap(step) while at most K environments restart in one step; beyond K, a restarting
+    environment starts from a copy of an earlier one's start (checked where CartPole episodes of 3 steps all end
+    together)."""
+    environment = CartPole(max_episode_steps=3)
+    states, _ = jax.vmap(environment.reset)(jax.random.split(jax.random.PRNGKey(0), 6))
+    actions = jnp.zeros(6, jnp.int32)
+
+    def play(max_starts):
+        def one(state, _):
+            state, timestep = environment.step_batch(state, actions, max_starts)
+            return state, (state, timestep)
+
+        return jax.jit(lambda s: jax.lax.scan(one, s, None, length=8))(states)[1]
+
+    every = play(None)
+    assert jax.tree.map(lambda a, b: bool((a == b).all()), play(6), every) == jax.tree.map(lambda _: True, every)
+    two = play(2)
+    restarted = np.asarray(every[1].step_type[:, 0]) == FIRST  # all six restart together at steps 3 and 7
+    assert restarted.sum() == 2
+    first_starts, bounded_starts = every[1].observation[restarted], two[1].observation[restarted]  # [2, 6, 4]
+    np.testing.assert_array_equal(bounded_starts[:, :2], first_starts[:, :2])  # the first two: their own
+    np.testing.assert_array_equal(bounded_starts[:, 2:], np.tile(first_starts[:, :2], (1, 2, 1)))  # the rest: copies
+    assert len({tuple(row) for row in np.asarray(first_starts[0])}) == 6  # unbounded, six different starts
+    with pytest.raises(ValueError, match="max_starts must be an integer >= 1 or None, got 0"):
+        environment.step_batch(states, actions, 0)
+
+
 def test_truncation_at_the_step_limit_keeps_the_discount():
     """An episode cut by the step limit ends with LAST and discount 1, as gymnasium's TimeLimit (500 steps) does."""
     assert CartPole().max_episode_steps == gymnasium.spec("CartPole-v1").max_episode_steps == 500

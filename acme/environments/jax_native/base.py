@@ -79,8 +79,41 @@ class JaxEnvironment(abc.ABC):
     def step(self, state: State, action: jax.Array) -> tuple[State, TimeStep]:
         """One step; from a LAST timestep, the first timestep of the next episode instead."""
         key, transition_key, reset_key = jax.random.split(state.key, 3)
+        return self._step_from(state, action, key, transition_key, self.initial(reset_key))
+
+    def step_batch(self, states: State, actions: jax.Array, max_starts: int | None = None) -> tuple[State, TimeStep]:
+        """``step`` for a batch of environments (the leading axis of ``states`` and ``actions``).
+
+        ``max_starts=None`` is ``vmap(step)``, which computes every environment's next episode start at every step
+        (under vmap the automatic reset is a select). With ``max_starts`` K, only K starts are computed a step: the
+        k-th environment to restart in this step (k < K) gets the very start ``step`` gives it, and one beyond the
+        K-th starts from a copy of the (k mod K)-th's. For environments whose start costs far more than a step
+        (Craftax generates a world); exact whenever at most K environments restart together.
+        """
+        if max_starts is None:
+            return jax.vmap(self.step)(states, actions)
+        if isinstance(max_starts, bool) or not isinstance(max_starts, int) or max_starts < 1:
+            raise ValueError(f"max_starts must be an integer >= 1 or None, got {max_starts!r}.")
+        num_envs = states.step_type.shape[0]
+        keys = jax.vmap(lambda k: jax.random.split(k, 3))(states.key)
+        key, transition_key, reset_key = keys[:, 0], keys[:, 1], keys[:, 2]
+        restart = states.step_type == LAST
+        rank = jnp.cumsum(restart.astype(jnp.int32)) - 1  # among this step's restarting environments
+        owners = (
+            jnp.zeros((max_starts,), jnp.int32)
+            .at[jnp.where(restart & (rank < max_starts), rank, max_starts)]
+            .set(jnp.arange(num_envs, dtype=jnp.int32), mode="drop")
+        )
+        starts = jax.vmap(self.initial)(reset_key[owners])
+        mine = jax.tree.map(lambda leaf: leaf[rank % max_starts], starts)
+        return jax.vmap(self._step_from)(states, actions, key, transition_key, mine)
+
+    def _step_from(
+        self, state: State, action: jax.Array, key: jax.Array, transition_key: jax.Array, start: tuple[Any, Any]
+    ) -> tuple[State, TimeStep]:
+        """``step`` given its keys and the next episode's ``(physics, observation)``, used from a LAST state."""
         advanced, stepped = self._advance(state, action, transition_key)
-        restarted_physics, restarted_observation = self.initial(reset_key)
+        restarted_physics, restarted_observation = start
         restart = state.step_type == LAST
         choose = lambda new, old: jax.tree.map(lambda a, b: jnp.where(restart, a, b), new, old)  # noqa: E731
         timestep = choose(self._first(restarted_observation), stepped)
