@@ -59,6 +59,7 @@ SCALES: dict[str, TaskScale] = {
     "jax:MinAtar-Seaquest": TaskScale(0.10, 0.01, 5.0, _REGISTERED),
     "jax:MinAtar-SpaceInvaders": TaskScale(4.21, 0.10, 40.0, _REGISTERED),
     "atari:Pong": TaskScale(-20.25, 0.03, -18.0, _REGISTERED),
+    "craftax:Craftax-Classic-Symbolic-v1": TaskScale(1.39, 0.04, 4.2, _REGISTERED),
 }
 
 

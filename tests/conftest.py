@@ -12,7 +12,9 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import shutil
 import signal
+import tempfile
 
 import pytest
 from packaging.version import Version
@@ -25,10 +27,21 @@ _WHY = {
 }
 
 
-# Runs in the tests (and the command lines they start) compile afresh, as the test of a change must: jax's
-# persistent compilation cache, on by default for users, is off unless a test turns it on
-# (tests/jax/test_compile_cache.py).
-os.environ["ACME_COMPILE_CACHE"] = "off"
+# Runs in the tests (and the command lines they start) share jax's persistent compilation cache in a folder new to
+# this session, so a program compiled once (DQN's update on CartPole, an environment's step) loads in the next run
+# that builds the very same program instead of compiling again: a hit needs the same program, so nothing compiled
+# from other code is ever run, and the folder is deleted when the session ends. pytest-xdist's workers start from
+# the controller's environment, so they and every process they start use the same folder.
+_SESSION_CACHE = "ACME_TEST_COMPILE_CACHE"
+_CACHE_MADE_HERE = _SESSION_CACHE not in os.environ
+if _CACHE_MADE_HERE:
+    os.environ[_SESSION_CACHE] = tempfile.mkdtemp(prefix="acme-test-compile-")  # mode 0700, as the cache requires
+os.environ["ACME_COMPILE_CACHE"] = os.environ[_SESSION_CACHE]
+
+
+def pytest_sessionfinish(session):
+    if _CACHE_MADE_HERE and not hasattr(session.config, "workerinput"):
+        shutil.rmtree(os.environ[_SESSION_CACHE], ignore_errors=True)
 
 
 def pytest_configure(config):
