@@ -127,6 +127,11 @@ def test_a_swept_learning_rate_is_each_agents_own():
         (["dqn", "--env", "jax:CartPole-v1", "--launcher", "anakin", "--num-envs", "3"], "divisors"),
         (["ppo", "--env", "jax:CartPole-v1", "--launcher", "anakin", "--replay", "local"], "--replay is for"),
         (["ppo", "--env", "jax:CartPole-v1", "--num-seeds", "2"], "--num-seeds is for the anakin launcher"),
+        (
+            ["ppo", "--env", "jax:CartPole-v1", "--launcher", "anakin", "--resets-per-step", "9"],
+            "between 1 and the number of environments (8)",
+        ),
+        (["ppo", "--env", "jax:CartPole-v1", "--resets-per-step", "2"], "--resets-per-step is for the anakin launcher"),
     ],
 )
 def test_what_the_on_device_loop_cannot_run_is_refused_before_anything_is_written(tmp_path, capsys, argv, message):

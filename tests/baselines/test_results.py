@@ -187,6 +187,8 @@ def test_list_shows_each_baselines_budget_target_and_records(capsys):
 def test_a_baseline_refuses_an_unknown_launcher_and_actors_in_one_process(launcher, num_actors, message):
     with pytest.raises(ValueError, match=message):
         registry.Baseline("dqn", "gymnasium:CartPole-v1", 1_000, 475.0, launcher=launcher, num_actors=num_actors)
+    with pytest.raises(ValueError, match="resets_per_step bounds the episode starts of the on-device loop"):
+        registry.Baseline("dqn", "gymnasium:CartPole-v1", 1_000, 475.0, resets_per_step=4)
 
 
 def test_a_distributed_reproduction_records_what_its_evaluator_node_returned(tmp_path, monkeypatch):
