@@ -49,8 +49,8 @@ def layouts() -> dict:
 
 @pytest.mark.parametrize("agent", AGENTS)
 def test_every_agent_trains_under_data_and_fsdp_as_on_one_device(updates, agent):
-    """Three updates on 2 and 8 devices (data) and on 8 (fsdp) give the one-device learner's state, to float32 rounding of the
-    reductions XLA splits over the devices."""
+    """Three updates on 2 and 8 devices (data) and on 8 (fsdp) give the one-device learner's state, to float32
+    rounding of the reductions XLA splits over the devices."""
     rows = [row for row in updates if row["agent"] == agent]
     assert {(row["strategy"], row["devices"]) for row in rows} == {("data", 2), ("data", 8), ("fsdp", 8)}
     for row in rows:
