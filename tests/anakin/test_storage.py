@@ -196,3 +196,29 @@ def test_device_replay_keeps_the_newest_valid_items_in_order_and_samples_by_prio
     state = uniform.insert(uniform.init({"x": jnp.zeros(())}), {"x": jnp.arange(2.0)}, jnp.ones(2, bool))
     draws = np.asarray(uniform.sample(state, jax.random.PRNGKey(2), (1000,)).data["x"])
     assert set(draws.tolist()) == {0.0, 1.0}
+
+
+def test_an_iteration_writes_the_replay_in_place_without_copying_it():
+    """The compiled chunk of a transition agent holds no copy of a replay buffer: with one, every iteration copied
+    the whole replay (XLA fused the insert into the sample's gather), 1.7x slower for SAC with 1M items."""
+    from acme.anakin.runner import AnakinAgents
+    from acme.experiments import RunOptions
+    from baselines import registry
+
+    capacity = 12_347  # a size no other array of the program has
+    overrides = dict(
+        policy_hidden_sizes=(8,),
+        critic_hidden_sizes=(8,),
+        batch_size=16,
+        samples_per_insert=16.0,
+        min_replay_size=32,
+        max_replay_size=capacity,
+    )
+    config = registry.make_experiment_config("sac", "jax:Pendulum-v1", max_steps=1_000, config_overrides=overrides)
+    agents = AnakinAgents(config, RunOptions(launcher="anakin"))
+    carry = jax.eval_shape(agents.init, jnp.zeros((1, 2), jnp.uint32), agents.swept)
+    program = agents.chunk.lower(carry, agents.swept, 4).compile().as_text()
+    buffers = [line for line in program.splitlines() if f",{capacity}," in line or f"[1,{capacity}]" in line]
+    assert buffers, "the replay's buffers are not in the program"
+    copies = [line.strip()[:160] for line in buffers if " copy(" in line]
+    assert not copies, copies
