@@ -111,6 +111,7 @@ bench: install install-reverb
 	$(VENV_REVERB)/bin/python benchmarks/components.py
 	$(BIN)/python benchmarks/stacks.py
 	$(BIN)/python benchmarks/anakin.py $(if $(wildcard $(STAMP_PUREJAXRL)),--peer-python $(VENV_PUREJAXRL)/bin/python)
+	$(BIN)/python benchmarks/transition_device.py
 	$(BIN)/python benchmarks/sharding.py
 	$(BIN)/python benchmarks/learner_scaling.py
 	$(BIN)/python benchmarks/peer_protocol.py $(if $(wildcard $(STAMP_PEERS)),--peer-python $(VENV_PEERS)/bin/python)
