@@ -8,7 +8,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from acme import adders
+from acme import adders, specs
+from acme.adders.base import Step
+from acme.anakin import sequences
 from acme.anakin import transitions as nstep
 from acme.anakin.loop import AnakinAgent
 from acme.anakin.replay import DeviceReplay
@@ -222,3 +224,49 @@ def test_an_iteration_writes_the_replay_in_place_without_copying_it():
     assert buffers, "the replay's buffers are not in the program"
     copies = [line.strip()[:160] for line in buffers if " copy(" in line]
     assert not copies, copies
+
+
+def _host_sequences(timesteps, actions, extras, length, period, spec):
+    extras_spec = jax.tree.map(lambda x: specs.Array(np.shape(x)[1:], np.asarray(x).dtype), extras)
+    signature = adders.SequenceAdder.signature(spec, length, extras_spec)
+    client = LocalReplay([tables.TableSpec.queue("q", 100_000, signature)])
+    adder = adders.SequenceAdder(client, length, period, {"q": None}, pad_end_of_episode=True)
+    for t in range(len(actions) + 1):
+        timestep = _dm_env_timestep(timesteps, t)
+        if timestep.first():
+            adder.add_first(timestep)
+        else:
+            adder.add(np.int32(actions[t - 1]), timestep, extras=jax.tree.map(lambda x, t=t: x[t - 1], extras))
+    return [sample.data for sample in read_all(client, "q")]
+
+
+@pytest.mark.parametrize("length,period", [(5, 3), (4, 4), (3, 5), (1, 1), (8, 2)])
+def test_sequences_are_the_host_adders_with_zero_padding_at_episode_ends(length, period):
+    # Episodes of 2, 3 and 12 steps, shorter and longer than the items: three random plays cut after their last
+    # LAST timestep and joined (the step from a LAST timestep restarts, whatever the action).
+    pieces = []
+    for max_steps in (12, 3, 12, 2):
+        environment = CartPole(max_episode_steps=max_steps)
+        timesteps, actions = _random_trajectory(environment, 120, seed=length + period + max_steps)
+        end = np.flatnonzero(timesteps.step_type == LAST).max()
+        pieces.append((jax.tree.map(lambda x, end=end: x[: end + 1], timesteps), actions[: end + 1]))
+    timesteps = jax.tree.map(lambda *xs: np.concatenate(xs), *[p[0] for p in pieces])
+    actions = np.concatenate([p[1] for p in pieces])[:-1]
+    extras = {"acted": np.ones(len(actions), bool), "index": np.arange(len(actions), dtype=np.float32)}
+    expected = _host_sequences(timesteps, actions, extras, length, period, environment.spec())
+
+    now = jax.tree.map(lambda x: x[0], timesteps)
+    example = Step(now.observation, np.int32(0), now.reward, now.discount, True, {k: v[0] for k, v in extras.items()})
+    window = sequences.init_window(length, example)
+    add = jax.jit(lambda w, ts, a, e, nts: sequences.add_step(w, ts, a, e, nts, length, period))
+    made = []
+    for t in range(len(actions)):
+        now, after = (jax.tree.map(lambda x, i=i: x[i], timesteps) for i in (t, t + 1))
+        step_extras = {k: v[t] for k, v in extras.items()}
+        window, candidates, complete = add(window, now, np.int32(actions[t]), step_extras, after)
+        for j in np.flatnonzero(np.asarray(complete)):
+            made.append(jax.tree.map(lambda x, j=j: np.asarray(x[j]), candidates))
+    assert len(made) == len(expected) > 40
+    for ours, host in zip(made, expected):
+        for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(host)):
+            np.testing.assert_array_equal(a, b)
