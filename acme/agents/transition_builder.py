@@ -67,6 +67,12 @@ class NStepTransitionBuilder(ConfiguredBuilder):
         with ``make_adder``)."""
         return adders.NStepTransitionAdder.signature(environment_spec)
 
+    def zero_padded_sequences(self) -> tuple[int, int] | None:
+        """``(sequence_length, period)`` for an agent whose items are zero-padded sequences of ``acme.adders.Step``
+        (its ``make_adder`` a ``SequenceAdder`` with ``pad_end_of_episode=True``: R2D2), which the on-device loop
+        then stores (``acme.anakin.sequences``); None for n-step transitions."""
+        return None
+
     def make_dataset_iterator(self, replay_client: Any) -> Iterator[ReplaySample]:
         """Batches of ``batch_size``, or ``[U, batch_size]`` stacks for ``num_sgd_steps_per_step`` U > 1.
 

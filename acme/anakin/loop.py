@@ -17,7 +17,16 @@ the host adders write:
   items were inserted into the device replay (``acme.anakin.replay``), then
   runs the ``U = num_sgd_steps_per_step`` updates on ``[U, batch_size]`` samples,
   once the replay holds ``min_replay_size`` items (the host rate limiter's
-  ratio, kept exactly).
+  ratio, kept exactly);
+* sequence agents (R2D2: ``zero_padded_sequences()`` is not None) likewise, with
+  the zero-padded sequences the ``SequenceAdder`` writes (``acme.anakin.sequences``)
+  as items: an iteration steps each environment ``period`` times per item it is
+  due (the host's ratio on average: an episode's end stores its padded items at
+  once).
+
+A recurrent policy's state (``RecurrentPolicy``: IMPALA with an LSTM, R2D2) is
+carried per environment, reset at its episodes' starts and stored with each
+step as ``extras["core_state"]``, as the host's ``RecurrentVectorActor`` does.
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ from acme import specs
 from acme.adders.base import Step
 from acme.agents.rollout_builder import RolloutBuilder
 from acme.agents.transition_builder import NStepTransitionBuilder
+from acme.anakin import sequences as sequence_items
 from acme.anakin import transitions as nstep
 from acme.anakin.replay import DeviceReplay
 from acme.environments.jax_native import FIRST, LAST, JaxEnvironment
@@ -50,6 +60,7 @@ SUPPORTED = (
     "td3",
     "d4pg",
     "mpo",
+    "r2d2",
 )  # agents whose builders are supported, for error messages
 
 
@@ -60,8 +71,8 @@ class AgentCarry(NamedTuple):
     first_bad: Any  # per watched metric: (learner step, value) of its first non-finite value
     environments: Any  # the environments' State, leaves [N, ...]
     timesteps: Any  # their last TimeStep, leaves [N, ...]
-    storage: Any  # rollout agents: (), or each environment's recurrent state [N, ...]; transition agents: (n-step
-    # windows [N, n, ...], replay state)
+    storage: Any  # rollout agents: (); replay agents: (each environment's window of its last steps, replay state)
+    core: Any  # a recurrent policy's state in each environment, leaves [N, ...]; () for a feed-forward one
     actor_steps: jax.Array  # [N]: steps each environment took (a LAST timestep's restart is none, as on the host)
     key: jax.Array
 
@@ -148,6 +159,7 @@ class AnakinAgent:
             self.definition.make_batch_fn(config) if self.definition.make_batch_fn else (lambda sample: sample.data)
         )
         self.rollouts = isinstance(builder, RolloutBuilder)
+        self.sequences = None if self.rollouts else builder.zero_padded_sequences()  # (length, period) or None
         if self.rollouts:
             if num_envs % config.batch_size:
                 raise ValueError(
@@ -160,15 +172,19 @@ class AnakinAgent:
         else:
             self.num_updates = config.num_sgd_steps_per_step
             inserts = self.num_updates * config.batch_size / config.samples_per_insert
-            if inserts != int(inserts) or int(inserts) % num_envs:
+            # An environment step stores a transition; a sequence every sequence_period steps (on average).
+            period = 1 if self.sequences is None else self.sequences[1]
+            if inserts != int(inserts) or (int(inserts) * period) % num_envs:
+                items = "transitions" if self.sequences is None else "sequences"
+                each = "" if self.sequences is None else f" (one every sequence_period = {period} steps)"
                 raise ValueError(
                     f"{builder.agent_name} on the device inserts num_sgd_steps_per_step * batch_size / "
                     f"samples_per_insert = {self.num_updates} * {config.batch_size} / {config.samples_per_insert} "
-                    f"= {inserts:g} items between calls of {self.num_updates} updates: it must be a whole multiple "
-                    f"of the number of environments ({num_envs}). Choose num_envs among its divisors, or change "
-                    "those fields."
+                    f"= {inserts:g} {items}{each} between calls of {self.num_updates} updates: a whole number, "
+                    f"whose environment steps ({inserts * period:g}) the number of environments ({num_envs}) "
+                    "divides. Choose num_envs among their divisors, or change those fields."
                 )
-            self.steps_per_environment = int(inserts) // num_envs
+            self.steps_per_environment = int(inserts) * period // num_envs
             exponent = config.priority_exponent if getattr(config, "prioritized_replay", False) else None
             self.replay = DeviceReplay(config.max_replay_size, exponent)
         self.steps_per_iteration = self.steps_per_environment * num_envs
@@ -190,18 +206,20 @@ class AnakinAgent:
         """``count`` zero recurrent states of the policy's shape (each is reset before its episode's first step)."""
         return jax.tree.map(lambda x: jnp.zeros((count, *x.shape), x.dtype), self._initial_state(params))
 
+    def _choose(self, params: Any, key: jax.Array, timesteps: Any, core: Any, actor_steps: jax.Array):
+        """Every environment's action, the policy's extras and the next recurrent states (``()`` if none)."""
+        if not self.recurrent:
+            return (*self._act(params, key, timesteps.observation, actor_steps), ())
+        reset = timesteps.step_type == FIRST
+        keys = jax.random.split(key, self.num_envs)
+        actions, extras, core, _ = self._select(params, keys, timesteps.observation, core, reset, actor_steps)
+        return actions, extras, core
+
     def _step_environments(self, carry: AgentCarry, params: Any):
-        """One step of every environment; returns the carry, the actions and extras, the old and new timesteps."""
+        """One step of every environment; returns the carry, the actions and the policy's extras."""
         key, act_key = jax.random.split(carry.key)
-        if self.recurrent:
-            reset = carry.timesteps.step_type == FIRST
-            keys = jax.random.split(act_key, self.num_envs)
-            actions, extras, states, _ = self._select(
-                params, keys, carry.timesteps.observation, carry.storage, reset, carry.actor_steps
-            )
-            carry = carry._replace(storage=states)
-        else:
-            actions, extras = self._act(params, act_key, carry.timesteps.observation, carry.actor_steps)
+        actions, extras, core = self._choose(params, act_key, carry.timesteps, carry.core, carry.actor_steps)
+        carry = carry._replace(core=core)
         environments, timesteps = self.environment.step_batch(
             carry.environments, self._to_action(actions), self.resets_per_step
         )
@@ -218,8 +236,13 @@ class AnakinAgent:
         learner = self.definition.make_initial_state(self.networks, self.config, learner_key)
         environments, timesteps = jax.vmap(self.environment.reset)(jax.random.split(environment_key, self.num_envs))
         first_bad = {m: (jnp.int32(-1), jnp.float32(0.0)) for m in self.definition.finite_metrics}
+        params = self._policy_params(learner)
+        core = self._initial_states(params, self.num_envs) if self.recurrent else ()
+        actor_steps = jnp.zeros(self.num_envs, jnp.int32)
         if self.rollouts:
-            storage = self._initial_states(self._policy_params(learner), self.num_envs) if self.recurrent else ()
+            storage = ()
+        elif self.sequences is not None:
+            storage = self._init_sequences(params, timesteps, core, actor_steps, key)
         else:
             observation = jax.tree.map(lambda x: x[0], timesteps.observation)
             action = jnp.zeros(self.spec.actions.shape, self.spec.actions.dtype)
@@ -234,8 +257,29 @@ class AnakinAgent:
                 self.config.discount,
             )[1]
             storage = (windows, self.replay.init(jax.tree.map(lambda x: x[0], example)))
-        actor_steps = jnp.zeros(self.num_envs, jnp.int32)
-        return AgentCarry(learner, first_bad, environments, timesteps, storage, actor_steps, key)
+        return AgentCarry(learner, first_bad, environments, timesteps, storage, core, actor_steps, key)
+
+    def _init_sequences(self, params: Any, timesteps: Any, core: Any, actor_steps: jax.Array, key: jax.Array):
+        """Empty sequence windows ``[N, ...]`` and an empty replay of sequences, shaped after what the policy
+        returns for ``timesteps``."""
+        actions, extras, _ = jax.eval_shape(self._choose, params, key, timesteps, core, actor_steps)
+        one = jax.tree.map(lambda x: x[0], timesteps)
+
+        def zeros(x, leading=()):
+            return jnp.zeros((*leading, *x.shape[1:]), x.dtype)
+
+        row = Step(
+            observation=jax.tree.map(zeros, timesteps.observation),
+            action=jax.tree.map(zeros, actions),
+            reward=jnp.zeros_like(one.reward),
+            discount=jnp.zeros_like(one.discount),
+            start_of_episode=jnp.zeros((), bool),
+            extras=jax.tree.map(zeros, extras),
+        )
+        length = self.sequences[0]
+        windows = jax.vmap(lambda _: sequence_items.init_window(length, row))(jnp.arange(self.num_envs))
+        item = jax.tree.map(lambda x: jnp.zeros((length, *x.shape), x.dtype), row)
+        return windows, self.replay.init(item)
 
     # ------------------------------------------------------------------ one iteration
 
@@ -290,12 +334,18 @@ class AnakinAgent:
 
         def one(carry, _):
             timesteps = carry.timesteps
-            carry, actions, _ = self._step_environments(carry, params)
+            carry, actions, extras = self._step_environments(carry, params)
             windows, replay = carry.storage
             stored = carry.timesteps._replace(reward=self._stored_reward(carry.timesteps.reward))
-            windows, candidates, complete = jax.vmap(nstep.add_step, in_axes=(0, 0, 0, 0, None))(
-                windows, timesteps, actions, stored, gamma
-            )
+            if self.sequences is None:
+                windows, candidates, complete = jax.vmap(nstep.add_step, in_axes=(0, 0, 0, 0, None))(
+                    windows, timesteps, actions, stored, gamma
+                )
+            else:
+                length, period = self.sequences
+                windows, candidates, complete = jax.vmap(
+                    lambda w, t, a, e, n: sequence_items.add_step(w, t, a, e, n, length, period)
+                )(windows, timesteps, actions, extras, stored)
             flat = jax.tree.map(lambda x: x.reshape((-1, *x.shape[2:])), candidates)
             replay = self.replay.insert(replay, flat, complete.reshape(-1))
             return carry._replace(storage=(windows, replay)), None
@@ -375,13 +425,13 @@ class _Sample(NamedTuple):
 def check_supported(builder: Any) -> None:
     """Raises a clear error for an agent the on-device loop cannot run (one with another storage)."""
     name = getattr(builder, "agent_name", type(builder).__name__)
-    transition = isinstance(builder, NStepTransitionBuilder) and type(builder).replay_signature is (
-        NStepTransitionBuilder.replay_signature
+    transition = isinstance(builder, NStepTransitionBuilder) and (
+        type(builder).replay_signature is NStepTransitionBuilder.replay_signature
+        or builder.zero_padded_sequences() is not None
     )
     if not (isinstance(builder, RolloutBuilder) or transition) or builder.learner is None:
         raise ValueError(
             f"{name} does not run on the on-device loop (--launcher anakin) yet: it supports agents that learn from "
-            f"rollouts (recurrent ones too) or from n-step transitions ({', '.join(SUPPORTED)}); one that replays "
-            f"stored sequences (R2D2) needs a sequence replay on the device, which is not written. Run {name} with "
-            "--launcher local, threads or ray."
+            f"rollouts (recurrent ones too), from n-step transitions or from zero-padded sequences "
+            f"({', '.join(SUPPORTED)}); {name} stores other items. Run {name} with --launcher local, threads or ray."
         )

@@ -60,6 +60,7 @@ class AnakinLayout:
             environments=jax.tree.map(lambda _: per_environment, carry.environments),
             timesteps=jax.tree.map(lambda _: per_environment, carry.timesteps),
             storage=storage,
+            core=jax.tree.map(lambda _: per_environment, carry.core),
             actor_steps=per_environment,
             key=self.replicated,
         )

@@ -38,11 +38,15 @@ class R2D2Builder(NStepTransitionBuilder):
     def replay_signature(self, environment_spec: specs.EnvironmentSpec) -> Any:
         return adders.SequenceAdder.signature(environment_spec, self.config.sequence_length, self.extras_spec())
 
+    def zero_padded_sequences(self) -> tuple[int, int]:
+        return self.config.sequence_length, self.config.sequence_period
+
     def make_adder(self, replay_client: Any, environment_spec: specs.EnvironmentSpec, policy: Any = None):
+        length, period = self.zero_padded_sequences()
         adder = adders.SequenceAdder(
             client=replay_client,
-            sequence_length=self.config.sequence_length,
-            period=self.config.sequence_period,
+            sequence_length=length,
+            period=period,
             priority_fns={self.config.replay_table_name: None},
             pad_end_of_episode=True,
             break_end_of_episode=True,

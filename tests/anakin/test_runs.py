@@ -120,7 +120,7 @@ def test_a_swept_learning_rate_is_each_agents_own():
     "argv,message",
     [
         (["ppo", "--env", "gymnasium:CartPole-v1", "--launcher", "anakin"], "steps on the host"),
-        (["r2d2", "--env", "jax:CartPole-v1", "--launcher", "anakin"], "does not run on the on-device loop"),
+        (["r2d2", "--env", "jax:CartPole-v1", "--launcher", "anakin", "--num-envs", "5"], "sequence_period = 12"),
         (["ppo", "--env", "jax:CartPole-v1", "--launcher", "anakin", "--sweep", "num_epochs=2,4"], "Cannot sweep"),
         (["ppo", "--env", "jax:CartPole-v1", "--launcher", "anakin", "--sweep", "learning_rate=-1"], "learning_rate"),
         (["ppo", "--env", "jax:CartPole-v1", "--launcher", "anakin", "--num-envs", "3"], "multiple"),

@@ -270,3 +270,56 @@ def test_sequences_are_the_host_adders_with_zero_padding_at_episode_ends(length,
     for ours, host in zip(made, expected):
         for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(host)):
             np.testing.assert_array_equal(a, b)
+
+
+def test_r2d2_on_the_device_stores_the_sequences_its_host_adders_write_from_the_same_steps():
+    """Two environments' steps (actions, the LSTM states acted from) captured as the loop takes them, replayed into
+    one host ``SequenceAdder`` each: the device replay holds the same items in the same order."""
+    from baselines import registry
+
+    environment = CartPole(max_episode_steps=7)  # items of 6 steps every 3: padded at every episode's end
+    entry = registry.get_agent("r2d2")
+    config = entry.make_config(
+        lstm_size=4, torso_sizes=(8,), burn_in_length=2, trace_length=4, sequence_period=3, batch_size=2,
+        samples_per_insert=2.0, num_sgd_steps_per_step=2, min_replay_size=1, max_replay_size=500,
+    )  # fmt: skip
+    builder = entry.make_builder(config)
+    agent = AnakinAgent(builder, entry.make_networks(environment.spec(), config), environment, 2)
+    assert agent.steps_per_environment == 3  # 2 sequences an iteration, one every 3 steps of one of 2 environments
+    steps = []
+    step_environments = agent._step_environments
+
+    def capture(carry, params):
+        before = carry.timesteps
+        carry, actions, extras = step_environments(carry, params)
+        record = (before, actions, extras, carry.timesteps)
+        jax.debug.callback(lambda r: steps.append(jax.device_get(r)), record, ordered=True)
+        return carry, actions, extras
+
+    agent._step_environments = capture
+    carry = agent.init(jax.random.PRNGKey(3))
+    iterate = jax.jit(agent.iterate)
+    for _ in range(12):
+        carry, _ = iterate(carry)
+    replay = jax.device_get(carry.storage[1])
+
+    signature = adders.SequenceAdder.signature(environment.spec(), config.sequence_length, builder.extras_spec())
+    client = LocalReplay([tables.TableSpec.queue("q", 1000, signature)])
+    host = [adders.SequenceAdder(client, 6, 3, {"q": None}, pad_end_of_episode=True) for _ in range(2)]
+    for before, actions, extras, after in steps:
+        for i, adder in enumerate(host):
+            now, following = (jax.tree.map(lambda x, i=i: x[i], t) for t in (before, after))
+            if now.step_type == LAST:
+                continue  # the step that restarts the environment
+            if now.step_type == 0:
+                adder.add_first(_dm_env_timestep(jax.tree.map(lambda x: x[None], now), 0))
+            adder.add(actions[i], _dm_env_timestep(jax.tree.map(lambda x: x[None], following), 0),
+                      extras=jax.tree.map(lambda x, i=i: x[i], extras))  # fmt: skip
+    expected = [sample.data for sample in read_all(client, "q")]
+    assert int(replay.size) == len(expected) >= 20
+    assert sum(bool(item.start_of_episode[0]) for item in expected) >= 4  # several episodes
+    assert any(not item.extras["acted"][-1] for item in expected)  # padded ones among them
+    for index, theirs in enumerate(expected):
+        ours = jax.tree.map(lambda x, index=index: x[index], replay.items)
+        for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(theirs)):
+            np.testing.assert_array_equal(a, b)
