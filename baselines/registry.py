@@ -257,6 +257,25 @@ BASELINES.update(
         ("sac", "jax:Pendulum-v1"): Baseline(
             "sac", "jax:Pendulum-v1", max_steps=20_000, target_return=-200.0, eval_every=2_000, launcher="anakin"
         ),
+        # The memory task on the device: R2D2 with the host baseline's settings (memory:CartPole-v1 above), and
+        # PPO with its CartPole defaults and an LSTM of 64 units shared by the policy and value heads.
+        ("r2d2", "jax:MemoryCartPole-v1"): Baseline(
+            "r2d2",
+            "jax:MemoryCartPole-v1",
+            max_steps=200_000,
+            target_return=475.0,
+            eval_every=10_000,
+            launcher="anakin",
+        ),
+        ("ppo", "jax:MemoryCartPole-v1"): Baseline(
+            "ppo",
+            "jax:MemoryCartPole-v1",
+            max_steps=200_000,
+            target_return=475.0,
+            eval_every=5_000,
+            launcher="anakin",
+            config_overrides=dict(lstm_size=64),
+        ),
     }
 )
 

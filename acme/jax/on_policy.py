@@ -148,18 +148,31 @@ def policy_value_over_time(
     (``extras["core_state"]``) and is reset at every episode start within it.
     """
     if isinstance(networks, RecurrentPolicyValueNetworks):
-        stored = rollouts.extras["core_state"]
-        state = hk.LSTMState(hidden=stored["hidden"][:, 0], cell=stored["cell"][:, 0])
-
-        def time_major(x):
-            return jnp.swapaxes(x, 0, 1)
-
-        outputs, _ = networks.unroll(
-            params["network"], jax.tree.map(time_major, observations), time_major(rollouts.start_of_episode), state
-        )
-        return jax.tree.map(time_major, outputs)
+        first_state = jax.tree.map(lambda x: x[:, 0], rollouts.extras["core_state"])
+        return unroll_over_time(networks, params, observations, rollouts.start_of_episode, first_state)
     policy_output = apply_over_time(networks.policy.apply, params["policy"], observations)
     return policy_output, apply_over_time(networks.value.apply, params["value"], observations)
+
+
+def unroll_over_time(
+    networks: RecurrentPolicyValueNetworks,
+    params: Any,
+    observations: Any,
+    start_of_episode: jnp.ndarray,
+    first_state: dict,
+) -> tuple[Any, jnp.ndarray]:
+    """The policy outputs and values ``[B, T]`` of a recurrent network over ``observations`` ``[B, T, ...]``,
+    from ``first_state`` (``{"hidden", "cell"}``, leaves ``[B, lstm_size]``: what the actors stored at the first
+    step), reset at every step where ``start_of_episode`` ``[B, T]``."""
+
+    def time_major(x):
+        return jnp.swapaxes(x, 0, 1)
+
+    state = hk.LSTMState(hidden=first_state["hidden"], cell=first_state["cell"])
+    outputs, _ = networks.unroll(
+        params["network"], jax.tree.map(time_major, observations), time_major(start_of_episode), state
+    )
+    return jax.tree.map(time_major, outputs)
 
 
 def on_policy_variables(state: OnPolicyState) -> dict:

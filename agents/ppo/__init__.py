@@ -14,7 +14,9 @@ AGENT = AgentDefinition(
     description="PPO: clipped surrogate objective, GAE, epochs of minibatches over queued rollouts (any actions).",
     make_config=PPOConfig,
     make_builder=PPOBuilder,
-    make_networks=lambda spec, config: make_networks(spec, config.hidden_sizes, config.initial_log_std, config.torso),
+    make_networks=lambda spec, config: make_networks(
+        spec, config.hidden_sizes, config.initial_log_std, config.torso, config.lstm_size
+    ),
     action_space="any",
 )
 

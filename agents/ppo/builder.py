@@ -13,3 +13,6 @@ class PPOBuilder(RolloutBuilder):
 
     config_class = PPOConfig
     learner = PPO_LEARNER
+
+    def lstm_size(self) -> int | None:
+        return self.config.lstm_size

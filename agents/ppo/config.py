@@ -16,7 +16,9 @@ class PPOConfig(RolloutConfig):
 
     One learner step takes ``batch_size`` rollouts of ``unroll_length`` steps
     from the queue and runs ``num_epochs`` passes over them in
-    ``num_minibatches`` minibatches each. An actor driving K environments
+    ``num_minibatches`` minibatches each: of shuffled steps, or with an LSTM
+    (``lstm_size``) of whole rollouts, each unrolled from the state its actor
+    stored at its first step. An actor driving K environments
     (``ExperimentConfig.num_envs_per_actor``) fills one batch per
     ``unroll_length`` steps when ``batch_size`` is K.
     """
@@ -38,6 +40,9 @@ class PPOConfig(RolloutConfig):
     hidden_sizes: Sequence[int] = (64, 64)  # hidden layer sizes of the MLP
     torso: str = "auto"  # auto, mlp, nature, small or resnet (acme.jax.torsos)
     initial_log_std: float = 0.0  # continuous actions: the Gaussian's state-independent log-std at the start
+    # None: separate policy and value MLPs of hidden_sizes. A size: one MLP torso of hidden_sizes, then an LSTM of
+    # this many units that the policy and value heads share (recurrent PPO); actors store its state with each step.
+    lstm_size: int | None = None  # LSTM units shared by policy and value; None: feed-forward
 
     # Rollouts and the queue (RolloutConfig's fields, with PPO's defaults).
     unroll_length: int = 32
@@ -53,6 +58,13 @@ class PPOConfig(RolloutConfig):
         check.layer_sizes(self, "hidden_sizes")
         check.one_of(self, "torso", TORSOS)
         check_rollout_config(self)
+        if self.lstm_size is not None:
+            check.layer_width(self, "lstm_size")
+            check(
+                self.batch_size % self.num_minibatches == 0,
+                f"With an LSTM (lstm_size={self.lstm_size}) a minibatch holds whole rollouts: num_minibatches "
+                f"({self.num_minibatches}) must divide batch_size ({self.batch_size}).",
+            )
         rollout_steps = self.batch_size * self.unroll_length
         check(
             rollout_steps % self.num_minibatches == 0,

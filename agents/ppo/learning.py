@@ -5,7 +5,9 @@ queue (episodes joined in one stream; see ``acme.jax.sequences``), computes
 advantages once with the current value network, and runs ``num_epochs``
 shuffled passes over the ``B * T`` steps in ``num_minibatches`` minibatches,
 all in one jitted call. Episodes' final steps (no action was taken there)
-carry no loss.
+carry no loss. With an LSTM (``lstm_size``) the minibatches hold whole
+rollouts instead of shuffled steps, each unrolled from the recurrent state its
+actor stored at its first step and reset at the episodes' starts within it.
 
 Every step records the learner step of the parameters that chose its action
 (``extras["policy_step"]``); the metrics report the policy lag (this learner
@@ -25,30 +27,37 @@ import jax.numpy as jnp
 from acme.jax.learner import LearnerDefinition
 from acme.jax.on_policy import (
     OnPolicyState,
-    apply_over_time,
     init_on_policy_state,
     lag_mask,
     merge_leading,
     minibatch_epochs,
     next_on_policy_state,
     on_policy_variables,
+    policy_value_over_time,
+    unroll_over_time,
 )
 from acme.jax.optimization import clipped_adam
-from acme.jax.policy_value import PolicyValueNetworks
+from acme.jax.policy_value import RecurrentPolicyValueNetworks
 from acme.jax.running_statistics import ObservationNormalizer
 from acme.jax.sequences import batched_generalized_advantages, masked_mean
 from agents.ppo.config import PPOConfig
+from agents.ppo.networks import PPONetworks
 
 TrainingState = OnPolicyState
 
 
 class Minibatch(NamedTuple):
+    """Steps ``[M, ...]``, or with an LSTM whole rollouts ``[B, T, ...]`` with their episode starts and the
+    recurrent state stored at their first step (``()`` without one)."""
+
     observation: Any
     action: jnp.ndarray
     behaviour_log_prob: jnp.ndarray
     advantage: jnp.ndarray
     target_value: jnp.ndarray
     mask: jnp.ndarray
+    start_of_episode: Any = ()
+    first_state: Any = ()
 
 
 def clipped_surrogate_loss(
@@ -59,20 +68,28 @@ def clipped_surrogate_loss(
     return -jnp.minimum(ratio * advantage, jnp.clip(ratio, 1.0 - epsilon, 1.0 + epsilon) * advantage)
 
 
-def make_update(networks: PolicyValueNetworks, config: PPOConfig):
+def make_update(networks: PPONetworks, config: PPOConfig):
     """``update(state, rollouts) -> (state, metrics)``: advantages, then the epochs of minibatch steps."""
     optimizer = clipped_adam(config)
     normalizer = ObservationNormalizer(config.normalize_observations)
-    policy_apply, value_apply = networks.policy.apply, networks.value.apply
+    recurrent = isinstance(networks, RecurrentPolicyValueNetworks)
+
+    def policy_and_value(params, batch: Minibatch):
+        if recurrent:
+            return unroll_over_time(networks, params, batch.observation, batch.start_of_episode, batch.first_state)
+        return networks.policy.apply(params["policy"], batch.observation), networks.value.apply(
+            params["value"], batch.observation
+        )
 
     def loss_fn(params, batch: Minibatch):
-        distribution = networks.distribution(policy_apply(params["policy"], batch.observation))
+        policy_output, value = policy_and_value(params, batch)
+        distribution = networks.distribution(policy_output)
         log_prob = distribution.log_prob(batch.action)
         policy_loss = masked_mean(
             clipped_surrogate_loss(log_prob, batch.behaviour_log_prob, batch.advantage, config.clip_epsilon),
             batch.mask,
         )
-        value_error = batch.target_value - value_apply(params["value"], batch.observation)
+        value_error = batch.target_value - value
         value_loss = masked_mean(jnp.square(value_error), batch.mask)
         entropy = masked_mean(distribution.entropy(), batch.mask)
         loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy
@@ -93,7 +110,7 @@ def make_update(networks: PolicyValueNetworks, config: PPOConfig):
         observations = jax.tree.map(lambda x: x[:, :unroll], rollouts.observation)
         stats = normalizer.update(state.observation_stats, jax.tree.map(merge_leading, observations))
         normalized = normalizer.apply(stats, rollouts.observation)
-        values = apply_over_time(value_apply, state.params["value"], normalized)  # [B, T + 1]
+        _, values = policy_value_over_time(networks, state.params, rollouts, normalized)  # [B, T + 1]
         discounts = config.discount * rollouts.discount[:, :unroll].astype(jnp.float32)
         rewards = rollouts.reward[:, :unroll].astype(jnp.float32)
         advantages = batched_generalized_advantages(rewards, discounts, values, lags.is_final, config.gae_lambda)
@@ -103,13 +120,20 @@ def make_update(networks: PolicyValueNetworks, config: PPOConfig):
             std = jnp.sqrt(masked_mean(jnp.square(advantages - mean), lags.mask))
             advantages = (advantages - mean) / (std + 1e-8)
         steps = Minibatch(
-            observation=jax.tree.map(lambda x: merge_leading(x[:, :unroll]), normalized),
-            action=merge_leading(rollouts.extras["raw_action"][:, :unroll]),
-            behaviour_log_prob=merge_leading(rollouts.extras["log_prob"][:, :unroll]),
-            advantage=jax.lax.stop_gradient(merge_leading(advantages)),
-            target_value=jax.lax.stop_gradient(merge_leading(target_values)),
-            mask=merge_leading(lags.mask),
+            observation=jax.tree.map(lambda x: x[:, :unroll], normalized),
+            action=rollouts.extras["raw_action"][:, :unroll],
+            behaviour_log_prob=rollouts.extras["log_prob"][:, :unroll],
+            advantage=jax.lax.stop_gradient(advantages),
+            target_value=jax.lax.stop_gradient(target_values),
+            mask=lags.mask,
         )
+        if recurrent:  # minibatches of whole rollouts [B, T]
+            steps = steps._replace(
+                start_of_episode=rollouts.start_of_episode[:, :unroll],
+                first_state=jax.tree.map(lambda x: x[:, 0], rollouts.extras["core_state"]),
+            )
+        else:  # minibatches of shuffled steps [B * T]
+            steps = jax.tree.map(merge_leading, steps)
         params, opt_state, metrics = minibatch_epochs(
             loss_fn,
             optimizer,

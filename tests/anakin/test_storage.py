@@ -96,20 +96,24 @@ def _stream(environment, agent, num_iterations):
 
 
 def _rollout_agent(name: str, environment):
-    """PPO, or IMPALA with an LSTM (its state carried through the scan, reset at episode starts, stored)."""
+    """PPO, or IMPALA or PPO with an LSTM (``..._lstm``: its state carried through the scan, reset at episode
+    starts, stored)."""
     from baselines import registry
 
-    entry = registry.get_agent(name)
-    overrides = dict(unroll_length=4, batch_size=1) | (
-        dict(num_epochs=1) if name == "ppo" else dict(lstm_size=4, hidden_sizes=(8,), learning_rate=1e-30)
-    )  # IMPALA's step size leaves its parameters as they were: the states are recomputed with them below
+    recurrent = name.endswith("_lstm")
+    entry = registry.get_agent(name.removesuffix("_lstm"))
+    overrides = (
+        dict(unroll_length=4, batch_size=1)
+        | (dict(num_epochs=1) if name.startswith("ppo") else {})
+        | (dict(lstm_size=4, hidden_sizes=(8,), learning_rate=1e-30) if recurrent else {})
+    )  # the recurrent agents' step size leaves their parameters as they were: the states are recomputed below
     config = entry.make_config(**overrides)
     builder = entry.make_builder(config)
     networks = entry.make_networks(environment.spec(), config)
     return AnakinAgent(builder, networks, environment, 1), builder, networks, config
 
 
-@pytest.mark.parametrize("name", ["ppo", "impala"])
+@pytest.mark.parametrize("name", ["ppo", "impala_lstm", "ppo_lstm"])
 def test_consecutive_rollouts_share_their_boundary_step_and_match_the_host_adder(name):
     environment = CartPole(max_episode_steps=7)
     agent, builder, networks, config = _rollout_agent(name, environment)
@@ -158,7 +162,7 @@ def test_consecutive_rollouts_share_their_boundary_step_and_match_the_host_adder
             np.testing.assert_array_equal(getattr(ours, field)[:-1], getattr(theirs, field)[:-1])
         for a, b in zip(jax.tree.leaves(ours.extras), jax.tree.leaves(theirs.extras)):
             np.testing.assert_array_equal(a[:-1], b[:-1])
-    if name == "impala":  # each stored state is the one the network reaches from its episode's start
+    if name.endswith("_lstm"):  # each stored state is the one the network reaches from its episode's start
         carry = agent.init(jax.random.PRNGKey(5))  # the parameters the stream acted with (no learning under test)
         params = agent._policy_params(carry.learner)
         state, compared = None, 0
