@@ -34,7 +34,7 @@ import time
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import machine, write_report  # noqa: E402
+from benchmarks.common import machine, pin_worker, run_worker, write_report  # noqa: E402
 from launch.config import thread_environment  # noqa: E402
 
 PUREJAXRL = dict(
@@ -150,14 +150,7 @@ TASKS = {"ppo": _ppo_throughput, "time_to_target": _time_to_target, "host_ppo": 
 
 def _run(task: str, kwargs: dict, core: int | None) -> dict:
     """One measurement in a fresh process (pinned to ``core`` with single-threaded XLA unless ``core`` is None)."""
-    env = dict(os.environ)
-    if core is not None:
-        env.update(thread_environment(1))
-    command = [sys.executable, __file__, "--worker", json.dumps({"task": task, "kwargs": kwargs, "core": core})]
-    out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(f"{task} {kwargs} failed:\n{out.stderr[-3000:]}")
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result = run_worker(__file__, {"task": task, "kwargs": kwargs, "core": core}, core)
     print(json.dumps(result), flush=True)
     return result
 
@@ -238,8 +231,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.worker is not None:
         job = json.loads(args.worker)
-        if job["core"] is not None:
-            os.sched_setaffinity(0, {job["core"]})
+        pin_worker(job["core"])
         print(json.dumps(TASKS[job["task"]](**job["kwargs"])), flush=True)
         return
     core = None if args.gpu else args.core

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import platform
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -63,3 +65,24 @@ def pinned_placement(cores: int) -> dict:
     if isinstance(cores, bool) or not isinstance(cores, int) or cores < 2:
         raise ValueError(f"Pinning the learner and the actors apart needs at least 2 cores, got {cores!r}.")
     return {"learner": {"cores": [0]}, "actor": {"cores": list(range(1, cores))}}
+
+
+def run_worker(script: str, job, core: int | None):
+    """Runs ``script --worker <job as JSON>`` in a fresh process of this interpreter and returns the JSON value its
+    last line of output holds. With a ``core``, XLA and BLAS run single-threaded there (the worker pins itself
+    with ``pin_worker``). Raises ``RuntimeError`` with the end of the worker's errors if it fails."""
+    from launch.config import thread_environment
+
+    env = dict(os.environ, **(thread_environment(1) if core is not None else {}))
+    command = [sys.executable, script, "--worker", json.dumps(job)]
+    out = subprocess.run(command, env=env, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                         capture_output=True, text=True)  # fmt: skip
+    if out.returncode != 0:
+        raise RuntimeError(f"{os.path.basename(script)} worker {job} failed:\n{out.stderr.strip()[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def pin_worker(core: int | None) -> None:
+    """Pins this process (a benchmark's worker) to ``core``; leaves it where it is for None."""
+    if core is not None:
+        os.sched_setaffinity(0, {core})

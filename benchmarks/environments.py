@@ -15,15 +15,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import machine, write_report  # noqa: E402
-from launch.config import thread_environment  # noqa: E402
+from benchmarks.common import machine, pin_worker, run_worker, write_report  # noqa: E402
 
 IDS = (
     "jax:CartPole-v1",
@@ -104,17 +102,10 @@ def measure(environment_id: str, num_envs: int, steps: int, resets_per_step: int
 
 
 def _run(environment_id: str, num_envs: int, steps: int, core: int, resets_per_step: int | None = None) -> dict:
-    command = [
-        sys.executable,
-        __file__,
-        "--worker",
-        json.dumps([environment_id, num_envs, steps, core, resets_per_step]),
-    ]
-    env = dict(os.environ, **thread_environment(1))
-    out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
-    if out.returncode != 0:
-        return {"id": environment_id, "error": out.stderr.strip().splitlines()[-1][:300]}
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+    try:
+        result = run_worker(__file__, [environment_id, num_envs, steps, core, resets_per_step], core)
+    except RuntimeError as error:
+        return {"id": environment_id, "error": str(error).splitlines()[-1][:300]}
     print(json.dumps(result), flush=True)
     return result
 
@@ -130,7 +121,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.worker is not None:
         environment_id, num_envs, steps, core, resets_per_step = json.loads(args.worker)
-        os.sched_setaffinity(0, {core})
+        pin_worker(core)
         print(json.dumps(measure(environment_id, num_envs, steps, resets_per_step)), flush=True)
         return
     runs = [(i, None) for i in args.ids] + [(i, k) for i in args.ids for k in BOUNDED_RESETS.get(i, ())]

@@ -16,15 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import machine, write_report  # noqa: E402
-from launch.config import thread_environment  # noqa: E402
+from benchmarks.common import machine, pin_worker, run_worker, write_report  # noqa: E402
 
 LOOPS = {"device": ("jax:Pendulum-v1", "anakin"), "host": ("gymnasium:Pendulum-v1", "local")}
 
@@ -41,13 +39,7 @@ def _seconds(environment_id: str, launcher: str, steps: int) -> float:
 
 
 def _run(loop: str, steps: int, core: int) -> float:
-    command = [sys.executable, __file__, "--worker", json.dumps([loop, steps, core])]
-    out = subprocess.run(
-        command, env=dict(os.environ, **thread_environment(1)), cwd=ROOT, capture_output=True, text=True
-    )
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr.strip()[-2000:])
-    return float(out.stdout.strip().splitlines()[-1])
+    return float(run_worker(__file__, [loop, steps, core], core))
 
 
 def main() -> None:
@@ -60,7 +52,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.worker is not None:
         loop, steps, core = json.loads(args.worker)
-        os.sched_setaffinity(0, {core})
+        pin_worker(core)
         print(_seconds(*LOOPS[loop], steps), flush=True)
         return
     if not 0 < args.short < args.long:
