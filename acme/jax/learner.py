@@ -169,7 +169,7 @@ class SGDLearner(core.Learner):
         if self._layout is not None:
             if self._batch_shardings is None:
                 self._batch_shardings = self._layout.batch(batch, stacked=self._num_updates > 1)
-            batch = jax.device_put(batch, self._batch_shardings)
+            batch = self._layout.global_batch(batch, self._batch_shardings)
         return batch
 
     def compile_step(self, sample: Any) -> Any:
@@ -184,7 +184,10 @@ class SGDLearner(core.Learner):
         self._num_steps += self._num_updates
         priorities = metrics.pop(PRIORITIES, None)
         if priorities is not None and self._on_priorities is not None:
-            self._on_priorities(sample, np.asarray(priorities))
+            priorities = np.asarray(priorities)
+            if self._layout is not None:  # over several processes, the rows of this process's sample
+                priorities = self._layout.local_rows(priorities, stacked=self._num_updates > 1)
+            self._on_priorities(sample, priorities)
         now = time.monotonic()
         if now - self._last_log >= self._log_every:
             self.check_finite()
@@ -220,7 +223,7 @@ class SGDLearner(core.Learner):
     def save(self) -> Any:
         self.check_finite()  # a checkpoint never holds a state that went non-finite
         self._count_steps()  # the counts saved beside a checkpoint hold every step it holds
-        return jax.device_get(self._state)
+        return jax.device_get(self._state) if self._layout is None else self._layout.fetch(self._state)
 
     def restore(self, state: Any) -> None:
         state = type(self._state)(*state)

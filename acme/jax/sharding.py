@@ -27,6 +27,8 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from acme.jax.multiprocess import spans_processes
+
 STRATEGIES = ("replicated", "data", "fsdp", "rules")
 AXES = ("data", "model")
 
@@ -139,6 +141,15 @@ class Layout:
         self.replicated = NamedSharding(self.mesh, PartitionSpec())
         self.data_size = self.mesh.shape["data"]
         self.state = self._state_shardings(state)
+        # Over several processes (acme.jax.multiprocess) each feeds the batch rows of its own devices along the
+        # data axis: a block of local_data_size consecutive positions, the block_index-th.
+        self.multiprocess = spans_processes(self.mesh)
+        along_data = self.mesh.devices.reshape(self.data_size, -1)[:, 0]
+        here = [i for i, device in enumerate(along_data) if device.process_index == jax.process_index()]
+        self.local_data_size = len(here) if self.multiprocess else self.data_size
+        self.block_index = here[0] // self.local_data_size if here else 0
+        if self.multiprocess and here != list(range(here[0], here[0] + len(here))):
+            raise ValueError("this process's devices are not consecutive along the mesh's data axis.")
 
     def _state_shardings(self, state: Any) -> Any:
         strategy = self.sharding.strategy
@@ -187,8 +198,10 @@ class Layout:
 
     def batch(self, batch: Any, stacked: bool) -> Any:
         """The shardings of a batch: split over ``"data"`` along its batch dimension (the second of ``[U, B]``
-        stacks); refuses a batch the data axis does not divide."""
+        stacks); refuses a batch the data axis does not divide. Over several processes ``batch`` is this
+        process's rows, which its own devices of the data axis must divide."""
         axis = 1 if stacked else 0
+        devices = self.local_data_size
 
         def spec(leaf):
             shape = np.shape(leaf)
@@ -196,14 +209,45 @@ class Layout:
                 return self.replicated
             if self.sharding.strategy == "replicated":
                 return self.replicated
-            if shape[axis] % self.data_size:
+            if shape[axis] % devices:
+                whose = "this process's " if self.multiprocess else ""
                 raise ValueError(
-                    f"a batch of {shape[axis]} does not split over {self.data_size} devices of the data axis: use a "
-                    f"batch size that {self.data_size} divides, or other devices."
+                    f"a batch of {shape[axis]} does not split over {whose}{devices} devices of the data axis: use a "
+                    f"batch size that {devices} divides, or other devices."
                 )
             return NamedSharding(self.mesh, PartitionSpec(*([None] * axis + ["data"])))
 
         return jax.tree.map(spec, batch)
+
+    def global_batch(self, batch: Any, shardings: Any) -> Any:
+        """``batch`` placed in ``shardings`` (``batch(...)``'s): as it is in one process; over several, each
+        process's rows joined into the global batch, in the order of the processes' blocks of the data axis."""
+        if not self.multiprocess:
+            return jax.device_put(batch, shardings)
+        return jax.tree.map(jax.make_array_from_process_local_data, shardings, batch)
+
+    def local_rows(self, values: np.ndarray, stacked: bool) -> np.ndarray:
+        """This process's rows of per-row ``values`` of the global batch (e.g. the update's priorities; all of
+        them in one process)."""
+        if not self.multiprocess:
+            return values
+        axis = 1 if stacked else 0
+        rows = values.shape[axis] // (self.data_size // self.local_data_size)
+        return np.take(values, np.arange(self.block_index * rows, (self.block_index + 1) * rows), axis=axis)
+
+    def fetch(self, tree: Any) -> Any:
+        """``tree`` (in this layout) as host arrays; over several processes the leaves other processes hold
+        parts of are gathered, which every process of the group must call together."""
+        if not self.multiprocess:
+            return jax.device_get(tree)
+        from jax.experimental import multihost_utils
+
+        def one(leaf):
+            if not isinstance(leaf, jax.Array) or leaf.is_fully_addressable or leaf.is_fully_replicated:
+                return np.asarray(leaf)
+            return np.asarray(multihost_utils.process_allgather(leaf, tiled=True))
+
+        return jax.tree.map(one, tree)
 
 
 def device_of(device_id: int | None) -> Any:
