@@ -184,6 +184,10 @@ def run_command(args: argparse.Namespace) -> int:
         from acme.anakin.runner import check_runnable
 
         check_runnable(config, options)  # refused here, before the run directory is made
+    if options.learner_processes > 1:
+        from acme.experiments.distributed import check_learner_group
+
+        check_learner_group(config, options)  # refused here, before the run directory is made
     if options.launcher != "anakin" and options.dataset is None:
         options = planning.with_cpu_devices(options, sharding, options.actor_device)
     return run_outputs.run_and_write(

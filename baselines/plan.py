@@ -244,14 +244,18 @@ def devices_needed(device: int | None = None, sharding: LearnerSharding | None =
 
 def with_cpu_devices(options: Any, sharding: LearnerSharding | None, actor_device: int | None) -> Any:
     """``options`` (``RunOptions``) where a Ray run on a machine without accelerators gives its learner node (and
-    its actors, with ``actor_device``) the CPU devices their layout names, as ``ask_for_cpu_devices`` gives this
-    process; a node the placement already gives ``cpu_devices`` keeps them."""
+    its actors, with ``actor_device``, and a learner's other processes) the CPU devices their layout names, as
+    ``ask_for_cpu_devices`` gives this process; a node the placement already gives ``cpu_devices`` keeps them."""
     if options.launcher != "ray" or jax.default_backend() != "cpu":
         return options
     from launch import Resources
 
     placement = dict(options.placement or {})
-    for label, count in (("learner", devices_needed(sharding=sharding)), ("actor", devices_needed(actor_device))):
+    learner_devices = devices_needed(sharding=sharding)
+    needs = [("learner", learner_devices), ("actor", devices_needed(actor_device))]
+    if options.learner_processes > 1:  # the other processes of the learner (acme.experiments.distributed)
+        needs.append(("learner_group", learner_devices))
+    for label, count in needs:
         entry = placement.get(label, Resources())
         if count is not None and count > 1 and entry.cpu_devices is None:
             placement[label] = dataclasses.replace(entry, cpu_devices=count)

@@ -29,6 +29,7 @@ from acme.experiments.options import DISTRIBUTED, RunOptions
 from acme.experiments.result import SeedRun
 from acme.experiments.schedule import Schedule
 from acme.experiments.seeding import ExperimentSeeds
+from acme.jax.multiprocess import LearnerGroup, agree, free_loopback_address
 from acme.jax.polling_source import PollingVariableSource, to_host
 from acme.jax.sharding import device_of
 from acme.replay.local_client import LocalReplay, LocalTablesClient
@@ -112,7 +113,12 @@ class LearnerNode:
         feed: str = "reverb",
         replay_server: bool = False,
         options: RunOptions | None = None,
+        group: LearnerGroup | None = None,
     ):
+        if group is not None:  # before anything starts jax's devices
+            group.join(0)
+        self._group = group
+        self._stepping = threading.Event()  # in a group: set while run() steps with the other processes
         self._counter = counter
         self._listener = None
         self._feed = None
@@ -137,7 +143,7 @@ class LearnerNode:
                 self._client = RemoteTables(replay.replay_address())
             else:
                 self._client = replay_client(replay)
-            self._iterator = builder.make_dataset_iterator(self._client)
+            self._iterator = _data_builder(builder, group).make_dataset_iterator(self._client)
             self._learner = builder.make_learner(
                 ExperimentSeeds(config.seed).learner_key(),
                 networks,
@@ -146,13 +152,14 @@ class LearnerNode:
                 environment_spec,
                 self._client,
                 counting.Counter(counter, prefix="learner"),
-                sharding=config.learner_sharding,
+                sharding=config.learner_sharding if group is None else group.sharding(config.learner_sharding),
             )
         layout = getattr(self._learner, "layout", None)
         if layout is not None:  # where the learner runs: the devices of this node's process (its placement's)
             devices = list(layout.mesh.devices.flat)
+            processes = "" if group is None else f" of {group.num_processes} processes"
             print(
-                f"learner: on {len(devices)} {devices[0].platform} device(s) (ids "
+                f"learner: on {len(devices)} {devices[0].platform} device(s){processes} (ids "
                 f"{', '.join(str(d.id) for d in devices)}), {layout.sharding.strategy}.",
                 flush=True,
             )
@@ -209,6 +216,19 @@ class LearnerNode:
         return {"items_received": received, "tables": info}
 
     def run(self) -> None:
+        if self._group is not None:
+            self._stepping.set()
+            try:
+                step_in_lockstep(
+                    self._learner,
+                    self._iterator,
+                    lambda: launch.stop_requested() or self._finished.is_set(),
+                    self._step_lock,
+                    self._save_if_due,
+                )
+            finally:
+                self._stepping.clear()
+            return
         ready = getattr(self._iterator, "ready", None)
         while not launch.stop_requested() and not self._finished.is_set():
             if self._budget is not None and self.steps() >= self._budget:
@@ -227,6 +247,10 @@ class LearnerNode:
                         self.save()
             else:
                 time.sleep(0.001)
+
+    def _save_if_due(self) -> None:
+        if self._checkpointer is not None and self._checkpointer.clock.due(self.steps()):
+            self.save()
 
     def save(self) -> str:
         """Writes a checkpoint now (learner state, counts, replay); returns its path.
@@ -253,6 +277,8 @@ class LearnerNode:
         learner made (none is taken after it).
         """
         self._finished.set()
+        while self._group is not None and self._stepping.is_set():
+            time.sleep(0.01)  # the group stops together at its next round; a step it agreed on is taken first
         with self._step_lock:
             return self.save()
 
@@ -274,6 +300,111 @@ class LearnerNode:
             close()
         if isinstance(self._client, LocalTablesClient):
             self._client.close()  # the connection to a replay node; nothing for the learner's own tables
+
+
+def _data_builder(builder: Any, group: LearnerGroup | None) -> Any:
+    """The builder whose dataset iterator samples one process's rows of each batch (the builder itself in one)."""
+    if group is None:
+        return builder
+    local = group.local_batch_size(builder.config.batch_size)
+    return type(builder)(dataclasses.replace(builder.config, batch_size=local))
+
+
+def step_in_lockstep(learner: Any, iterator: Any, should_stop, step_lock: threading.Lock, after_step=None) -> None:
+    """Steps ``learner`` together with the other processes of its group until one of them would stop: in every
+    round each process says whether it would stop and whether its next batch is ready (``agree``, a collective);
+    all of them step when every batch is ready, and all return once any would stop. ``after_step`` runs after
+    each step, under ``step_lock``."""
+    ready = getattr(iterator, "ready", None)
+    while True:
+        flags = agree([bool(should_stop()), ready is None or bool(ready())])
+        if flags[:, 0].any():
+            return
+        if not flags[:, 1].all():
+            time.sleep(0.001)
+            continue
+        with step_lock:
+            learner.step()
+            if after_step is not None:
+                after_step()
+
+
+class LearnerProcess:
+    """Process ``process_id`` (1 or more) of a learner over several processes (``RunOptions.learner_processes``;
+    process 0 is the ``LearnerNode``): it builds the same learner (the same seed, then the newest checkpoint's
+    state), samples its rows of each batch from the replay node, and steps in lockstep with the others until one
+    of them stops. Process 0 alone logs, counts, serves the parameters and checkpoints (the state it saves is
+    every process's: under ``data`` each holds all of it)."""
+
+    def __init__(
+        self,
+        config: ExperimentConfig,
+        environment_spec: specs.EnvironmentSpec,
+        replay: Any,
+        replay_server: bool,
+        group: LearnerGroup,
+        process_id: int,
+    ):
+        group.join(process_id)  # before anything starts jax's devices
+        from acme.utils import loggers
+
+        builder = config.builder
+        if replay_server:
+            from acme.replay.direct import RemoteTables
+
+            self._client = RemoteTables(replay.replay_address())
+        else:
+            self._client = replay_client(replay)
+        self._iterator = _data_builder(builder, group).make_dataset_iterator(self._client)
+        self._learner = builder.make_learner(
+            ExperimentSeeds(config.seed).learner_key(),
+            config.network_factory(environment_spec),
+            self._iterator,
+            lambda label, steps_key=None: loggers.NoOpLogger(),
+            environment_spec,
+            self._client,
+            counting.Counter(),
+            sharding=group.sharding(config.learner_sharding),
+        )
+        resume = open_resume(config, exclusive=False)
+        resume.restore(self._learner)
+        self._step_lock = threading.Lock()
+
+    def run(self) -> None:
+        step_in_lockstep(self._learner, self._iterator, launch.stop_requested, self._step_lock)
+
+    def stop(self) -> None:
+        close = getattr(self._iterator, "close", None)
+        if close is not None:
+            close()
+        if isinstance(self._client, LocalTablesClient):
+            self._client.close()
+
+
+def check_learner_group(config: ExperimentConfig, options: RunOptions) -> None:
+    """Refuses a learner over several processes (``options.learner_processes``) that the config cannot run."""
+    count = options.learner_processes
+    if count == 1:
+        return
+    sharding = config.learner_sharding
+    if sharding is None or sharding.strategy != "data":
+        raise ValueError(
+            f"A learner over {count} processes splits each batch over their devices: give it the data sharding "
+            "(--sharding data, and --devices for each process's count); replicated, fsdp and rules over several "
+            "processes are not built yet."
+        )
+    if isinstance(sharding.devices, tuple):
+        raise ValueError(
+            f"A learner over {count} processes takes a count of devices for each process (--devices N), not the "
+            f"ids {sharding.devices}."
+        )
+    batch_size = config.builder.config.batch_size
+    per_device = count * (sharding.devices or 1)
+    if batch_size % per_device:
+        raise ValueError(
+            f"A learner over {count} processes of {sharding.devices or 1} device(s) each splits every batch of "
+            f"{batch_size} over {per_device} devices: use a batch_size that {per_device} divides."
+        )
 
 
 def _persistent_counts(counts: dict) -> dict:
@@ -628,12 +759,23 @@ def make_distributed_experiment(
             label="replay",
         )
     counter = program.add_node(launch.ServiceNode(make_counter, counts), label="counter")
-    restarts = options.learner_restarts if config.checkpointing is not None else 0
+    group = _learner_group(config, options)
+    # A learner over several processes is not restarted yet: its processes would have to restart together.
+    restarts = options.learner_restarts if config.checkpointing is not None and group is None else 0
     learner = program.add_node(
-        launch.ServiceNode(LearnerNode, config, spec, replay, counter, holds_replay, learner_feed, served),
+        launch.ServiceNode(
+            LearnerNode, config, spec, replay, counter, holds_replay, learner_feed, served, group=group
+        ),
         label="learner",
         restart=launch.RestartPolicy(max_restarts=restarts),
     )
+    if group is not None:
+        with program.group("learner_group"):
+            for process_id in range(1, group.num_processes):
+                program.add_node(
+                    launch.ServiceNode(LearnerProcess, config, spec, replay, served, group, process_id),
+                    label=f"process_{process_id}",
+                )
     if replay is None:
         listener = learner
     server = None
@@ -681,6 +823,21 @@ def make_distributed_experiment(
             terminal=True,
         )
     return program
+
+
+def _learner_group(config: ExperimentConfig, options: RunOptions) -> LearnerGroup | None:
+    """The processes of a learner over several (``options.learner_processes``), on this machine; None for one."""
+    check_learner_group(config, options)
+    if options.learner_processes == 1:
+        return None
+    import jax
+
+    devices = config.learner_sharding.devices or 1
+    return LearnerGroup(
+        free_loopback_address(),
+        options.learner_processes,
+        local_cpu_devices=devices if jax.default_backend() == "cpu" else None,
+    )
 
 
 def _announce(resume: Resume) -> None:

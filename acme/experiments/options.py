@@ -35,6 +35,7 @@ MAX_ACTORS = 2**16  # actor processes of one program: more than any cluster this
 MAX_RESTARTS = 2**20
 MAX_WAIT_SECONDS = 86_400
 MAX_DEVICE_ID = 2**16
+MAX_LEARNER_PROCESSES = 1_024  # one per machine of a cluster
 TRANSFER_QUEUE_SIZE = 1_000  # items an actor may write ahead of a learner that holds the replay
 
 # What each launcher does, for errors that refuse an option it has no use for.
@@ -131,6 +132,14 @@ class RunOptions:
         3, "times a learner whose process dies is restarted from its last checkpoint (with checkpointing)", type=int
     )
     variable_poll_seconds: float = _option(0.2, "seconds between an actor's polls for new parameters", type=float)
+    learner_processes: int = _option(
+        1,
+        "processes that together hold one learner (jax's multi-controller runtime; their mesh spans every "
+        "process's devices, --devices each, and each samples its share of every batch from the replay node); "
+        "needs --sharding data. Default: 1",
+        ("ray",),
+        type=int,
+    )
     ray_address: str | None = _option(
         None,
         "join the running Ray cluster whose head node is at host:port (default: start a local Ray instance that "
@@ -264,6 +273,7 @@ class RunOptions:
             "transfer_queue_size": (1, MAX_REPLAY_ITEMS),
             "actor_restarts": (0, MAX_RESTARTS),
             "learner_restarts": (0, MAX_RESTARTS),
+            "learner_processes": (1, MAX_LEARNER_PROCESSES),
         }
         for name, (least, most) in counts.items():
             value = getattr(self, name)
@@ -343,6 +353,8 @@ class RunOptions:
                 f"{self.launcher} launcher {_DOES[self.launcher]}. Use {say('launcher', names)}, or leave "
                 f"{say(field.name)} out."
             )
+        if self.learner_processes > 1:
+            self._check_learner_group()
         if self.replay is not None and self.replay not in REPLAYS[self.launcher]:
             if self.launcher == "ray":  # local
                 raise ValueError(
@@ -356,6 +368,25 @@ class RunOptions:
                 f"in this one process; use {say('launcher', 'threads or ray')}, or leave {say('replay')} out."
             )
 
+    def _check_learner_group(self) -> None:
+        """A learner over several processes samples a replay node (or reverb), on this machine for now."""
+        if self.replay in ("learner", "local"):
+            raise ValueError(
+                f"{say('learner_processes', self.learner_processes)} needs a replay every learner process samples: "
+                f"{say('replay', 'server')} (the default then) or reverb, not {say('replay', self.replay)}."
+            )
+        for name in ("ray_address", "bind_address"):
+            if getattr(self, name) is not None:
+                raise ValueError(
+                    f"{say('learner_processes', self.learner_processes)} runs its learner processes on this machine "
+                    f"(their coordinator listens on loopback); a learner across a cluster's machines ("
+                    f"{say(name)}) is not built yet. Leave one of them out."
+                )
+        if self.dataset is not None:
+            raise ValueError(
+                f"{say('learner_processes', self.learner_processes)} is for runs with actors, not from a dataset."
+            )
+
     @property
     def actors(self) -> int:
         """The number of actors of a distributed run."""
@@ -364,10 +395,15 @@ class RunOptions:
     @property
     def replay_backend(self) -> str:
         """The replay this run uses: the one asked for, else local tables in one process and
-        ``default_replay()`` in a distributed run (or one whose launcher is left open)."""
+        ``default_replay()`` in a distributed run (or one whose launcher is left open), but a replay node (server)
+        rather than the learner's tables for a learner over several processes."""
         if self.replay is not None:
             return self.replay
-        return "local" if self.launcher == "local" else default_replay()
+        if self.launcher == "local":
+            return "local"
+        if self.learner_processes > 1 and default_replay() == "learner":
+            return "server"  # every learner process samples the replay node
+        return default_replay()
 
     @property
     def feed(self) -> str:

@@ -11,10 +11,14 @@ process feeds the rows of the batch that its devices hold
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import re
+import socket
+from typing import Any, Sequence
 
 import jax
+import numpy as np
 
 _ADDRESS = re.compile(r"^[A-Za-z0-9.\-\[\]:]+:\d{1,5}$")
 
@@ -53,4 +57,55 @@ def spans_processes(mesh) -> bool:
     return any(device.process_index != here for device in mesh.devices.flat)
 
 
-__all__ = ["join_learner_group", "spans_processes"]
+def agree(flags: Sequence[bool]) -> np.ndarray:
+    """Every process's ``flags``, ``[num_processes, len(flags)]`` booleans in process order: a collective that
+    every process of the group calls with as many flags, so that all of them decide alike (step, stop)."""
+    from jax.experimental import multihost_utils
+
+    gathered = multihost_utils.process_allgather(np.asarray(flags, np.int32))
+    return np.asarray(gathered).reshape(jax.process_count(), len(flags)).astype(bool)
+
+
+def free_loopback_address() -> str:
+    """``127.0.0.1:PORT`` with a port free now, for a group's coordinator on this machine."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{probe.getsockname()[1]}"
+
+
+@dataclasses.dataclass(frozen=True)
+class LearnerGroup:
+    """The processes that hold one learner together: how many, where process 0 coordinates them, and how many
+    CPU devices each has (on a machine without accelerators; None: its accelerators, or jax's one CPU)."""
+
+    coordinator_address: str
+    num_processes: int
+    local_cpu_devices: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.coordinator_address, str) or not _ADDRESS.match(self.coordinator_address):
+            raise ValueError(f"coordinator_address must be 'host:port', got {self.coordinator_address!r}.")
+        _check_count("num_processes", self.num_processes, 2)
+        if self.local_cpu_devices is not None:
+            _check_count("local_cpu_devices", self.local_cpu_devices, 1)
+
+    def join(self, process_id: int) -> None:
+        """Joins as process ``process_id`` (``join_learner_group``)."""
+        join_learner_group(self.coordinator_address, self.num_processes, process_id, self.local_cpu_devices)
+
+    def local_batch_size(self, batch_size: int) -> int:
+        """The rows of each batch one process samples; refuses a batch the processes do not divide."""
+        if batch_size % self.num_processes:
+            raise ValueError(
+                f"A learner over {self.num_processes} processes splits each batch of {batch_size} between them: "
+                f"use a batch_size that {self.num_processes} divides."
+            )
+        return batch_size // self.num_processes
+
+    def sharding(self, sharding: Any) -> Any:
+        """``sharding`` (a ``LearnerSharding`` whose ``devices`` count is each process's) over every device of
+        the group."""
+        return dataclasses.replace(sharding, devices=None)
+
+
+__all__ = ["LearnerGroup", "agree", "free_loopback_address", "join_learner_group", "spans_processes"]

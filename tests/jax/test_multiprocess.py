@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from acme.jax.multiprocess import join_learner_group
+from launch.ray_launcher import FORCED_KILL
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -61,3 +62,51 @@ def test_a_learner_group_with_a_wrong_address_or_count_is_refused(args, message)
     with pytest.raises(ValueError) as error:
         join_learner_group(*args)
     assert message in str(error.value)
+
+
+@pytest.mark.ray
+def test_a_ray_run_learns_cartpole_with_a_learner_over_two_processes(tmp_path):
+    """``--learner-processes 2 --sharding data --devices 2`` as a user runs it: two learner processes of two CPU
+    devices each hold one mesh, sample half of each batch each from the replay node and step together; DQN (small,
+    20-step returns) gets past a return of 100 within 4,000 steps, and Ray shuts down cleanly."""
+    run_dir = tmp_path / "run"
+    flags = ["--launcher", "ray", "--learner-processes", "2", "--sharding", "data", "--devices", "2"]
+    flags += ["--max-steps", "4000", "--eval-every", "2000", "--eval-episodes", "5", "--no-progress"]
+    overrides = ["hidden_sizes=[16]", "batch_size=16", "min_replay_size=100", "n_step=20", "learning_rate=3e-3"]
+    result = subprocess.run(
+        [sys.executable, "-m", "baselines", "run", "dqn", *flags, "--run-dir", str(run_dir)]
+        + [a for o in overrides for a in ("--set", o)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-4000:]
+    assert "learner: on 4 cpu device(s) of 2 processes" in output, output[-4000:]
+    assert FORCED_KILL not in output, output[-4000:]  # Ray shut down cleanly (tests/conftest.py)
+    returns = [e["mean_return"] for e in json.loads((run_dir / "result.json").read_text())["evaluations"]]
+    assert max(returns) >= 100, returns
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--learner-processes", "2"], "give it the data sharding"),
+        (["--learner-processes", "2", "--sharding", "fsdp", "--devices", "2"], "give it the data sharding"),
+        (["--learner-processes", "2", "--replay", "learner", "--sharding", "data"], "needs a replay every learner"),
+        (["--learner-processes", "3", "--sharding", "data", "--devices", "2"], "use a batch_size that 6 divides"),
+        (["--learner-processes", "0"], "--learner-processes must be an integer >= 1"),
+    ],
+)
+def test_a_learner_over_processes_that_cannot_run_is_refused_before_anything_starts(tmp_path, flags, message):
+    run_dir = tmp_path / "run"
+    result = subprocess.run(
+        [sys.executable, "-m", "baselines", "run", "dqn", "--launcher", "ray", *flags, "--run-dir", str(run_dir)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode != 0 and message in result.stdout + result.stderr, result.stderr[-2000:]
+    assert not run_dir.exists()
