@@ -763,9 +763,7 @@ def make_distributed_experiment(
     # A learner over several processes is not restarted yet: its processes would have to restart together.
     restarts = options.learner_restarts if config.checkpointing is not None and group is None else 0
     learner = program.add_node(
-        launch.ServiceNode(
-            LearnerNode, config, spec, replay, counter, holds_replay, learner_feed, served, group=group
-        ),
+        launch.ServiceNode(LearnerNode, config, spec, replay, counter, holds_replay, learner_feed, served, group=group),
         label="learner",
         restart=launch.RestartPolicy(max_restarts=restarts),
     )
