@@ -34,7 +34,7 @@ RLIABLE_VERSION = "1.2.0"
 def suite_of(environment_id: str) -> str:
     """The suite ``environment_id`` belongs to: classic control (gymnasium's and their jax: twins), MinAtar
     (``jax:MinAtar-*``), dm_control, bsuite (``bsuite:*`` and ``jax:catch``), Atari, memory (a classic task with
-    part of its observation hidden) or Craftax. ``ValueError`` for an id of none of them."""
+    part of its observation hidden: ``memory:*`` and its jax: twins ``jax:Memory*``) or Craftax. ``ValueError`` for an id of none of them."""
     prefix, _, name = environment_id.partition(":")
     if prefix in ("gymnasium", "jax") and name in CLASSIC_CONTROL:
         return "classic control"
@@ -46,14 +46,14 @@ def suite_of(environment_id: str) -> str:
         return "bsuite"
     if prefix == "atari":
         return "Atari"
-    if prefix == "memory":
+    if prefix == "memory" or (prefix == "jax" and name.startswith("Memory")):
         return "memory"
     if prefix == "craftax":
         return "Craftax"
     raise ValueError(
         f"{environment_id} is in no suite: suites are classic control (gymnasium: or jax: with one of "
         f"{', '.join(CLASSIC_CONTROL)}), MinAtar (jax:MinAtar-*), dm_control:*, bsuite:* (and jax:catch), atari:* "
-        "memory:* and craftax:*; add its family to baselines/aggregate.py's suite_of."
+        "memory:* (and jax:Memory*) and craftax:*; add its family to baselines/aggregate.py's suite_of."
     )
 
 

@@ -39,7 +39,7 @@ class TaskScale:
 
 
 # Random figures measured with `python -m baselines.normalisation ID` (1,000 episodes, seed 0). CartPole's random
-# policy is blind, so hiding its velocities (memory:) leaves the same figure. MinAtar Breakout's is the random policy
+# policy is blind, so hiding its velocities (memory:, jax:MemoryCartPole-v1) leaves the same figure. MinAtar Breakout's is the random policy
 # over the id's three actions (no-op, left, right): 0.39, as the minatar package gives over its minimal action set
 # (over all six actions, whose three extra ones do nothing in Breakout, the package gives the 0.5 its README quotes).
 # Pong's random figure is under the atari: ids' conventions (sticky actions 0.25, no-op starts): -20.25, where the
@@ -50,6 +50,7 @@ SCALES: dict[str, TaskScale] = {
     "gymnasium:CartPole-v1": TaskScale(22.55, 0.38, 475.0, _GYMNASIUM_THRESHOLD),
     "jax:CartPole-v1": TaskScale(22.87, 0.38, 475.0, _GYMNASIUM_THRESHOLD),
     "memory:CartPole-v1": TaskScale(22.55, 0.38, 475.0, _GYMNASIUM_THRESHOLD),
+    "jax:MemoryCartPole-v1": TaskScale(22.87, 0.38, 475.0, _GYMNASIUM_THRESHOLD),
     "gymnasium:Pendulum-v1": TaskScale(-1234.97, 9.17, -200.0, _REGISTERED),
     "jax:Pendulum-v1": TaskScale(-1227.11, 9.22, -200.0, _REGISTERED),
     "dm_control:cartpole/swingup": TaskScale(27.14, 0.63, 700.0, _REGISTERED),
