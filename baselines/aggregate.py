@@ -34,7 +34,8 @@ RLIABLE_VERSION = "1.2.0"
 def suite_of(environment_id: str) -> str:
     """The suite ``environment_id`` belongs to: classic control (gymnasium's and their jax: twins), MinAtar
     (``jax:MinAtar-*``), dm_control, bsuite (``bsuite:*`` and ``jax:catch``), Atari, memory (a classic task with
-    part of its observation hidden: ``memory:*`` and its jax: twins ``jax:Memory*``) or Craftax. ``ValueError`` for an id of none of them."""
+    part of its observation hidden: ``memory:*`` and its jax: twins ``jax:Memory*``) or Craftax. ``ValueError``
+    for an id of none of them."""
     prefix, _, name = environment_id.partition(":")
     if prefix in ("gymnasium", "jax") and name in CLASSIC_CONTROL:
         return "classic control"

@@ -54,6 +54,38 @@ def _seconds_per_update(batch: int, sharding, calls: int) -> float:
     return 1.0 / (updates_per_second(AGENT, config, sample, spec, sharding, calls) * config.num_sgd_steps_per_step)
 
 
+def _processes_child(calls: int, process_id: int, port: int) -> dict:
+    """Process ``process_id`` of 2, pinned to core ``process_id`` with one CPU device: DQN's update of 128 split
+    over the two processes' devices (gloo over loopback), then (process 0) of 64 on its device alone."""
+    from acme.jax.multiprocess import join_learner_group
+
+    join_learner_group(f"127.0.0.1:{port}", 2, process_id, local_cpu_devices=1)
+    os.sched_setaffinity(0, {process_id % os.cpu_count()})
+    import jax
+
+    from acme.jax.sharding import LearnerSharding
+    from baselines import plan, registry
+    from benchmarks.sharding import updates_per_second
+
+    config = registry.make_agent_config(AGENT, ENVIRONMENT, {"batch_size": 128})
+    sample, spec = plan.one_sample(AGENT, ENVIRONMENT, config)
+    axis = 1 if config.num_sgd_steps_per_step > 1 else 0  # [U, B] stacks
+
+    def rows(x):
+        return x if x.ndim <= axis else x.take(range(process_id * 64, process_id * 64 + 64), axis=axis)
+
+    local = jax.tree.map(rows, sample)
+    both = 1.0 / (
+        updates_per_second(AGENT, config, local, spec, LearnerSharding("data"), calls) * config.num_sgd_steps_per_step
+    )
+    if process_id:
+        return {}
+    return {
+        "two_processes_128": both,
+        "one_device_64": _seconds_per_update(64, LearnerSharding("replicated", 1), calls),
+    }
+
+
 def _child(mode: str, calls: int) -> dict:
     """``one``: the update at each batch on one pinned core; ``two``: 64 on one device and 128 split over two, in a
     process on two cores with two fake CPU devices."""
@@ -80,6 +112,30 @@ def _measure(mode: str, calls: int) -> dict:
     if result.returncode != 0:
         raise RuntimeError(f"the {mode!r} measurement failed:\n{result.stderr[-3000:]}")
     return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _measure_processes(calls: int) -> dict:
+    """The ``processes`` children, both at once; process 0's figures."""
+    from acme.jax.multiprocess import free_loopback_address
+
+    port = free_loopback_address().rsplit(":", 1)[1]
+    env = {**os.environ, **SINGLE_THREAD_ENV, "PYTHONPATH": ROOT}
+    children = [
+        subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--child", "processes", "--calls", str(calls)]
+            + ["--process-id", str(i), "--port", port],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(2)
+    ]
+    outputs = [child.communicate() for child in children]
+    for child, (_, errors) in zip(children, outputs):
+        if child.returncode != 0:
+            raise RuntimeError(f"the two-process measurement failed:\n{errors[-3000:]}")
+    return json.loads(outputs[0][0].strip().splitlines()[-1])
 
 
 def _fit(points: dict) -> tuple[float, float]:
@@ -113,8 +169,13 @@ def _row(prediction: scaling_model.Prediction, devices: int | None = None) -> di
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=30, help="jitted learner calls timed per figure")
-    parser.add_argument("--child", choices=("one", "two"), help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=("one", "two", "processes"), help=argparse.SUPPRESS)
+    parser.add_argument("--process-id", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child == "processes":
+        print(json.dumps(_processes_child(args.calls, args.process_id, args.port)), flush=True)
+        return
     if args.child:
         print(json.dumps(_child(args.child, args.calls)), flush=True)
         return
@@ -123,7 +184,11 @@ def main() -> None:
     one, two = _measure("one", args.calls), _measure("two", args.calls)
     fixed, per_sample = _fit(one["seconds_per_update"])
     exchange = max(two["two_devices_128"] - two["one_device_64"], 0.0)
-    core = scaling_model.DeviceKind("cpu core", fixed=fixed, per_sample=per_sample, exchange=exchange)
+    processes = _measure_processes(args.calls)
+    across = max(processes["two_processes_128"] - processes["one_device_64"], 0.0)
+    core = scaling_model.DeviceKind(
+        "cpu core", fixed=fixed, per_sample=per_sample, exchange=exchange, exchange_across_hosts=across
+    )
     config = registry.make_agent_config(AGENT, ENVIRONMENT, {})
     with open(os.path.join(ROOT, "benchmarks", "results", RUN_COSTS[0])) as f:
         costs = scaling_model.UnitCosts(**json.load(f)["results"][RUN_COSTS[1]]["unit_costs"])

@@ -76,15 +76,19 @@ class DeviceKind:
     """What one learner update costs on one device of a kind, measured: ``fixed`` seconds whatever the batch
     (dispatch, the batch-independent work), ``per_sample`` seconds per sample of the device's batch, and
     ``exchange`` seconds per step of the reduction of the gradients between devices (a tree over ``D`` devices
-    takes ``ceil(log2 D)`` steps)."""
+    takes ``ceil(log2 D)`` steps), ``exchange_across_hosts`` per step between devices of different hosts (their
+    processes' collectives over the network; None: as ``exchange``)."""
 
     name: str
     fixed: float
     per_sample: float
     exchange: float = 0.0
+    exchange_across_hosts: float | None = None
 
     def __post_init__(self):
-        for name in ("fixed", "per_sample", "exchange"):
+        if self.exchange_across_hosts is None:
+            object.__setattr__(self, "exchange_across_hosts", self.exchange)
+        for name in ("fixed", "per_sample", "exchange", "exchange_across_hosts"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
                 raise ValueError(f"DeviceKind.{name} must be a finite number >= 0, got {value!r}.")
@@ -119,9 +123,18 @@ class LearnerLayout:
 
     @property
     def update_seconds(self) -> float:
-        """One update of the global batch: a device's share, then the gradients' reduction."""
-        steps = math.ceil(math.log2(self.devices)) if self.devices > 1 else 0
-        return self.kind.fixed + self.kind.per_sample * self.batch_per_device + self.kind.exchange * steps
+        """One update of the global batch: a device's share, then the gradients' reduction: a tree within each
+        host, then one across the hosts."""
+        within = min(self.devices, self.devices_per_host)
+        steps = math.ceil(math.log2(within)) if within > 1 else 0
+        across = math.ceil(math.log2(self.hosts)) if self.hosts > 1 else 0
+        kind = self.kind
+        return (
+            kind.fixed
+            + kind.per_sample * self.batch_per_device
+            + kind.exchange * steps
+            + kind.exchange_across_hosts * across
+        )
 
     @property
     def update_per_actor_step(self) -> float:

@@ -79,6 +79,15 @@ def test_a_layout_costs_one_devices_update_plus_the_reduction_and_divides_the_up
     assert scaling_model.LearnerLayout(CORE, 9, 64, 32.0, devices_per_host=8).hosts == 2
 
 
+def test_the_reduction_across_hosts_costs_what_was_measured_between_processes():
+    """A tree within each host at ``exchange`` a step, then one across the hosts at ``exchange_across_hosts``."""
+    kind = scaling_model.DeviceKind("core", fixed=100e-6, per_sample=1e-6, exchange=20e-6, exchange_across_hosts=1e-3)
+    thirty_two = scaling_model.LearnerLayout(kind, devices=32, batch_per_device=64, samples_per_insert=32.0)
+    assert thirty_two.hosts == 4
+    assert thirty_two.update_seconds == pytest.approx(164e-6 + 3 * 20e-6 + 2 * 1e-3)
+    assert scaling_model.LearnerLayout(CORE, 32, 64, 32.0).update_seconds == pytest.approx(164e-6 + 5 * 20e-6)
+
+
 def test_with_enough_learner_devices_the_rate_keeps_rising_with_the_actors():
     """One device binds at its update rate whatever the actors; a layout that grows with them lets them scale.
     The layout replaces the run's update cost, and the learner's other work divides over its hosts."""
