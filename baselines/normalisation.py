@@ -40,8 +40,9 @@ class TaskScale:
 
 # Random figures measured with `python -m baselines.normalisation ID` (1,000 episodes, seed 0). CartPole's random
 # policy is blind, so hiding its velocities (memory:, jax:MemoryCartPole-v1) leaves the same figure. MinAtar
-# Breakout's is the random policy over the id's three actions (no-op, left, right): 0.39, as the minatar package gives over its minimal action set
-# (over all six actions, whose three extra ones do nothing in Breakout, the package gives the 0.5 its README quotes).
+# Breakout's is the random policy over the id's three actions (no-op, left, right): 0.39, as the minatar package
+# gives over its minimal action set (over all six actions, whose three extra ones do nothing in Breakout, the
+# package gives the 0.5 its README quotes).
 # Pong's random figure is under the atari: ids' conventions (sticky actions 0.25, no-op starts): -20.25, where the
 # literature's -20.7 (Mnih et al. 2015) was measured without sticky actions.
 # Pendulum's target is -200, that of every Pendulum baseline but PPO's (-300, a looser bar registered for its
