@@ -16,9 +16,10 @@ other nodes, Ray's background, and the bytes per step).
 Modelled: a cluster as ``distributed_dqn_throughput`` models one (a core per actor, 4-core hosts for the
 learner's other work and for the replay, 10 Gbit/s), with the learner's updates on ``D`` CPU-core devices, 8 to
 a host, each device updating on DQN's batch of 64 (the global batch is 64 D, so updates per actor step fall as
-1 / D at the configured samples-per-insert ratio). The library runs a learner on the devices of one process:
-layouts beyond one host are modelled, not built. With a GPU machine, a ``DeviceKind`` measured there would
-replace the CPU core's.
+1 / D at the configured samples-per-insert ratio), the reduction across hosts at the cost measured between two
+processes of this machine (``two_processes``: the update of 128 split over two processes of one CPU device each,
+jax's multi-controller runtime with gloo over loopback, less the update of 64 on one device). With a GPU
+machine, a ``DeviceKind`` measured there would replace the CPU core's.
 
     .venv/bin/python benchmarks/learner_scaling.py
 """
@@ -208,6 +209,7 @@ def main() -> None:
             "enough_cpu_core_devices": _row(by_devices[enough], enough),
         }
         print(actors, {k: (v["steps_per_second"], v["bottleneck"]) for k, v in predictions[str(actors)].items()})
+    print(f"exchange within a process: {exchange * 1e3:.3f} ms a step; across two processes: {across * 1e3:.3f} ms")
     host_cores, network = scaling_model.CLUSTER_HOST_CORES, scaling_model.NETWORK_BYTES_PER_SECOND
     report = {
         "benchmark": "learner_scaling",
@@ -215,7 +217,14 @@ def main() -> None:
         "measured": {
             "update_on_one_core": one,
             "two_devices": two,
-            "device_kind": {"name": core.name, "fixed": fixed, "per_sample": per_sample, "exchange": exchange},
+            "two_processes": processes,
+            "device_kind": {
+                "name": core.name,
+                "fixed": fixed,
+                "per_sample": per_sample,
+                "exchange": exchange,
+                "exchange_across_hosts": across,
+            },
         },
         "run_unit_costs": {"file": RUN_COSTS[0], "run": RUN_COSTS[1], **vars(costs)},
         "modelled": (
