@@ -41,7 +41,13 @@ def importance_weights(probabilities: jnp.ndarray, exponent: float) -> jnp.ndarr
 
 
 def _describe(tree: Any) -> tuple:
-    return jax.tree.structure(tree), [(np.shape(x), np.asarray(x).dtype.name) for x in jax.tree.leaves(tree)]
+    """The tree's structure and its leaves' shapes and dtypes (read without fetching a leaf's values, which a leaf
+    split over several processes does not allow)."""
+
+    def dtype(x) -> str:
+        return np.dtype(x.dtype).name if hasattr(x, "dtype") else np.asarray(x).dtype.name
+
+    return jax.tree.structure(tree), [(np.shape(x), dtype(x)) for x in jax.tree.leaves(tree)]
 
 
 def fuse_updates(update: UpdateFn, num_updates: int, finite_metrics: Sequence[str]) -> Callable:
