@@ -52,6 +52,26 @@ def replay_client(replay: Any) -> Any:
     return replay
 
 
+def sampling_client(replay: Any, replay_server: bool) -> Any:
+    """What a learner samples: a ``ReplayServerNode``'s tables over a direct connection (``replay_server``), else
+    ``replay_client(replay)``."""
+    if replay_server:
+        from acme.replay.direct import RemoteTables
+
+        return RemoteTables(replay.replay_address())
+    return replay_client(replay)
+
+
+def close_sampling(iterator: Any, client: Any) -> None:
+    """Stops a learner's dataset iterator and closes its connection to a replay node (nothing for the learner's own
+    tables or a reverb client)."""
+    close = getattr(iterator, "close", None)
+    if close is not None:
+        close()
+    if isinstance(client, LocalTablesClient):
+        client.close()
+
+
 def make_local_replay(make_tables, seed: int, state: Any = None) -> LocalReplay:
     """The replay node of a threads program: ``LocalReplay`` tables (with ``state``, a checkpoint's tables).
 
@@ -137,12 +157,8 @@ class LearnerNode:
                 self._client = LocalReplay(
                     builder.make_replay_tables(environment_spec, policy), seed=config.seed, wait_on_insert=True
                 )
-            elif replay_server:  # a ReplayServerNode's tables, sampled over a direct connection
-                from acme.replay.direct import RemoteTables
-
-                self._client = RemoteTables(replay.replay_address())
             else:
-                self._client = replay_client(replay)
+                self._client = sampling_client(replay, replay_server)
             self._iterator = _data_builder(builder, group).make_dataset_iterator(self._client)
             self._learner = builder.make_learner(
                 ExperimentSeeds(config.seed).learner_key(),
@@ -295,11 +311,7 @@ class LearnerNode:
             self._feed.close()
         if self._listener is not None:
             self._listener.close()
-        close = getattr(self._iterator, "close", None)
-        if close is not None:
-            close()
-        if isinstance(self._client, LocalTablesClient):
-            self._client.close()  # the connection to a replay node; nothing for the learner's own tables
+        close_sampling(self._iterator, self._client)
 
 
 def _data_builder(builder: Any, group: LearnerGroup | None) -> Any:
@@ -349,12 +361,7 @@ class LearnerProcess:
         from acme.utils import loggers
 
         builder = config.builder
-        if replay_server:
-            from acme.replay.direct import RemoteTables
-
-            self._client = RemoteTables(replay.replay_address())
-        else:
-            self._client = replay_client(replay)
+        self._client = sampling_client(replay, replay_server)
         self._iterator = _data_builder(builder, group).make_dataset_iterator(self._client)
         self._learner = builder.make_learner(
             ExperimentSeeds(config.seed).learner_key(),
@@ -374,11 +381,7 @@ class LearnerProcess:
         step_in_lockstep(self._learner, self._iterator, launch.stop_requested, self._step_lock)
 
     def stop(self) -> None:
-        close = getattr(self._iterator, "close", None)
-        if close is not None:
-            close()
-        if isinstance(self._client, LocalTablesClient):
-            self._client.close()
+        close_sampling(self._iterator, self._client)
 
 
 def check_learner_group(config: ExperimentConfig, options: RunOptions) -> None:

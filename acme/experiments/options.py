@@ -245,6 +245,8 @@ class RunOptions:
             except (TypeError, ValueError) as error:
                 raise ValueError(f"{say('placement')}: {error}") from None
         self._check_dataset()
+        if self.learner_processes > 1:  # with the launcher left open too (a program for either launcher)
+            self._check_learner_group()
         if self.launcher is not None:
             self._check_launcher()
         if self.launcher in DISTRIBUTED:
@@ -353,8 +355,6 @@ class RunOptions:
                 f"{self.launcher} launcher {_DOES[self.launcher]}. Use {say('launcher', names)}, or leave "
                 f"{say(field.name)} out."
             )
-        if self.learner_processes > 1:
-            self._check_learner_group()
         if self.replay is not None and self.replay not in REPLAYS[self.launcher]:
             if self.launcher == "ray":  # local
                 raise ValueError(
