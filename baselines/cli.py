@@ -185,7 +185,7 @@ def run_command(args: argparse.Namespace) -> int:
 
         check_runnable(config, options)  # refused here, before the run directory is made
     if options.learner_processes > 1:
-        from acme.experiments.distributed import check_learner_group
+        from acme.experiments.learner_group import check_learner_group
 
         check_learner_group(config, options)  # refused here, before the run directory is made
     if options.launcher != "anakin" and options.dataset is None:

@@ -24,12 +24,20 @@ from acme.experiments.inference import (
     check_servable,
     connect,
 )
+from acme.experiments.learner_group import (
+    GroupMembership,
+    GroupRendezvous,
+    check_learner_group,
+    check_same_restore,
+    join_group,
+    step_in_lockstep,
+)
 from acme.experiments.offline import make_offline_learner, open_dataset
 from acme.experiments.options import DISTRIBUTED, RunOptions
 from acme.experiments.result import SeedRun
 from acme.experiments.schedule import Schedule
 from acme.experiments.seeding import ExperimentSeeds
-from acme.jax.multiprocess import LearnerGroup, agree, free_loopback_address
+from acme.jax.multiprocess import LearnerGroup
 from acme.jax.polling_source import PollingVariableSource, to_host
 from acme.jax.sharding import device_of
 from acme.replay.local_client import LocalReplay, LocalTablesClient
@@ -133,11 +141,12 @@ class LearnerNode:
         feed: str = "reverb",
         replay_server: bool = False,
         options: RunOptions | None = None,
-        group: LearnerGroup | None = None,
+        membership: GroupMembership | None = None,
     ):
-        if group is not None:  # before anything starts jax's devices
-            group.join(0)
-        self._group = group
+        if membership is not None:  # before anything starts jax's devices
+            join_group(membership, 0)
+        self._membership = membership
+        group = None if membership is None else membership.group
         self._stepping = threading.Event()  # in a group: set while run() steps with the other processes
         self._counter = counter
         self._listener = None
@@ -194,6 +203,8 @@ class LearnerNode:
             print(
                 f"learner: restored {resume.restored.path} (learner step {resume.restored.learner_steps}).", flush=True
             )
+        if group is not None:
+            check_same_restore(self.steps())
         if holds_replay and feed == "direct":  # after the restore, which replaces the tables' items
             from acme.replay.direct import ReplayListener
 
@@ -232,7 +243,7 @@ class LearnerNode:
         return {"items_received": received, "tables": info}
 
     def run(self) -> None:
-        if self._group is not None:
+        if self._membership is not None:
             self._stepping.set()
             try:
                 step_in_lockstep(
@@ -240,6 +251,8 @@ class LearnerNode:
                     self._iterator,
                     lambda: launch.stop_requested() or self._finished.is_set(),
                     self._step_lock,
+                    self._membership,
+                    0,
                     self._save_if_due,
                 )
             finally:
@@ -293,7 +306,7 @@ class LearnerNode:
         learner made (none is taken after it).
         """
         self._finished.set()
-        while self._group is not None and self._stepping.is_set():
+        while self._membership is not None and self._stepping.is_set():
             time.sleep(0.01)  # the group stops together at its next round; a step it agreed on is taken first
         with self._step_lock:
             return self.save()
@@ -322,25 +335,6 @@ def _data_builder(builder: Any, group: LearnerGroup | None) -> Any:
     return type(builder)(dataclasses.replace(builder.config, batch_size=local))
 
 
-def step_in_lockstep(learner: Any, iterator: Any, should_stop, step_lock: threading.Lock, after_step=None) -> None:
-    """Steps ``learner`` together with the other processes of its group until one of them would stop: in every
-    round each process says whether it would stop and whether its next batch is ready (``agree``, a collective);
-    all of them step when every batch is ready, and all return once any would stop. ``after_step`` runs after
-    each step, under ``step_lock``."""
-    ready = getattr(iterator, "ready", None)
-    while True:
-        flags = agree([bool(should_stop()), ready is None or bool(ready())])
-        if flags[:, 0].any():
-            return
-        if not flags[:, 1].all():
-            time.sleep(0.001)
-            continue
-        with step_lock:
-            learner.step()
-            if after_step is not None:
-                after_step()
-
-
 class LearnerProcess:
     """Process ``process_id`` (1 or more) of a learner over several processes (``RunOptions.learner_processes``;
     process 0 is the ``LearnerNode``): it builds the same learner (the same seed, then the newest checkpoint's
@@ -354,11 +348,14 @@ class LearnerProcess:
         environment_spec: specs.EnvironmentSpec,
         replay: Any,
         replay_server: bool,
-        group: LearnerGroup,
+        membership: GroupMembership,
         process_id: int,
     ):
-        group.join(process_id)  # before anything starts jax's devices
+        join_group(membership, process_id)  # before anything starts jax's devices
         from acme.utils import loggers
+
+        group = membership.group
+        self._membership, self._process_id = membership, process_id
 
         builder = config.builder
         self._client = sampling_client(replay, replay_server)
@@ -375,39 +372,16 @@ class LearnerProcess:
         )
         resume = open_resume(config, exclusive=False)
         resume.restore(self._learner)
+        check_same_restore(learner_steps_of(self._learner))
         self._step_lock = threading.Lock()
 
     def run(self) -> None:
-        step_in_lockstep(self._learner, self._iterator, launch.stop_requested, self._step_lock)
+        step_in_lockstep(
+            self._learner, self._iterator, launch.stop_requested, self._step_lock, self._membership, self._process_id
+        )
 
     def stop(self) -> None:
         close_sampling(self._iterator, self._client)
-
-
-def check_learner_group(config: ExperimentConfig, options: RunOptions) -> None:
-    """Refuses a learner over several processes (``options.learner_processes``) that the config cannot run."""
-    count = options.learner_processes
-    if count == 1:
-        return
-    sharding = config.learner_sharding
-    if sharding is None or sharding.strategy != "data":
-        raise ValueError(
-            f"A learner over {count} processes splits each batch over their devices: give it the data sharding "
-            "(--sharding data, and --devices for each process's count); replicated, fsdp and rules over several "
-            "processes are not built yet."
-        )
-    if isinstance(sharding.devices, tuple):
-        raise ValueError(
-            f"A learner over {count} processes takes a count of devices for each process (--devices N), not the "
-            f"ids {sharding.devices}."
-        )
-    batch_size = config.builder.config.batch_size
-    per_device = count * (sharding.devices or 1)
-    if batch_size % per_device:
-        raise ValueError(
-            f"A learner over {count} processes of {sharding.devices or 1} device(s) each splits every batch of "
-            f"{batch_size} over {per_device} devices: use a batch_size that {per_device} divides."
-        )
 
 
 def _persistent_counts(counts: dict) -> dict:
@@ -762,19 +736,25 @@ def make_distributed_experiment(
             label="replay",
         )
     counter = program.add_node(launch.ServiceNode(make_counter, counts), label="counter")
+    restarts = options.learner_restarts if config.checkpointing is not None else 0
+    membership = None
     group = _learner_group(config, options)
-    # A learner over several processes is not restarted yet: its processes would have to restart together.
-    restarts = options.learner_restarts if config.checkpointing is not None and group is None else 0
+    if group is not None:  # its processes meet at a rendezvous node; they restart together (learner_group.py)
+        with program.group("learner_group"):
+            rendezvous = program.add_node(launch.ServiceNode(GroupRendezvous, group.num_processes), label="rendezvous")
+        membership = GroupMembership(group, rendezvous, restartable=restarts > 0)
     learner = program.add_node(
-        launch.ServiceNode(LearnerNode, config, spec, replay, counter, holds_replay, learner_feed, served, group=group),
+        launch.ServiceNode(
+            LearnerNode, config, spec, replay, counter, holds_replay, learner_feed, served, membership=membership
+        ),
         label="learner",
         restart=launch.RestartPolicy(max_restarts=restarts),
     )
     if group is not None:
-        with program.group("learner_group"):
+        with program.group("learner_group", restart=launch.RestartPolicy(max_restarts=restarts)):
             for process_id in range(1, group.num_processes):
                 program.add_node(
-                    launch.ServiceNode(LearnerProcess, config, spec, replay, served, group, process_id),
+                    launch.ServiceNode(LearnerProcess, config, spec, replay, served, membership, process_id),
                     label=f"process_{process_id}",
                 )
     if replay is None:
@@ -835,9 +815,7 @@ def _learner_group(config: ExperimentConfig, options: RunOptions) -> LearnerGrou
 
     devices = config.learner_sharding.devices or 1
     return LearnerGroup(
-        free_loopback_address(),
-        options.learner_processes,
-        local_cpu_devices=devices if jax.default_backend() == "cpu" else None,
+        options.learner_processes, local_cpu_devices=devices if jax.default_backend() == "cpu" else None
     )
 
 

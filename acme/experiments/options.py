@@ -135,8 +135,8 @@ class RunOptions:
     learner_processes: int = _option(
         1,
         "processes that together hold one learner (jax's multi-controller runtime; their mesh spans every "
-        "process's devices, --devices each, and each samples its share of every batch from the replay node); "
-        "needs --sharding data. Default: 1",
+        "process's devices, --devices each, and each samples its share of every batch from the replay node; with "
+        "checkpointing they restart together, --learner-restarts times); needs --sharding data. Default: 1",
         ("ray",),
         type=int,
     )
@@ -369,19 +369,12 @@ class RunOptions:
             )
 
     def _check_learner_group(self) -> None:
-        """A learner over several processes samples a replay node (or reverb), on this machine for now."""
+        """A learner over several processes samples a replay node (or reverb)."""
         if self.replay in ("learner", "local"):
             raise ValueError(
                 f"{say('learner_processes', self.learner_processes)} needs a replay every learner process samples: "
                 f"{say('replay', 'server')} (the default then) or reverb, not {say('replay', self.replay)}."
             )
-        for name in ("ray_address", "bind_address"):
-            if getattr(self, name) is not None:
-                raise ValueError(
-                    f"{say('learner_processes', self.learner_processes)} runs its learner processes on this machine "
-                    f"(their coordinator listens on loopback); a learner across a cluster's machines ("
-                    f"{say(name)}) is not built yet. Leave one of them out."
-                )
         if self.dataset is not None:
             raise ValueError(
                 f"{say('learner_processes', self.learner_processes)} is for runs with actors, not from a dataset."

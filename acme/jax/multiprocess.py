@@ -20,6 +20,11 @@ from typing import Any, Sequence
 import jax
 import numpy as np
 
+HEARTBEAT_SECONDS = 15
+"""A process of a group that has not been heard from for this long is dead to the others: jax's coordination
+service then ends every process of the group (which a launcher restarts together; ``acme.experiments.
+learner_group``). jax's default, 100 s, would leave the survivors blocked that long."""
+
 _ADDRESS = re.compile(r"^[A-Za-z0-9.\-\[\]:]+:\d{1,5}$")
 
 
@@ -30,11 +35,16 @@ def _check_count(name: str, value, minimum: int) -> int:
 
 
 def join_learner_group(
-    coordinator_address: str, num_processes: int, process_id: int, local_cpu_devices: int | None = None
+    coordinator_address: str,
+    num_processes: int,
+    process_id: int,
+    local_cpu_devices: int | None = None,
+    timeout_seconds: int = 300,
 ) -> None:
     """Makes this process the ``process_id``-th of ``num_processes`` that hold one learner; the coordinator (at
-    ``coordinator_address``, ``host:port``, served by process 0) introduces them. ``local_cpu_devices`` gives
-    this process that many CPU devices (for a group on one machine without accelerators).
+    ``coordinator_address``, ``host:port``, served by process 0 on that address only) introduces them, within
+    ``timeout_seconds``. ``local_cpu_devices`` gives this process that many CPU devices (for a group on one machine
+    without accelerators).
 
     Must run before anything starts jax's devices (an array, ``jax.devices()``): afterwards jax keeps the ones it
     has, and this raises.
@@ -48,7 +58,14 @@ def join_learner_group(
     if local_cpu_devices is not None:
         jax.config.update("jax_num_cpu_devices", _check_count("local_cpu_devices", local_cpu_devices, 1))
     jax.config.update("jax_cpu_collectives_implementation", "gloo")  # CPU collectives between processes
-    jax.distributed.initialize(coordinator_address, num_processes=num_processes, process_id=process_id)
+    jax.distributed.initialize(
+        coordinator_address,
+        num_processes=num_processes,
+        process_id=process_id,
+        initialization_timeout=_check_count("timeout_seconds", timeout_seconds, 1),
+        heartbeat_timeout_seconds=HEARTBEAT_SECONDS,
+        coordinator_bind_address=coordinator_address if process_id == 0 else None,
+    )
 
 
 def spans_processes(mesh) -> bool:
@@ -57,13 +74,19 @@ def spans_processes(mesh) -> bool:
     return any(device.process_index != here for device in mesh.devices.flat)
 
 
+def gather_integers(values: Sequence[int]) -> np.ndarray:
+    """Every process's ``values``, ``[num_processes, len(values)]`` int32 in process order: a collective that every
+    process of the group calls with as many values."""
+    from jax.experimental import multihost_utils
+
+    gathered = multihost_utils.process_allgather(np.asarray(values, np.int32))
+    return np.asarray(gathered).reshape(jax.process_count(), len(values))
+
+
 def agree(flags: Sequence[bool]) -> np.ndarray:
     """Every process's ``flags``, ``[num_processes, len(flags)]`` booleans in process order: a collective that
     every process of the group calls with as many flags, so that all of them decide alike (step, stop)."""
-    from jax.experimental import multihost_utils
-
-    gathered = multihost_utils.process_allgather(np.asarray(flags, np.int32))
-    return np.asarray(gathered).reshape(jax.process_count(), len(flags)).astype(bool)
+    return gather_integers([int(bool(flag)) for flag in flags]).astype(bool)
 
 
 def free_loopback_address() -> str:
@@ -75,23 +98,21 @@ def free_loopback_address() -> str:
 
 @dataclasses.dataclass(frozen=True)
 class LearnerGroup:
-    """The processes that hold one learner together: how many, where process 0 coordinates them, and how many
-    CPU devices each has (on a machine without accelerators; None: its accelerators, or jax's one CPU)."""
+    """The processes that hold one learner together: how many, and how many CPU devices each has (on a machine
+    without accelerators; None: its accelerators, or jax's one CPU)."""
 
-    coordinator_address: str
     num_processes: int
     local_cpu_devices: int | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.coordinator_address, str) or not _ADDRESS.match(self.coordinator_address):
-            raise ValueError(f"coordinator_address must be 'host:port', got {self.coordinator_address!r}.")
         _check_count("num_processes", self.num_processes, 2)
         if self.local_cpu_devices is not None:
             _check_count("local_cpu_devices", self.local_cpu_devices, 1)
 
-    def join(self, process_id: int) -> None:
-        """Joins as process ``process_id`` (``join_learner_group``)."""
-        join_learner_group(self.coordinator_address, self.num_processes, process_id, self.local_cpu_devices)
+    def join(self, process_id: int, coordinator_address: str, timeout_seconds: int = 300) -> None:
+        """Joins as process ``process_id``, introduced by the coordinator at ``coordinator_address``
+        (``join_learner_group``)."""
+        join_learner_group(coordinator_address, self.num_processes, process_id, self.local_cpu_devices, timeout_seconds)
 
     def local_batch_size(self, batch_size: int) -> int:
         """The rows of each batch one process samples; refuses a batch the processes do not divide."""
@@ -108,4 +129,11 @@ class LearnerGroup:
         return dataclasses.replace(sharding, devices=None)
 
 
-__all__ = ["LearnerGroup", "agree", "free_loopback_address", "join_learner_group", "spans_processes"]
+__all__ = [
+    "LearnerGroup",
+    "agree",
+    "free_loopback_address",
+    "gather_integers",
+    "join_learner_group",
+    "spans_processes",
+]

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -66,30 +69,74 @@ def test_a_learner_group_with_a_wrong_address_or_count_is_refused(args, message)
     assert message in str(error.value)
 
 
-@pytest.mark.ray
-def test_a_ray_run_learns_cartpole_with_a_learner_over_two_processes(tmp_path):
-    """``--learner-processes 2 --sharding data --devices 2`` as a user runs it: two learner processes of two CPU
-    devices each hold one mesh, sample half of each batch each from the replay node and step together; DQN (small,
-    20-step returns) gets past a return of 100 within 3,000 steps, and Ray shuts down cleanly."""
-    run_dir = tmp_path / "run"
-    flags = ["--launcher", "ray", "--learner-processes", "2", "--sharding", "data", "--devices", "2"]
-    flags += ["--max-steps", "3000", "--eval-every", "1500", "--eval-episodes", "5", "--no-progress"]
-    overrides = ["hidden_sizes=[16]", "batch_size=16", "min_replay_size=100", "n_step=20", "learning_rate=3e-3"]
-    overrides += ["samples_per_insert=16.0"]  # each update waits on gloo between the processes (~24 ms here)
-    result = subprocess.run(
-        [sys.executable, "-m", "baselines", "run", "dqn", *flags, "--run-dir", str(run_dir)]
-        + [a for o in overrides for a in ("--set", o)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-4000:]
-    assert "learner: on 4 cpu device(s) of 2 processes" in output, output[-4000:]
+SMALL_DQN = ["hidden_sizes=[16]", "batch_size=16", "min_replay_size=100", "n_step=20", "learning_rate=3e-3"]
+SMALL_DQN += ["samples_per_insert=16.0"]  # each update waits on gloo between the processes (~24 ms here)
+
+
+def _run_dqn(run_dir, checkpoints, flags: list[str], on_line=None) -> str:
+    """``python -m baselines run dqn`` with the small DQN, checkpointed to ``checkpoints`` every 300 learner steps;
+    ``on_line`` sees each line of output as it comes. Returns the whole output; the run must succeed."""
+    command = [sys.executable, "-m", "baselines", "run", "dqn", *flags, "--run-dir", str(run_dir)]
+    command += ["--checkpoint-dir", str(checkpoints), "--checkpoint-every-steps", "300", "--no-progress"]
+    command += [a for o in SMALL_DQN for a in ("--set", o)]
+    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    try:
+        for line in process.stdout:
+            lines.append(line)
+            if on_line is not None:
+                on_line(line)
+        process.wait(timeout=900)
+    finally:
+        process.kill()
+    output = "".join(lines)
+    assert process.returncode == 0, output[-4000:]
     assert FORCED_KILL not in output, output[-4000:]  # Ray shut down cleanly (tests/conftest.py)
-    returns = [e["mean_return"] for e in json.loads((run_dir / "result.json").read_text())["evaluations"]]
+    return output
+
+
+def _final_checkpoint_steps(output: str) -> int:
+    return int(re.search(r"Final checkpoint saved: .*ckpt-(\d+) ", output).group(1))
+
+
+@pytest.mark.ray
+def test_a_learner_over_two_processes_learns_restarts_as_one_and_resumes_under_one_and_four(tmp_path):
+    """``--learner-processes 2 --sharding data --devices 2`` as a user runs it: two learner processes of two CPU
+    devices each hold one mesh, sample half of each batch each from the replay node and step together. Process 1
+    is SIGKILLed once a checkpoint exists: the whole group restarts (a new incarnation, both processes) from that
+    checkpoint, the actors go on, and DQN (small, 20-step returns) gets past a return of 100 within 3,000 steps.
+    The run's checkpoint then resumes with one learner process (threads) and with four (Ray, one device each)."""
+    checkpoints, copy = tmp_path / "ckpt", tmp_path / "ckpt-copy"
+    killed = []
+
+    def kill_process_1_after_a_checkpoint(line: str) -> None:
+        found = re.search(r"process 1 of 2 \(pid (\d+)\) joined incarnation 1", line)
+        if found:
+            killed.append(int(found.group(1)))
+        if len(killed) == 1 and list(checkpoints.glob("ckpt-*")):
+            os.kill(killed[0], signal.SIGKILL)
+            killed.append(-1)
+
+    flags = ["--launcher", "ray", "--learner-processes", "2", "--sharding", "data", "--devices", "2"]
+    flags += ["--max-steps", "3000", "--eval-every", "1500", "--eval-episodes", "5"]
+    output = _run_dqn(tmp_path / "run", checkpoints, flags, kill_process_1_after_a_checkpoint)
+    assert "learner: on 4 cpu device(s) of 2 processes" in output, output[-4000:]
+    assert len(killed) == 2, output[-4000:]
+    for process_id in (0, 1):  # both left the broken group and met again
+        assert re.search(rf"process {process_id} of 2 \(pid \d+\) joined incarnation 2", output), output[-4000:]
+    assert re.search(r"learner: restored .*ckpt-\d+", output), output[-4000:]
+    returns = [e["mean_return"] for e in json.loads((tmp_path / "run" / "result.json").read_text())["evaluations"]]
     assert max(returns) >= 100, returns
+    saved = _final_checkpoint_steps(output)
+    shutil.copytree(checkpoints, copy)
+
+    one = _run_dqn(tmp_path / "one", checkpoints, ["--launcher", "threads", "--max-steps", "3300"])
+    four_flags = ["--launcher", "ray", "--learner-processes", "4", "--sharding", "data", "--devices", "1"]
+    four = _run_dqn(tmp_path / "four", copy, [*four_flags, "--max-steps", "3300"])
+    assert "learner: on 4 cpu device(s) of 4 processes" in four, four[-4000:]
+    for resumed in (one, four):
+        assert "learner: restored" in resumed and f"ckpt-{saved} (learner step {saved})" in resumed, resumed[-4000:]
+        assert _final_checkpoint_steps(resumed) > saved, resumed[-4000:]  # it learned on from there
 
 
 @pytest.mark.parametrize(
@@ -113,3 +160,28 @@ def test_a_learner_over_processes_that_cannot_run_is_refused_before_anything_sta
     )
     assert result.returncode != 0 and message in result.stdout + result.stderr, result.stderr[-2000:]
     assert not run_dir.exists()
+
+
+def test_a_restarted_process_waits_for_the_next_incarnation_of_its_group():
+    """The rendezvous gives each process the newest incarnation it has not joined: one restarted after a failure
+    does not join the broken group again but waits until process 0 opens the next."""
+    from acme.experiments.learner_group import GroupRendezvous
+
+    rendezvous = GroupRendezvous(3)
+    assert rendezvous.coordinator_for(1) is None  # process 0 has not opened the group yet
+    assert rendezvous.open("127.0.0.1:1000") == 1
+    assert rendezvous.coordinator_for(1) == (1, "127.0.0.1:1000")
+    assert rendezvous.coordinator_for(1) is None  # restarted: incarnation 1 is broken for it
+    assert rendezvous.coordinator_for(2) == (1, "127.0.0.1:1000")  # a survivor that had not joined yet
+    assert rendezvous.open("127.0.0.1:2000") == 2
+    assert rendezvous.coordinator_for(1) == (2, "127.0.0.1:2000")
+    assert rendezvous.incarnations() == 2
+    with pytest.raises(ValueError, match="process_id must be 1 to 2"):
+        rendezvous.coordinator_for(3)
+
+
+def test_a_group_without_restarts_ends_the_run_when_a_collective_fails():
+    from acme.experiments.learner_group import leave_broken_group
+
+    with pytest.raises(RuntimeError, match="a collective of process 1 failed .Gloo AllGather failed.*restarts from"):
+        leave_broken_group(1, OSError("Gloo AllGather failed\nmore"), restartable=False)
