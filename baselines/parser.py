@@ -260,6 +260,14 @@ def make_parser() -> argparse.ArgumentParser:
         help="refuse a layout whose compiled update needs more than this per device",
     )
     planning.add_sharding_flags(plan, with_auto=True)
+    plan.add_argument(
+        "--learner-processes",
+        type=arguments.positive_integer,
+        default=1,
+        metavar="P",
+        help="plan a learner over P processes of --devices devices each (as run --learner-processes; with "
+        "--sharding data): the collectives that cross between them each update",
+    )
     _add_hyperparameter_flags(plan)
     commands.add_parser("list", help="list agents, environments and baselines")
     evaluate = commands.add_parser(

@@ -34,6 +34,9 @@ _BYTES.update({"f64": 8, "s64": 8, "u64": 8})
 _COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
 # Assumed rates for the time estimate of ``auto`` (stated in its output): per device, and per link.
 RATES = {"cpu": (5e10, 1e10), "gpu": (5e13, 1e11), "tpu": (1e14, 1e11)}
+# Seconds one collective between processes takes whatever its size, as measured (``benchmarks/learner_scaling.py``,
+# 2026-11-29: a bare all-reduce between two processes, gloo over loopback, 3.7 to 4.2 ms); none measured elsewhere.
+CROSS_PROCESS_SECONDS = {"cpu": 4e-3}
 
 
 @dataclasses.dataclass
@@ -173,6 +176,30 @@ def describe(plan: Plan) -> str:
     )
 
 
+def describe_processes(plan: Plan, processes: int, platform: str) -> str:
+    """What a layout over ``processes`` processes (``--learner-processes``) adds: the collectives that cross
+    between them each update, their bytes, and their time at the measured latency where there is one."""
+    count = sum(c["count"] for c in plan.xla_collectives.values())
+    per_process = plan.devices // processes
+    latency = CROSS_PROCESS_SECONDS.get(platform)
+    if latency is None:
+        timing = f"no latency between processes has been measured for {platform} devices"
+    else:
+        timing = (
+            f"at {latency * 1e3:g} ms each (gloo between processes on one machine, measured), at least "
+            f"{count * latency * 1e3:.1f} ms per update spent waiting on them, against an estimated "
+            f"{estimated_seconds(plan, platform) * 1e3:.3f} ms of the update itself"
+        )
+    return "\n".join(
+        [
+            f"over {processes} processes of {per_process} device(s) each (one mesh, each process feeding its "
+            f"{per_process} device(s) 1/{processes} of every batch):",
+            f"  across processes per update: {count} collective(s), each spanning every process; "
+            f"{_size(plan.collective_bytes or 0)} out of each process (the cost model's ring); {timing}",
+        ]
+    )
+
+
 def add_sharding_flags(parser: Any, with_auto: bool = False) -> None:
     """``--sharding``, ``--devices``, ``--sharding-rule`` and ``--model-axis``: a ``LearnerSharding``."""
     from acme.jax.sharding import STRATEGIES
@@ -264,6 +291,8 @@ def with_cpu_devices(options: Any, sharding: LearnerSharding | None, actor_devic
 
 def plan_command(args: Any, config_overrides: dict) -> int:
     """Prints the plan of ``args.sharding`` (or picks one for ``auto``); refuses one that does not fit."""
+    if args.learner_processes > 1:
+        return _plan_processes(args, config_overrides)
     ask_for_cpu_devices(args.devices)
     agent_config = registry.make_agent_config(args.agent, args.env, config_overrides)
     strategy = args.sharding or "replicated"
@@ -302,6 +331,38 @@ def plan_command(args: Any, config_overrides: dict) -> int:
         + "."
     )
     return 0
+
+
+def _plan_processes(args: Any, config_overrides: dict) -> int:
+    """The plan of a learner over ``args.learner_processes`` processes of ``args.devices`` devices each: data
+    sharding over all of them (the update each process runs on its devices), compiled here over as many."""
+    processes, per_process = args.learner_processes, args.devices or 1
+    if args.sharding != "data":
+        raise ValueError(
+            f"--learner-processes {processes} splits each batch over the processes' devices: plan it with "
+            "--sharding data (fsdp, rules and auto over several processes are not built)."
+        )
+    ask_for_cpu_devices(processes * per_process)
+    agent_config = registry.make_agent_config(args.agent, args.env, config_overrides)
+    batch_size = getattr(agent_config, "batch_size", None)
+    if batch_size is not None and batch_size % (processes * per_process):
+        raise ValueError(
+            f"--learner-processes {processes} of --devices {per_process} split every batch of {batch_size} over "
+            f"{processes * per_process} devices: use a batch_size that {processes * per_process} divides."
+        )
+    sample, spec = one_sample(args.agent, args.env, agent_config)
+    platform = jax.devices()[0].platform
+    if len(jax.devices()) < processes * per_process:
+        raise ValueError(
+            f"--learner-processes {processes} of --devices {per_process} is planned on as many devices in this "
+            f"process; it has {len(jax.devices())} {platform} device(s)."
+        )
+    sharding = LearnerSharding("data", devices=processes * per_process)
+    plan = plan_layout(args.agent, agent_config, spec, sample, sharding)
+    print(f"Plan for {args.agent} on {args.env} ({platform}):")
+    print(describe(plan))
+    print(describe_processes(plan, processes, platform))
+    return _check_fits(plan, args.memory_per_device)
 
 
 def _check_fits(plan: Plan, limit: int | None) -> int:

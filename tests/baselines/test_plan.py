@@ -101,3 +101,20 @@ def test_a_ray_run_without_accelerators_gives_its_learner_and_actors_the_cpu_dev
     assert plan.with_cpu_devices(mine, LearnerSharding("data", devices=2), None).placement == mine.placement
     threads = RunOptions(launcher="threads")
     assert plan.with_cpu_devices(threads, LearnerSharding("data", devices=2), None) is threads
+
+
+def test_a_plan_over_processes_gives_the_collectives_that_cross_them_and_refuses_what_cannot_run():
+    result = _baselines(
+        "plan", "dqn", "--env", "gymnasium:CartPole-v1", "--sharding", "data", "--devices", "2",
+        "--learner-processes", "2",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "data on 4 device(s), per device:" in out and "over 2 processes of 2 device(s) each" in out, out
+    inserted = sum(int(n) for n in re.findall(r"(?:all-reduce|all-gather|reduce-scatter) x(\d+)", out))
+    crossing = re.search(r"across processes per update: (\d+) collective\(s\).*?; ([\d.]+ \w+) out of each", out)
+    assert crossing and int(crossing[1]) == inserted >= 1, out  # every one of the update's collectives crosses
+    assert crossing[2] == re.search(r"collectives per update: ([\d.]+ \w+) moved", out)[1], out
+    assert re.search(r"at least [\d.]+ ms per update spent waiting on them", out), out
+    fsdp = _baselines("plan", "dqn", "--sharding", "fsdp", "--devices", "2", "--learner-processes", "2")
+    assert fsdp.returncode == 2 and "plan it with --sharding data" in fsdp.stderr + fsdp.stdout, fsdp.stderr
