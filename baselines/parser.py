@@ -266,7 +266,7 @@ def make_parser() -> argparse.ArgumentParser:
         default=1,
         metavar="P",
         help="plan a learner over P processes of --devices devices each (as run --learner-processes; with "
-        "--sharding data): the collectives that cross between them each update",
+        "--sharding data or fsdp): the collectives that cross between them each update",
     )
     _add_hyperparameter_flags(plan)
     commands.add_parser("list", help="list agents, environments and baselines")

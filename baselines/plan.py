@@ -334,13 +334,13 @@ def plan_command(args: Any, config_overrides: dict) -> int:
 
 
 def _plan_processes(args: Any, config_overrides: dict) -> int:
-    """The plan of a learner over ``args.learner_processes`` processes of ``args.devices`` devices each: data
-    sharding over all of them (the update each process runs on its devices), compiled here over as many."""
+    """The plan of a learner over ``args.learner_processes`` processes of ``args.devices`` devices each: data or
+    fsdp over all of them (the update each process runs on its devices), compiled here over as many."""
     processes, per_process = args.learner_processes, args.devices or 1
-    if args.sharding != "data":
+    if args.sharding not in ("data", "fsdp"):
         raise ValueError(
             f"--learner-processes {processes} splits each batch over the processes' devices: plan it with "
-            "--sharding data (fsdp, rules and auto over several processes are not built)."
+            "--sharding data or fsdp (replicated, rules and auto over several processes are not built)."
         )
     ask_for_cpu_devices(processes * per_process)
     agent_config = registry.make_agent_config(args.agent, args.env, config_overrides)
@@ -357,7 +357,7 @@ def _plan_processes(args: Any, config_overrides: dict) -> int:
             f"--learner-processes {processes} of --devices {per_process} is planned on as many devices in this "
             f"process; it has {len(jax.devices())} {platform} device(s)."
         )
-    sharding = LearnerSharding("data", devices=processes * per_process)
+    sharding = LearnerSharding(args.sharding, devices=processes * per_process)
     plan = plan_layout(args.agent, agent_config, spec, sample, sharding)
     print(f"Plan for {args.agent} on {args.env} ({platform}):")
     print(describe(plan))

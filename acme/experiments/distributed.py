@@ -27,9 +27,11 @@ from acme.experiments.inference import (
 from acme.experiments.learner_group import (
     GroupMembership,
     GroupRendezvous,
+    StateGathers,
     check_learner_group,
     check_same_restore,
     join_group,
+    splits_state,
     step_in_lockstep,
 )
 from acme.experiments.offline import make_offline_learner, open_dataset
@@ -189,6 +191,9 @@ class LearnerNode:
                 flush=True,
             )
         first_start = counter.increment(learner_node_starts=1).get("learner_node_starts") == 1
+        self._gathers = None  # a state split over the group's processes: gathered with them (learner_group.py)
+        if group is not None and splits_state(config.learner_sharding):
+            self._gathers = StateGathers(self._learner, keep=True, save=self._write if resume.checkpointer else None)
         self._save_lock = threading.Lock()
         self._step_lock = threading.Lock()  # held while run() steps; finish() takes it to stop stepping
         self._finished = threading.Event()
@@ -219,6 +224,8 @@ class LearnerNode:
         return os.getpid()
 
     def get_variables(self, names):
+        if self._gathers is not None:
+            return self._gathers.variables(names)
         return to_host(self._learner.get_variables(names))
 
     def steps(self) -> int:
@@ -254,6 +261,7 @@ class LearnerNode:
                     self._membership,
                     0,
                     self._save_if_due,
+                    self._gathers,
                 )
             finally:
                 self._stepping.clear()
@@ -279,7 +287,10 @@ class LearnerNode:
 
     def _save_if_due(self) -> None:
         if self._checkpointer is not None and self._checkpointer.clock.due(self.steps()):
-            self.save()
+            if self._gathers is not None:
+                self._gathers.want_save()  # gathered and written in the group's next round
+            else:
+                self.save()
 
     def save(self) -> str:
         """Writes a checkpoint now (learner state, counts, replay); returns its path.
@@ -289,8 +300,13 @@ class LearnerNode:
         """
         if self._checkpointer is None:
             raise RuntimeError("This experiment has no checkpointing configured (ExperimentConfig.checkpointing).")
+        if self._gathers is not None:  # the group's processes gather the state together
+            return self._gathers.save_now(self._stepping.is_set)
+        return self._write(self._learner.save())
+
+    def _write(self, state: Any) -> str:
+        """Writes ``state`` (the learner's, on the host) as a checkpoint with the counts and the replay."""
         with self._save_lock:
-            state = self._learner.save()
             steps = getattr(state, "steps", None)
             return self._checkpointer.save(
                 state,
@@ -308,6 +324,10 @@ class LearnerNode:
         self._finished.set()
         while self._membership is not None and self._stepping.is_set():
             time.sleep(0.01)  # the group stops together at its next round; a step it agreed on is taken first
+        if self._gathers is not None:  # written in the group's last round, as it stopped
+            if self._gathers.last_saved is None:
+                raise RuntimeError("The learner group stopped before it could gather its state for a checkpoint.")
+            return self._gathers.last_saved
         with self._step_lock:
             return self.save()
 
@@ -374,10 +394,17 @@ class LearnerProcess:
         resume.restore(self._learner)
         check_same_restore(learner_steps_of(self._learner))
         self._step_lock = threading.Lock()
+        self._gathers = StateGathers(self._learner) if splits_state(config.learner_sharding) else None
 
     def run(self) -> None:
         step_in_lockstep(
-            self._learner, self._iterator, launch.stop_requested, self._step_lock, self._membership, self._process_id
+            self._learner,
+            self._iterator,
+            launch.stop_requested,
+            self._step_lock,
+            self._membership,
+            self._process_id,
+            gathers=self._gathers,
         )
 
     def stop(self) -> None:

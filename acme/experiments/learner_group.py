@@ -81,17 +81,28 @@ class GroupMembership(NamedTuple):
     restartable: bool
 
 
+GROUP_STRATEGIES = ("data", "fsdp")
+"""The layouts a learner over several processes takes: the batch split over every process's devices, and under
+fsdp the state too."""
+
+
+def splits_state(sharding: Any) -> bool:
+    """Whether ``sharding`` splits the learner's state over the devices (then, over several processes, the
+    variables served and the state saved are gathered from all of them together)."""
+    return sharding is not None and sharding.strategy == "fsdp"
+
+
 def check_learner_group(config: ExperimentConfig, options: RunOptions) -> None:
     """Refuses a learner over several processes (``options.learner_processes``) that the config cannot run."""
     count = options.learner_processes
     if count == 1:
         return
     sharding = config.learner_sharding
-    if sharding is None or sharding.strategy != "data":
+    if sharding is None or sharding.strategy not in GROUP_STRATEGIES:
         raise ValueError(
-            f"A learner over {count} processes splits each batch over their devices: give it the data sharding "
-            "(--sharding data, and --devices for each process's count); replicated, fsdp and rules over several "
-            "processes are not built yet."
+            f"A learner over {count} processes splits each batch over their devices: give it the data or fsdp "
+            "sharding (--sharding data|fsdp, and --devices for each process's count); replicated and rules over "
+            "several processes are not built."
         )
     if isinstance(sharding.devices, tuple):
         raise ValueError(
@@ -168,6 +179,81 @@ def leave_broken_group(process_id: int, error: BaseException, restartable: bool)
     os._exit(GROUP_LEFT_EXIT_CODE)
 
 
+class StateGathers:
+    """The gathers every process of a group makes together when the learner's state is split over them (fsdp):
+    process 0 asks (``want_variables``, ``want_save``), and in the next round of the lockstep all of them gather
+    the variables it serves (``"policy"``) or the whole state it saves. ``keep`` (process 0) keeps the variables
+    and hands the gathered state to ``save`` (which writes it as a checkpoint and returns its path)."""
+
+    NAMES = ("policy",)
+    """The variables a group with a split state serves (what actors, the evaluator and the inference server ask)."""
+
+    def __init__(self, learner: Any, keep: bool = False, save: Callable[[Any], str] | None = None):
+        self._learner = learner
+        self._keep, self._save = keep, save
+        self._variables: list | None = None
+        self._fresh = threading.Condition()
+        self._variables_wanted = threading.Event()
+        self._save_wanted = threading.Event()
+        self._saves = 0  # states saved so far
+        self.last_saved: str | None = None  # the newest checkpoint path written through this
+
+    def wants(self, final: bool = False) -> list[bool]:
+        """This process's asks for the round: ``[variables, state]`` (the state always in the final round after
+        the group agreed to stop, where process 0 writes its last checkpoint)."""
+        if not self._keep:
+            return [False, False]
+        return [self._variables_wanted.is_set(), self._save is not None and (final or self._save_wanted.is_set())]
+
+    def gather(self, variables: bool, state: bool) -> None:
+        """Gathers what the round asks, together with the other processes."""
+        layout = self._learner.layout
+        if variables:
+            self._variables_wanted.clear()
+            fetched = layout.fetch(self._learner.get_variables(self.NAMES))
+            with self._fresh:
+                if self._keep:
+                    self._variables = fetched
+                self._fresh.notify_all()
+        if state:
+            self._save_wanted.clear()
+            saved = self._learner.save()
+            with self._fresh:
+                if self._keep and self._save is not None:
+                    self.last_saved = self._save(saved)
+                self._saves += 1
+                self._fresh.notify_all()
+
+    def variables(self, names, timeout: float = JOIN_SECONDS) -> list:
+        """Process 0: the newest gathered ``names`` (asking for fresher ones in the next round); waits for the
+        first gather."""
+        unknown = [name for name in names if name not in self.NAMES]
+        if unknown:
+            raise KeyError(f"A learner whose state is split over processes serves {list(self.NAMES)}, not {unknown}.")
+        self._variables_wanted.set()
+        with self._fresh:
+            if not self._fresh.wait_for(lambda: self._variables is not None, timeout):
+                raise TimeoutError(f"the learner group gathered no variables within {timeout:g} s.")
+            by_name = dict(zip(self.NAMES, self._variables))
+        return [by_name[name] for name in names]
+
+    def want_save(self) -> None:
+        """Process 0: gather and save the state in the next round."""
+        self._save_wanted.set()
+
+    def save_now(self, stepping: Callable[[], bool]) -> str:
+        """Process 0: a checkpoint written in the next round, while the group steps (``stepping``)."""
+        with self._fresh:
+            target = self._saves + 1
+        self.want_save()
+        with self._fresh:
+            while self._saves < target:
+                if not stepping():
+                    raise RuntimeError("The learner group has stopped: its split state cannot be gathered any more.")
+                self._fresh.wait(0.05)
+            return self.last_saved
+
+
 def step_in_lockstep(
     learner: Any,
     iterator: Any,
@@ -176,19 +262,30 @@ def step_in_lockstep(
     membership: GroupMembership,
     process_id: int,
     after_step: Callable[[], None] | None = None,
+    gathers: StateGathers | None = None,
 ) -> None:
     """Steps ``learner`` together with the other processes of its group until one of them would stop: in every
     round each process says whether it would stop and whether its next batch is ready (``agree``, a collective);
     all of them step when every batch is ready, and all return once any would stop. ``after_step`` runs after
-    each step, under ``step_lock``. A failed collective (a process died) ends or restarts the group
+    each step, under ``step_lock``. With ``gathers`` (a state split over the processes; every process has them)
+    each round also carries process 0's asks, which all of them gather together, and a last round after the stop
+    lets it gather the state it saves. A failed collective (a process died) ends or restarts the group
     (``leave_broken_group``), unless the program is stopping anyway."""
     import jax
 
     ready = getattr(iterator, "ready", None)
     try:
         while True:
-            flags = agree([bool(should_stop()), ready is None or bool(ready())])
+            asks = [] if gathers is None else gathers.wants()
+            flags = agree([bool(should_stop()), ready is None or bool(ready()), *asks])
+            if gathers is not None and flags[:, 2:].any():
+                with step_lock:
+                    gathers.gather(*flags[:, 2:].any(axis=0))
             if flags[:, 0].any():
+                if gathers is not None:  # the last round: process 0 gathers the state it saves as the group stops
+                    final = agree(gathers.wants(final=True))
+                    with step_lock:
+                        gathers.gather(*final.any(axis=0))
                 return
             if not flags[:, 1].all():
                 time.sleep(0.001)
@@ -207,8 +304,10 @@ __all__ = [
     "GROUP_LEFT_EXIT_CODE",
     "GroupMembership",
     "GroupRendezvous",
+    "StateGathers",
     "check_learner_group",
     "check_same_restore",
+    "splits_state",
     "join_group",
     "leave_broken_group",
     "step_in_lockstep",

@@ -136,7 +136,7 @@ class RunOptions:
         1,
         "processes that together hold one learner (jax's multi-controller runtime; their mesh spans every "
         "process's devices, --devices each, and each samples its share of every batch from the replay node; with "
-        "checkpointing they restart together, --learner-restarts times); needs --sharding data. Default: 1",
+        "checkpointing they restart together, --learner-restarts times); needs --sharding data or fsdp. Default: 1",
         ("ray",),
         type=int,
     )

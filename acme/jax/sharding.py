@@ -19,6 +19,7 @@ and priorities back.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import numbers
 import re
 from typing import Any, Sequence
@@ -237,17 +238,18 @@ class Layout:
 
     def fetch(self, tree: Any) -> Any:
         """``tree`` (in this layout) as host arrays; over several processes the leaves other processes hold
-        parts of are gathered, which every process of the group must call together."""
+        parts of are gathered (one compiled program for the whole tree), which every process of the group must
+        call together."""
         if not self.multiprocess:
             return jax.device_get(tree)
-        from jax.experimental import multihost_utils
+        whole = _replicate(self.replicated)(tree)
+        return jax.tree.map(lambda leaf: np.asarray(leaf.addressable_data(0)), whole)
 
-        def one(leaf):
-            if not isinstance(leaf, jax.Array) or leaf.is_fully_addressable or leaf.is_fully_replicated:
-                return np.asarray(leaf)
-            return np.asarray(multihost_utils.process_allgather(leaf, tiled=True))
 
-        return jax.tree.map(one, tree)
+@functools.lru_cache(maxsize=None)
+def _replicate(replicated: NamedSharding) -> Any:
+    """A jitted identity whose outputs are ``replicated``: XLA gathers every split leaf in one program."""
+    return jax.jit(lambda tree: tree, out_shardings=replicated)
 
 
 def device_of(device_id: int | None) -> Any:

@@ -105,7 +105,8 @@ def test_a_learner_over_two_processes_learns_restarts_as_one_and_resumes_under_o
     devices each hold one mesh, sample half of each batch each from the replay node and step together. Process 1
     is SIGKILLed once a checkpoint exists: the whole group restarts (a new incarnation, both processes) from that
     checkpoint, the actors go on, and DQN (small, 20-step returns) gets past a return of 100 within 3,000 steps.
-    The run's checkpoint then resumes with one learner process (threads) and with four (Ray, one device each)."""
+    The run's checkpoint then resumes with one learner process (threads) and with four under fsdp (Ray, one device
+    each), whose processes gather the policy they serve and the final checkpoint's state together."""
     checkpoints, copy = tmp_path / "ckpt", tmp_path / "ckpt-copy"
     killed = []
 
@@ -120,7 +121,7 @@ def test_a_learner_over_two_processes_learns_restarts_as_one_and_resumes_under_o
     flags = ["--launcher", "ray", "--learner-processes", "2", "--sharding", "data", "--devices", "2"]
     flags += ["--max-steps", "3000", "--eval-every", "1500", "--eval-episodes", "5"]
     output = _run_dqn(tmp_path / "run", checkpoints, flags, kill_process_1_after_a_checkpoint)
-    assert "learner: on 4 cpu device(s) of 2 processes" in output, output[-4000:]
+    assert re.search(r"learner: on 4 cpu device\(s\) of 2 processes \(ids .*\), data", output), output[-4000:]
     assert len(killed) == 2, output[-4000:]
     for process_id in (0, 1):  # both left the broken group and met again
         assert re.search(rf"process {process_id} of 2 \(pid \d+\) joined incarnation 2", output), output[-4000:]
@@ -131,9 +132,9 @@ def test_a_learner_over_two_processes_learns_restarts_as_one_and_resumes_under_o
     shutil.copytree(checkpoints, copy)
 
     one = _run_dqn(tmp_path / "one", checkpoints, ["--launcher", "threads", "--max-steps", "3300"])
-    four_flags = ["--launcher", "ray", "--learner-processes", "4", "--sharding", "data", "--devices", "1"]
+    four_flags = ["--launcher", "ray", "--learner-processes", "4", "--sharding", "fsdp", "--devices", "1"]
     four = _run_dqn(tmp_path / "four", copy, [*four_flags, "--max-steps", "3300"])
-    assert "learner: on 4 cpu device(s) of 4 processes" in four, four[-4000:]
+    assert re.search(r"learner: on 4 cpu device\(s\) of 4 processes \(ids .*\), fsdp", four), four[-4000:]
     for resumed in (one, four):
         assert "learner: restored" in resumed and f"ckpt-{saved} (learner step {saved})" in resumed, resumed[-4000:]
         assert _final_checkpoint_steps(resumed) > saved, resumed[-4000:]  # it learned on from there
@@ -142,8 +143,8 @@ def test_a_learner_over_two_processes_learns_restarts_as_one_and_resumes_under_o
 @pytest.mark.parametrize(
     "flags, message",
     [
-        (["--learner-processes", "2"], "give it the data sharding"),
-        (["--learner-processes", "2", "--sharding", "fsdp", "--devices", "2"], "give it the data sharding"),
+        (["--learner-processes", "2"], "give it the data or fsdp sharding"),
+        (["--learner-processes", "2", "--sharding", "replicated"], "give it the data or fsdp sharding"),
         (["--learner-processes", "2", "--replay", "learner", "--sharding", "data"], "needs a replay every learner"),
         (["--learner-processes", "3", "--sharding", "data", "--devices", "2"], "use a batch_size that 6 divides"),
         (["--learner-processes", "0"], "--learner-processes must be an integer >= 1"),
