@@ -114,6 +114,7 @@ bench: install install-reverb
 	$(BIN)/python benchmarks/transition_device.py
 	$(BIN)/python benchmarks/sharding.py
 	$(BIN)/python benchmarks/learner_scaling.py
+	$(BIN)/python benchmarks/replay_node.py
 	$(BIN)/python benchmarks/peer_protocol.py $(if $(wildcard $(STAMP_PEERS)),--peer-python $(VENV_PEERS)/bin/python)
 
 # DQN as a user runs it, the working tree against an earlier revision REV, alternating in one window (~8 min):
