@@ -767,8 +767,10 @@ def make_distributed_experiment(
     membership = None
     group = _learner_group(config, options)
     if group is not None:  # its processes meet at a rendezvous node; they restart together (learner_group.py)
-        with program.group("learner_group"):
-            rendezvous = program.add_node(launch.ServiceNode(GroupRendezvous, group.num_processes), label="rendezvous")
+        # Outside the group "learner_group", so that a placement of the group's processes (one per host) leaves it.
+        rendezvous = program.add_node(
+            launch.ServiceNode(GroupRendezvous, group.num_processes), label="learner_rendezvous"
+        )
         membership = GroupMembership(group, rendezvous, restartable=restarts > 0)
     learner = program.add_node(
         launch.ServiceNode(

@@ -34,7 +34,7 @@ JOIN_SECONDS = 300.0
 
 
 class GroupRendezvous:
-    """Where the processes of a learner group meet: a service node of the program (``learner_group/rendezvous``).
+    """Where the processes of a learner group meet: a service node of the program (``learner_rendezvous``).
 
     ``open`` (process 0) starts a new incarnation of the group at a coordinator address; ``coordinator_for`` gives
     another process the newest incarnation it has not joined yet, or None until process 0 opens one. A process

@@ -186,3 +186,27 @@ def test_a_group_without_restarts_ends_the_run_when_a_collective_fails():
 
     with pytest.raises(RuntimeError, match="a collective of process 1 failed .Gloo AllGather failed.*restarts from"):
         leave_broken_group(1, OSError("Gloo AllGather failed\nmore"), restartable=False)
+
+
+def test_a_placement_can_put_each_learner_process_on_a_host_of_its_own(tmp_path):
+    """One learner process per machine of a cluster: each machine offers one unit of a custom resource and the
+    learner and its group reserve one each (docs/learner-devices.md); the rendezvous node reserves none, so P
+    machines suffice."""
+    import dataclasses
+
+    import launch
+    from acme.experiments import make_distributed_experiment
+    from acme.experiments.options import RunOptions
+    from acme.jax.sharding import LearnerSharding
+    from launch.placement import resolve_placement
+    from tests.experiments.test_distributed import small_config
+
+    config = dataclasses.replace(small_config(tmp_path, 100), learner_sharding=LearnerSharding("data", devices=1))
+    one_each = launch.Resources(custom={"learner_host": 1})
+    placement = {"learner": one_each, "learner_group": one_each}
+    options = RunOptions(launcher="ray", learner_processes=4, placement=placement)
+    program = make_distributed_experiment(config, options)
+    resolved = resolve_placement(program, placement)
+    hosts = [label for label, resources in resolved.items() if resources.custom.get("learner_host")]
+    assert sorted(hosts) == ["learner", *(f"learner_group/process_{i}" for i in (1, 2, 3))]
+    assert "learner_rendezvous" in resolved and not resolved["learner_rendezvous"].custom
