@@ -44,14 +44,14 @@ def main(port: int, num_processes: int, process_id: int) -> None:
         for _ in range(MORE):
             one.step()
         for strategy in ("data", "fsdp"):
-            group = learner(agent, local[:NUM_UPDATES], LearnerSharding(strategy))
+            group = learner(agent, local, LearnerSharding(strategy))  # one compiled update for both checks
             for _ in range(NUM_UPDATES):
                 group.step()
-            resumed = learner(agent, local[NUM_UPDATES:], LearnerSharding(strategy))
-            resumed.restore(saved)
+            after = leaves(group)  # every process gathers, together
+            group.restore(saved)  # the one-device state, then the next MORE batches
             for _ in range(MORE):
-                resumed.step()
-            after, resumed_after = leaves(group), leaves(resumed)  # every process gathers, together
+                group.step()
+            resumed_after = leaves(group)
             if process_id == 0:
                 record = {"agent": agent, "strategy": strategy, "processes": num_processes}
                 record["devices"] = jax.device_count()
