@@ -35,7 +35,7 @@ from tests.jax.learner_batches import SMALL, after_updates, batches, compare, le
 
 NUM_UPDATES = 3
 # Data parallel over 2 devices and both strategies over 8 (the widest split; 4 adds no case the two miss).
-LAYOUTS = (("data", 2), ("data", 8), ("fsdp", 8))
+LAYOUTS = (("data", 8), ("fsdp", 8))
 # DQN as the distributed check trains it: small, with 20-step returns (as the CartPole baseline) and a larger step.
 DISTRIBUTED_DQN = dict(hidden_sizes=(16,), batch_size=16, min_replay_size=100, n_step=20, learning_rate=3e-3)
 
