@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-from acme.agents.config_checks import ConfigChecker
+from acme.agents.config_checks import ConfigChecker, check_learning_rate_decay
 from acme.agents.rollout_config import RolloutConfig, check_rollout_config
 from acme.jax.torsos import TORSOS
 
@@ -35,6 +35,8 @@ class PPOConfig(RolloutConfig):
     learning_rate: float = 1e-3  # Adam's step size
     adam_eps: float = 1e-5  # Adam's epsilon
     max_gradient_norm: float = 0.5  # gradients are clipped to this global norm
+    learning_rate_decay_steps: int = 0  # optimiser steps of a linear decay to final_learning_rate; 0: constant
+    final_learning_rate: float = 1e-5  # the step size once the decay is over
     num_epochs: int = 20  # passes over each batch of rollouts
     num_minibatches: int = 1  # minibatches each pass splits the batch into
     hidden_sizes: Sequence[int] = (64, 64)  # hidden layer sizes of the MLP
@@ -53,6 +55,7 @@ class PPOConfig(RolloutConfig):
         check = ConfigChecker(self)
         check.in_unit_interval(self, "discount", "gae_lambda")
         check.positive(self, "clip_epsilon", "learning_rate", "adam_eps", "max_gradient_norm")
+        check_learning_rate_decay(self)
         check.non_negative(self, "value_coef", "entropy_coef")
         check.positive_int(self, "num_epochs", "num_minibatches")
         check.layer_sizes(self, "hidden_sizes")
