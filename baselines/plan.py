@@ -188,7 +188,7 @@ def describe_processes(plan: Plan, processes: int, platform: str) -> str:
         timing = (
             f"at {latency * 1e3:g} ms each (gloo between processes on one machine, measured), at least "
             f"{count * latency * 1e3:.1f} ms per update spent waiting on them, against an estimated "
-            f"{estimated_seconds(plan, platform) * 1e3:.3f} ms of the update itself"
+            f"{estimated_seconds(plan, platform) * 1e3:.3g} ms of the update itself"
         )
     return "\n".join(
         [
