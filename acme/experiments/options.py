@@ -157,7 +157,8 @@ class RunOptions:
         None,
         "the resources each node or group reserves, so that Ray places it on a machine that has them, e.g. "
         '\'{"learner": {"num_gpus": 1}, "actor": {"custom": {"actor_host": 1}}}\' (nodes: replay, counter, learner, '
-        "evaluator; group: actor; default: no reservations); JSON text or a mapping to launch.Resources",
+        "evaluator, learner_rendezvous; groups: actor, learner_group; default: no reservations); JSON text or a "
+        "mapping to launch.Resources",
         ("ray",),
         metavar="JSON",
     )
