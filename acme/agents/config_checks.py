@@ -264,12 +264,12 @@ def check_transition_replay(config: Any) -> None:
 
 def check_learning_rate_decay(config: Any) -> None:
     """``learning_rate_decay_steps`` (0: a constant step size, else optimiser steps of a linear decay) and
-    ``final_learning_rate`` (> 0, at most ``learning_rate``: a decay, not a warm-up)."""
+    ``final_learning_rate`` (> 0; with a decay, at most ``learning_rate``: a decay, not a warm-up; unused without)."""
     check = ConfigChecker(config)
     check.integer(config, "learning_rate_decay_steps", minimum=0, maximum=MAX_STEPS)
     check.positive(config, "final_learning_rate")
     check(
-        config.final_learning_rate <= config.learning_rate,
+        config.learning_rate_decay_steps == 0 or config.final_learning_rate <= config.learning_rate,
         f"final_learning_rate ({config.final_learning_rate}) must be at most learning_rate ({config.learning_rate}): "
         "the step size decays.",
     )

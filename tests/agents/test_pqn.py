@@ -39,7 +39,6 @@ def _parts(**overrides):
         ("q_lambda", 1.5, r"q_lambda must be in \[0, 1\]"),
         ("reward_scale", 0.0, "reward_scale must be > 0"),
         ("learning_rate_decay_steps", -1, "learning_rate_decay_steps must be an integer >= 0"),
-        ("final_learning_rate", 1.0, r"final_learning_rate \(1.0\) must be at most learning_rate"),
         ("evaluation_actions", "sample", "evaluation_actions must stay 'mode'"),
         ("num_minibatches", 3, r"num_minibatches \(3\) must divide batch_size \* unroll_length \(8\)"),
         ("epsilon_end", 1.5, "epsilon_end must be"),
@@ -48,6 +47,12 @@ def _parts(**overrides):
 def test_invalid_config_values_are_rejected(field, value, message):
     with pytest.raises(ValueError, match=message):
         PQNConfig(**{**TINY, field: value})
+
+
+def test_a_decay_must_end_below_where_it_starts_and_a_constant_step_size_ignores_its_end():
+    with pytest.raises(ValueError, match=r"final_learning_rate \(1.0\) must be at most learning_rate"):
+        PQNConfig(**{**TINY, "final_learning_rate": 1.0, "learning_rate_decay_steps": 10})
+    assert PQNConfig(**{**TINY, "learning_rate": 1e-12}).learning_rate == 1e-12  # no decay: its end is unused
 
 
 def test_replace_keeps_validation():
