@@ -336,8 +336,10 @@ def plan_command(args: Any, config_overrides: dict) -> int:
 def _plan_processes(args: Any, config_overrides: dict) -> int:
     """The plan of a learner over ``args.learner_processes`` processes of ``args.devices`` devices each: data or
     fsdp over all of them (the update each process runs on its devices), compiled here over as many."""
+    from acme.experiments.learner_group import GROUP_STRATEGIES, check_group_batch
+
     processes, per_process = args.learner_processes, args.devices or 1
-    if args.sharding not in ("data", "fsdp"):
+    if args.sharding not in GROUP_STRATEGIES:
         raise ValueError(
             f"--learner-processes {processes} splits each batch over the processes' devices: plan it with "
             "--sharding data or fsdp (replicated, rules and auto over several processes are not built)."
@@ -345,11 +347,8 @@ def _plan_processes(args: Any, config_overrides: dict) -> int:
     ask_for_cpu_devices(processes * per_process)
     agent_config = registry.make_agent_config(args.agent, args.env, config_overrides)
     batch_size = getattr(agent_config, "batch_size", None)
-    if batch_size is not None and batch_size % (processes * per_process):
-        raise ValueError(
-            f"--learner-processes {processes} of --devices {per_process} split every batch of {batch_size} over "
-            f"{processes * per_process} devices: use a batch_size that {processes * per_process} divides."
-        )
+    if batch_size is not None:
+        check_group_batch(batch_size, processes, per_process)
     sample, spec = one_sample(args.agent, args.env, agent_config)
     platform = jax.devices()[0].platform
     if len(jax.devices()) < processes * per_process:

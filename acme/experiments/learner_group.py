@@ -109,12 +109,16 @@ def check_learner_group(config: ExperimentConfig, options: RunOptions) -> None:
             f"A learner over {count} processes takes a count of devices for each process (--devices N), not the "
             f"ids {sharding.devices}."
         )
-    batch_size = config.builder.config.batch_size
-    per_device = count * (sharding.devices or 1)
-    if batch_size % per_device:
+    check_group_batch(config.builder.config.batch_size, count, sharding.devices or 1)
+
+
+def check_group_batch(batch_size: int, processes: int, per_process: int) -> None:
+    """Refuses a batch that ``processes`` processes of ``per_process`` devices each do not divide."""
+    devices = processes * per_process
+    if batch_size % devices:
         raise ValueError(
-            f"A learner over {count} processes of {sharding.devices or 1} device(s) each splits every batch of "
-            f"{batch_size} over {per_device} devices: use a batch_size that {per_device} divides."
+            f"A learner over {processes} processes of {per_process} device(s) each splits every batch of "
+            f"{batch_size} over {devices} devices: use a batch_size that {devices} divides."
         )
 
 
@@ -181,7 +185,7 @@ def leave_broken_group(process_id: int, error: BaseException, restartable: bool)
 
 class StateGathers:
     """The gathers every process of a group makes together when the learner's state is split over them (fsdp):
-    process 0 asks (``want_variables``, ``want_save``), and in the next round of the lockstep all of them gather
+    process 0 asks (``variables``, ``want_save``), and in the next round of the lockstep all of them gather
     the variables it serves (``"policy"``) or the whole state it saves. ``keep`` (process 0) keeps the variables
     and hands the gathered state to ``save`` (which writes it as a checkpoint and returns its path)."""
 
@@ -305,6 +309,7 @@ __all__ = [
     "GroupMembership",
     "GroupRendezvous",
     "StateGathers",
+    "check_group_batch",
     "check_learner_group",
     "check_same_restore",
     "splits_state",
