@@ -117,9 +117,9 @@ def _measure(mode: str, calls: int) -> dict:
 
 def _measure_processes(calls: int) -> dict:
     """The ``processes`` children, both at once; process 0's figures."""
-    from acme.jax.multiprocess import free_loopback_address
+    from acme.jax.multiprocess import free_address
 
-    port = free_loopback_address().rsplit(":", 1)[1]
+    port = free_address().rsplit(":", 1)[1]
     env = {**os.environ, **SINGLE_THREAD_ENV, "PYTHONPATH": ROOT}
     children = [
         subprocess.Popen(

@@ -13,14 +13,14 @@ state the others do not have. Without restarts the run ends with the failure.
 from __future__ import annotations
 
 import os
-import socket
 import sys
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 import launch
-from acme.jax.multiprocess import LearnerGroup, agree, gather_integers
+from acme.jax.multiprocess import LearnerGroup, agree, free_address, gather_integers
+from acme.utils.connections import node_host
 
 if TYPE_CHECKING:
     from acme.experiments.config import ExperimentConfig
@@ -122,23 +122,12 @@ def check_group_batch(batch_size: int, processes: int, per_process: int) -> None
         )
 
 
-def _coordinator_address() -> str:
-    """``host:port`` on the address other nodes reach this process at, with a port free now."""
-    from acme.utils.connections import node_host
-
-    host = node_host()
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
-        probe.bind((host, 0))
-        port = probe.getsockname()[1]
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
 def join_group(membership: GroupMembership, process_id: int) -> int:
     """Joins ``membership``'s group as process ``process_id``: process 0 opens a new incarnation at a coordinator
     address of its host, the others wait (up to ``JOIN_SECONDS``) for the newest one they have not joined. Must run
     before anything starts jax's devices. Returns the incarnation."""
     if process_id == 0:
-        address = _coordinator_address()
+        address = free_address(node_host())
         incarnation = membership.rendezvous.open(address)
     else:
         deadline = time.monotonic() + JOIN_SECONDS

@@ -89,11 +89,12 @@ def agree(flags: Sequence[bool]) -> np.ndarray:
     return gather_integers([int(bool(flag)) for flag in flags]).astype(bool)
 
 
-def free_loopback_address() -> str:
-    """``127.0.0.1:PORT`` with a port free now, for a group's coordinator on this machine."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return f"127.0.0.1:{probe.getsockname()[1]}"
+def free_address(host: str = "127.0.0.1") -> str:
+    """``host:port`` (``[host]:port`` for IPv6) with a port free on ``host`` now, for a group's coordinator."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.bind((host, 0))
+        port = probe.getsockname()[1]
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,7 +133,7 @@ class LearnerGroup:
 __all__ = [
     "LearnerGroup",
     "agree",
-    "free_loopback_address",
+    "free_address",
     "gather_integers",
     "join_learner_group",
     "spans_processes",
