@@ -106,7 +106,7 @@ def test_ppo_with_an_lstm_learns_the_memory_task_on_the_device():
 
 
 def test_sac_learns_pendulum_on_the_device():
-    config = registry.make_experiment_config("sac", "jax:Pendulum-v1", max_steps=12_000, eval_every=4_000)
+    config = registry.make_experiment_config("sac", "jax:Pendulum-v1", max_steps=10_000, eval_every=2_000)
     result = run_anakin(config, progress=False)
     assert result.runs[0].best.mean_return >= -200.0, result.runs[0].evaluations
 

@@ -58,13 +58,12 @@ def _sweep_command(sweep_dir: str) -> list[str]:
         "learning_rate=1e-3,3e-3",
         "--seeds",
         "0",
-        "1",
         "--max-concurrent",
         "1",
         "--max-steps",
-        "4000",
+        "2000",
         "--eval-every",
-        "1000",
+        "500",
         "--run-dir",
         sweep_dir,
     ]
@@ -77,10 +76,10 @@ def _runs(sweep_dir: str) -> dict[str, str]:
 
 @pytest.mark.ray
 def test_a_grid_sweep_stopped_by_sigterm_resumes_with_the_same_command_and_is_reported(tmp_path):
-    """2 learning rates x 2 seeds, one trial at a time. SIGTERM once one run finished and another is under way:
+    """2 learning rates x 1 seed, one trial at a time. SIGTERM once one run finished and another is under way:
     the running run saves a checkpoint, the sweep says the same command resumes it. Run again: the finished run
-    is kept (its result untouched), the stopped one resumes from its checkpoint, the rest run. The report has
-    both settings over both seeds and names the best one with its command."""
+    is kept (its result untouched), the stopped one resumes from its checkpoint. The report has both settings and
+    names the best one with its command."""
     sweep_dir = str(tmp_path / "sweep")
     log = open(tmp_path / "first.log", "w")
     sweep = subprocess.Popen(_sweep_command(sweep_dir), cwd=REPOSITORY, stdout=log, stderr=subprocess.STDOUT)
@@ -111,18 +110,16 @@ def test_a_grid_sweep_stopped_by_sigterm_resumes_with_the_same_command_and_is_re
     assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
     assert "Resuming the sweep" in second.stdout
     runs = _runs(sweep_dir)
-    assert sorted(runs) == [f"learning_rate=1e-3-seed{s}" for s in (0, 1)] + [
-        f"learning_rate=3e-3-seed{s}" for s in (0, 1)
-    ]
+    assert sorted(runs) == ["learning_rate=1e-3-seed0", "learning_rate=3e-3-seed0"]
     for path in runs.values():
         result = json.load(open(os.path.join(path, "result.json")))
-        assert result["actor_steps"] >= 4000 and len(result["evaluations"]) == 4
+        assert result["actor_steps"] >= 2000 and len(result["evaluations"]) == 4
     assert all(os.path.getmtime(os.path.join(path, "result.json")) == mtime for path, mtime in kept.items())
     assert "Resuming from checkpoint" in open(os.path.join(stopped, "output.log")).read()
 
     assert main(["report", "--sweep", sweep_dir]) == 0
     report = open(os.path.join(sweep_dir, "report", "README.md")).read()
-    assert "| learning_rate=1e-3 | 2 |" in report and "| learning_rate=3e-3 | 2 |" in report
+    assert "| learning_rate=1e-3 | 1 |" in report and "| learning_rate=3e-3 | 1 |" in report
     assert "**Best setting: learning_rate=" in report and "python -m baselines run dqn --env" in report
     assert "over 2 session(s)" in report
     for name in ("return_vs_learning_rate.png", "learning_curves.png", "summary.json"):
