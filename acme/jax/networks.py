@@ -62,14 +62,16 @@ def twin_critic_networks(
     head: Callable[[int], Callable],
     policy_hidden_sizes: Sequence[int],
     critic_hidden_sizes: Sequence[int],
+    critic_layer_norm: bool = False,
 ) -> Any:
-    """An MLP policy ending in ``head(action_size)`` and twin MLP critics (SAC's and TD3's shape)."""
+    """An MLP policy ending in ``head(action_size)`` and twin MLP critics (SAC's and TD3's shape), the critics'
+    torsos ``LayerNormMLP`` if ``critic_layer_norm``."""
 
     def make_policy(action_size: int) -> Callable:
         return lambda observation: head(action_size)(observation_features(policy_hidden_sizes, observation))
 
     def critic(observation, action):
-        return Critic(critic_hidden_sizes, num_critics=2)(observation, action)
+        return Critic(critic_hidden_sizes, num_critics=2, layer_norm=critic_layer_norm)(observation, action)
 
     return networks_class.transform(environment_spec, agent, make_policy, critic)
 

@@ -14,7 +14,9 @@ AGENT = AgentDefinition(
     description="Soft actor-critic: twin critics, automatic entropy tuning, tanh-Gaussian policy (continuous).",
     make_config=SACConfig,
     make_builder=SACBuilder,
-    make_networks=lambda spec, config: make_networks(spec, config.policy_hidden_sizes, config.critic_hidden_sizes),
+    make_networks=lambda spec, config: make_networks(
+        spec, config.policy_hidden_sizes, config.critic_hidden_sizes, config.critic_layer_norm
+    ),
     action_space="continuous",
 )
 

@@ -24,6 +24,7 @@ class SACConfig(TransitionReplayConfig):
     target_entropy: float | None = None  # None: -(action size)
     policy_hidden_sizes: Sequence[int] = (256, 256)  # hidden layer sizes of the policy's MLP
     critic_hidden_sizes: Sequence[int] = (256, 256)  # hidden layer sizes of the critic's MLP
+    critic_layer_norm: bool = False  # critics on LayerNormMLP (first layer layer-normalised and tanh'd, ELU after)
     normalize_observations: bool = False  # normalise observations with running statistics the learner keeps
 
     def __post_init__(self):

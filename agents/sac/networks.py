@@ -18,8 +18,15 @@ def make_networks(
     environment_spec: specs.EnvironmentSpec,
     policy_hidden_sizes: Sequence[int] = (256, 256),
     critic_hidden_sizes: Sequence[int] = (256, 256),
+    critic_layer_norm: bool = False,
 ) -> SACNetworks:
     """Networks sized for the environment's observations and (canonical) actions."""
     return networks_lib.twin_critic_networks(
-        SACNetworks, environment_spec, "SAC", networks_lib.TanhGaussianHead, policy_hidden_sizes, critic_hidden_sizes
+        SACNetworks,
+        environment_spec,
+        "SAC",
+        networks_lib.TanhGaussianHead,
+        policy_hidden_sizes,
+        critic_hidden_sizes,
+        critic_layer_norm,
     )

@@ -181,3 +181,18 @@ def test_sample_tanh_gaussian_is_reparameterised():
     log_std = np.log(np.array([0.3, 0.5], np.float32)) * np.ones((5, 1), np.float32)
     action, _ = networks_lib.sample_tanh_gaussian(key, mean, log_std)
     np.testing.assert_allclose(action, np.tanh(mean + np.exp(log_std) * eps), rtol=1e-5, atol=1e-6)
+
+
+def test_critic_layer_norm_gives_the_critics_a_layer_normalised_torso():
+    plain, normalised = (
+        sac.AGENT.make_networks(SPEC, sac.SACConfig(critic_hidden_sizes=(16, 16), critic_layer_norm=flag))
+        for flag in (False, True)
+    )
+    key = jax.random.PRNGKey(0)
+    assert not any("layer_norm" in name for name in plain.init_critic(key))
+    params = normalised.init_critic(key)
+    assert [name for name in params if "layer_norm" in name] == [
+        f"critic/critic_{i}_torso/layer_norm" for i in range(2)
+    ], list(params)
+    observation, action = normalised.dummy_inputs()
+    assert normalised.critic.apply(params, observation, action).shape == (2, 1)
