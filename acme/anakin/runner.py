@@ -40,7 +40,6 @@ from acme.experiments.options import RunOptions
 from acme.experiments.result import RunResult, SeedRun
 from acme.experiments.schedule import Schedule
 from acme.utils import checkpoint_files
-from acme.utils.garbage_collection import collection_paused
 
 # Compilation is most of a short run's time on a CPU, so each call is compiled with no more of XLA's backend
 # optimisation than it needs. The calls made once or between chunks (the agents' initial state, the evaluation,
@@ -220,36 +219,35 @@ def run_anakin(config: ExperimentConfig, options: RunOptions | None = None, prog
     checkpoints at chunk boundaries and resumes from the newest checkpoint.
     """
     start = time.perf_counter()
-    with collection_paused():  # tracing allocates enough to make the collector walk the whole heap often
-        agents = AnakinAgents(config, options or RunOptions(launcher="anakin"))
-        definition = agents.base.definition
-        labels = agents.labels()
-        logger_factory = config.get_logger_factory()
-        learner_logger = logger_factory("learner", "learner_steps")
-        evaluator_logger = logger_factory("evaluator", "actor_steps")
-        per_iteration = agents.base.steps_per_iteration
+    agents = AnakinAgents(config, options or RunOptions(launcher="anakin"))
+    definition = agents.base.definition
+    labels = agents.labels()
+    logger_factory = config.get_logger_factory()
+    learner_logger = logger_factory("learner", "learner_steps")
+    evaluator_logger = logger_factory("evaluator", "actor_steps")
+    per_iteration = agents.base.steps_per_iteration
 
-        keys = jnp.stack([jax.random.PRNGKey(seed) for seed in agents.seeds])
-        compile_start = time.perf_counter()
-        carry = agents.init(keys, agents.swept)
-        evaluations: list[list[EvaluationResult]] = [[] for _ in labels]
-        iteration, resumed_from = 0, None
-        checkpointer = None
-        if config.checkpointing is not None:
-            checkpointer = ExperimentCheckpointer(config.checkpointing, _identity(config, agents))
-            restored = _restore_latest(checkpointer, config, agents)
-            if restored is not None:
-                path, leaves, loop = restored
-                carry = agents.place(_unflatten(carry, leaves))
-                iteration = int(loop["iteration"])
-                evaluations = [[EvaluationResult(**e) for e in agent] for agent in loop["evaluations"]]
-                start -= float(loop.get("wall_seconds", 0.0))  # the clock goes on from the stopped attempt's
-                resumed_from = iteration
-                print(f"Resuming from checkpoint {path} (iteration {iteration}).", flush=True)
-        # Compile both calls before the clock of the run's own work starts (a chunk of 0 iterations, one evaluation).
-        carry, _ = agents.chunk(carry, agents.swept, 0)
-        eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, 1 << 20))(keys)
-        jax.block_until_ready(agents.evaluate(carry.learner, eval_keys, agents.swept))
+    keys = jnp.stack([jax.random.PRNGKey(seed) for seed in agents.seeds])
+    compile_start = time.perf_counter()
+    carry = agents.init(keys, agents.swept)
+    evaluations: list[list[EvaluationResult]] = [[] for _ in labels]
+    iteration, resumed_from = 0, None
+    checkpointer = None
+    if config.checkpointing is not None:
+        checkpointer = ExperimentCheckpointer(config.checkpointing, _identity(config, agents))
+        restored = _restore_latest(checkpointer, config, agents)
+        if restored is not None:
+            path, leaves, loop = restored
+            carry = agents.place(_unflatten(carry, leaves))
+            iteration = int(loop["iteration"])
+            evaluations = [[EvaluationResult(**e) for e in agent] for agent in loop["evaluations"]]
+            start -= float(loop.get("wall_seconds", 0.0))  # the clock goes on from the stopped attempt's
+            resumed_from = iteration
+            print(f"Resuming from checkpoint {path} (iteration {iteration}).", flush=True)
+    # Compile both calls before the clock of the run's own work starts (a chunk of 0 iterations, one evaluation).
+    carry, _ = agents.chunk(carry, agents.swept, 0)
+    eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, 1 << 20))(keys)
+    jax.block_until_ready(agents.evaluate(carry.learner, eval_keys, agents.swept))
     compile_seconds = time.perf_counter() - compile_start
 
     def actor_steps() -> np.ndarray:
