@@ -20,7 +20,7 @@ import numpy as np
 from baselines import normalisation
 
 # The suites, in the order the report lists them; suite_of says which one an environment id belongs to.
-SUITES = ("classic control", "MinAtar", "dm_control", "bsuite", "Atari", "memory", "Craftax")
+SUITES = ("classic control", "MinAtar", "dm_control", "MuJoCo Playground", "bsuite", "Atari", "memory", "Craftax")
 # gymnasium's classic-control tasks (gymnasium.envs.classic_control), which the jax: family also has twins of.
 CLASSIC_CONTROL = ("CartPole-v1", "Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Pendulum-v1")
 
@@ -33,9 +33,9 @@ RLIABLE_VERSION = "1.2.0"
 
 def suite_of(environment_id: str) -> str:
     """The suite ``environment_id`` belongs to: classic control (gymnasium's and their jax: twins), MinAtar
-    (``jax:MinAtar-*``), dm_control, bsuite (``bsuite:*`` and ``jax:catch``), Atari, memory (a classic task with
-    part of its observation hidden: ``memory:*`` and its jax: twins ``jax:Memory*``) or Craftax. ``ValueError``
-    for an id of none of them."""
+    (``jax:MinAtar-*``), dm_control, MuJoCo Playground (``playground:*``, on MJX: apart from dm_control's own),
+    bsuite (``bsuite:*`` and ``jax:catch``), Atari, memory (a classic task with part of its observation hidden:
+    ``memory:*`` and its jax: twins ``jax:Memory*``) or Craftax. ``ValueError`` for an id of none of them."""
     prefix, _, name = environment_id.partition(":")
     if prefix in ("gymnasium", "jax") and name in CLASSIC_CONTROL:
         return "classic control"
@@ -43,6 +43,8 @@ def suite_of(environment_id: str) -> str:
         return "MinAtar"
     if prefix == "dm_control":
         return "dm_control"
+    if prefix == "playground":
+        return "MuJoCo Playground"
     if prefix == "bsuite" or (prefix == "jax" and name == "catch"):
         return "bsuite"
     if prefix == "atari":
@@ -53,8 +55,9 @@ def suite_of(environment_id: str) -> str:
         return "Craftax"
     raise ValueError(
         f"{environment_id} is in no suite: suites are classic control (gymnasium: or jax: with one of "
-        f"{', '.join(CLASSIC_CONTROL)}), MinAtar (jax:MinAtar-*), dm_control:*, bsuite:* (and jax:catch), atari:* "
-        "memory:* (and jax:Memory*) and craftax:*; add its family to baselines/aggregate.py's suite_of."
+        f"{', '.join(CLASSIC_CONTROL)}), MinAtar (jax:MinAtar-*), dm_control:*, playground:*, bsuite:* (and "
+        "jax:catch), atari:*, memory:* (and jax:Memory*) and craftax:*; add its family to baselines/aggregate.py's "
+        "suite_of."
     )
 
 

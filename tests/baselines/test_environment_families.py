@@ -38,7 +38,7 @@ FAMILIES = [
     # The JAX libraries' environments stepped from the host (acme.environments.jax_libraries).
     ("dqn", "gymnax:CartPole-v1", 20, 3_000, ()),
     ("sac", "brax:inverted_pendulum", 20, 2_000, ()),
-    ("sac", "playground:CartpoleSwingup", 1, 2_000, ()),  # 1,000-step episodes, as dm_control's
+    ("td3", "playground:CartpoleSwingup", 1, 2_000, ()),  # 1,000-step episodes (SAC has an on-device baseline here)
     ("dqn", "jumanji:Snake-v1", 20, 3_000, ()),  # a dict observation: a bool mask, an int32 count, a float grid
     ("dqn", "craftax:Craftax-Classic-Symbolic-v1", 20, 3_000, ()),
     ("dqn", "navix:Navix-Empty-5x5-v0", 20, 3_000, ()),  # uint8 observations
