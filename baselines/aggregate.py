@@ -63,11 +63,27 @@ def suite_of(environment_id: str) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class TaskRuns:
-    """One agent's runs on one task: their final returns, in seed order."""
+    """One agent's runs on one task: their final returns, in seed order, and where a library publishes one for the
+    same algorithm, task and budget, its figure (``published``, a return) and who published it (``published_by``)."""
 
     agent: str
     environment: str
     returns: tuple[float, ...]
+    published: float | None = None
+    published_by: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class PublishedStatistics:
+    """The aggregate of a library's published figures on the tasks an agent has in a suite (one figure per task,
+    so no interval): only where every one of those tasks has a figure from the same library."""
+
+    agent: str  # the agent it stands beside
+    library: str
+    tasks: tuple[str, ...]
+    scores: np.ndarray  # (1, tasks)
+    iqm: float
+    mean: float
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,6 +112,7 @@ class SuiteStatistics:
     suite: str
     taus: np.ndarray
     agents: tuple[AgentStatistics, ...]
+    published: tuple[PublishedStatistics, ...] = ()
 
 
 def _rliable():
@@ -192,6 +209,20 @@ def performance_profile(
     return profiles["agent"], intervals["agent"]
 
 
+def published_statistics(agent: str, figures: dict[str, tuple[str, float]]) -> PublishedStatistics | None:
+    """rliable's IQM and mean of the published figures ``figures`` ({task: (library, return)}) of the tasks ``agent``
+    has in a suite, normalised as the runs are; None where a task has none or the tasks' libraries differ."""
+    libraries = {library for library, _ in figures.values()}
+    if not figures or None in libraries or len(libraries) != 1:
+        return None
+    _, metrics = _rliable()
+    tasks = tuple(sorted(figures))
+    scores = np.array([[normalisation.normalise(task, [figures[task][1]])[0] for task in tasks]])
+    return PublishedStatistics(
+        agent, libraries.pop(), tasks, scores, float(metrics.aggregate_iqm(scores)), float(np.mean(scores))
+    )
+
+
 def _taus(scores: Sequence[np.ndarray]) -> np.ndarray:
     """``TAU_POINTS`` thresholds from 0 (or the lowest score, below it) to 1.5 (or the highest score, above it),
     the ends rounded outwards to tenths."""
@@ -207,6 +238,7 @@ def aggregate(
     """The statistics of each suite with runs, and the tasks left out for having no normaliser
     (``normalisation.scale_of``). Entries without runs are ignored; every agent's bootstrap starts from ``seed``."""
     by_suite: dict[str, dict[str, dict[str, np.ndarray]]] = {}
+    published: dict[str, dict[str, tuple]] = {}  # {agent: {task: (library, return) or (None, None)}}
     left_out = set()
     for entry in entries:
         if not entry.returns:
@@ -218,6 +250,8 @@ def aggregate(
             continue
         agents = by_suite.setdefault(suite_of(entry.environment), {})
         agents.setdefault(entry.agent, {})[entry.environment] = scores
+        figure = (entry.published_by, entry.published) if entry.published is not None else (None, None)
+        published.setdefault(entry.agent, {})[entry.environment] = figure
     suites = []
     for suite in SUITES:
         agents = by_suite.get(suite)
@@ -247,7 +281,18 @@ def aggregate(
                     band,
                 )
             )
-        suites.append(SuiteStatistics(suite, taus, tuple(sorted(statistics, key=lambda s: s.agent))))
+        figures = (
+            published_statistics(agent, {task: published[agent][task] for task in names})
+            for agent, (names, _, _) in sorted(matrices.items())
+        )
+        suites.append(
+            SuiteStatistics(
+                suite,
+                taus,
+                tuple(sorted(statistics, key=lambda s: s.agent)),
+                tuple(figure for figure in figures if figure is not None),
+            )
+        )
     return suites, sorted(left_out)
 
 
@@ -294,6 +339,11 @@ def section(suites: Sequence[SuiteStatistics], left_out: Sequence[str], plots: d
                 f"| {suite.suite} | {agent.agent} | {len(agent.tasks)}: {', '.join(agent.tasks)} | {seeds} "
                 f"| {_interval(agent.iqm, agent.iqm_interval)} | {_interval(agent.mean, agent.mean_interval)} |"
             )
+            for figures in (figures for figures in suite.published if figures.agent == agent.agent):
+                lines.append(
+                    f"| {suite.suite} | {figures.agent}'s published peer: {figures.library} | {len(figures.tasks)}: "
+                    f"{', '.join(figures.tasks)} | one figure per task | {figures.iqm:.2f} | {figures.mean:.2f} |"
+                )
     used = sorted({task for suite in suites for agent in suite.agents for task in agent.tasks})
     scales = [
         "| task | suite | random policy's return (± s.e.) | target | target from |",
@@ -313,7 +363,9 @@ def section(suites: Sequence[SuiteStatistics], left_out: Sequence[str], plots: d
         f"their mean). Intervals: {CONFIDENCE:.0%} stratified bootstrap (percentile) over runs, resampled within "
         f"each task; {BOOTSTRAP_REPS:,} resamples from seed {BOOTSTRAP_SEED}. Where an agent's tasks have different "
         "numbers of seeds, each task contributes the fewest any has, the first in seed order. An agent's label keeps "
-        "the launcher apart (dqn and dqn (anakin) are separate agents)."
+        "the launcher apart (dqn and dqn (anakin) are separate agents). A published peer's row: where a library "
+        "publishes a figure for the same algorithm and budget on every task an agent has in the suite (the results "
+        "table's reference column), those figures normalised the same way, one per task, so without an interval."
     )
     random_note = (
         f"Random policy: uniformly random actions in the action spec's bounds, mean undiscounted return over "

@@ -7,6 +7,7 @@ figure for the same algorithm and environment has none here.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 
 @dataclasses.dataclass(frozen=True)
@@ -17,6 +18,14 @@ class Reference:
     figure: str  # as published, e.g. "500.00 ± 0.00"
     timesteps: int  # the training budget the figure was measured at
     url: str
+
+    @property
+    def value(self) -> float:
+        """The figure's return as a number: its first number (the mean of "500.0 ± 0.0", the reading of "≈11")."""
+        found = re.search(r"-?\d+(?:\.\d+)?", self.figure)
+        if found is None:
+            raise ValueError(f"{self.library}'s figure {self.figure!r} has no number in it.")
+        return float(found.group())
 
 
 # RL Baselines3 Zoo's benchmark.md: one trained agent per row, its deterministic policy evaluated for 150,000

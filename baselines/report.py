@@ -392,8 +392,16 @@ def readme_section(rows: Sequence[ResultRow], plot_paths: dict[str, str], relati
 
 
 def aggregate_entries(rows: Sequence[ResultRow]) -> list[aggregate.TaskRuns]:
-    """Each row's final returns, by the row's label (which keeps a launcher's runs apart), for the aggregate."""
-    return [aggregate.TaskRuns(row.label, row.environment, tuple(row.final_returns())) for row in rows if row.runs]
+    """Each row's final returns, by the row's label (which keeps a launcher's runs apart), for the aggregate, with
+    its reference's figure where that was published at the row's budget."""
+    entries = []
+    for row in rows:
+        if not row.runs:
+            continue
+        reference = row.reference if row.reference and row.reference.timesteps == row.budget else None
+        published = {} if reference is None else dict(published=reference.value, published_by=reference.library)
+        entries.append(aggregate.TaskRuns(row.label, row.environment, tuple(row.final_returns()), **published))
+    return entries
 
 
 def write_aggregate(rows: Sequence[ResultRow], output_dir: str) -> tuple[str, dict[str, str]]:

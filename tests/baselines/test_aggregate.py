@@ -5,7 +5,7 @@ import os
 import numpy as np
 import pytest
 
-from baselines import aggregate, normalisation, registry, report
+from baselines import aggregate, normalisation, references, registry, report
 
 CARTPOLE = "gymnasium:CartPole-v1"
 PENDULUM = "gymnasium:Pendulum-v1"
@@ -151,3 +151,34 @@ def test_the_report_of_the_recorded_results_has_the_aggregate_section_and_a_prof
         assert f"| {suite} | " in text
         assert os.path.join(str(tmp_path), "plots", aggregate.plot_name(suite)) in written
     assert "Left out for want" not in text  # every recorded task has its normaliser
+
+
+def test_a_published_peer_is_aggregated_beside_an_agent_only_where_it_has_a_figure_on_every_task():
+    games = [f"jax:MinAtar-{game}" for game in ("Asterix", "Breakout", "Freeway", "Seaquest", "SpaceInvaders")]
+    scales = [normalisation.scale_of(game) for game in games]
+    at = lambda s, score: s.random_return + score * (s.target_return - s.random_return)  # noqa: E731
+    peer_scores = [0.5, 1.0, 1.5, 2.0, 10.0]  # IQM: the middle three (int(5/4) = 1 left out at each end)
+    entries = [
+        aggregate.TaskRuns("ppo", game, (at(s, 1.0),) * 4, published=at(s, score), published_by="pgx")
+        for game, s, score in zip(games, scales, peer_scores)
+    ]
+    entries += [
+        aggregate.TaskRuns("dqn", game, (at(s, 1.0),), published=at(s, 1.0), published_by="pgx")
+        for game, s in zip(games, scales)
+    ]
+    entries[-1] = aggregate.TaskRuns("dqn", games[-1], (1.0,))  # no figure on one task: no peer row for dqn
+    (suite,) = aggregate.aggregate(entries, reps=50)[0]
+    (peer,) = suite.published
+    assert (peer.agent, peer.library, peer.tasks) == ("ppo", "pgx", tuple(games))
+    assert peer.iqm == pytest.approx(1.5) and peer.mean == pytest.approx(3.0)
+    text = aggregate.section([suite], [], {}, ".")
+    assert (
+        f"| MinAtar | ppo's published peer: pgx | 5: {', '.join(games)} | one figure per task | 1.50 | 3.00 |" in text
+    )
+
+
+def test_a_references_figure_is_its_first_number():
+    assert [references.REFERENCES[key].value for key in (("ppo", "jax:MinAtar-Asterix"), ("dqn", "atari:Pong"))] == [
+        11.0,
+        -18.55,
+    ]
