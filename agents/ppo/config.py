@@ -39,6 +39,9 @@ class PPOConfig(RolloutConfig):
     final_learning_rate: float = 1e-5  # the step size once the decay is over
     num_epochs: int = 20  # passes over each batch of rollouts
     num_minibatches: int = 1  # minibatches each pass splits the batch into
+    # Stable-Baselines3's early stop: an update's passes end at the first minibatch whose approximate KL between the
+    # current and the acting policy exceeds 1.5 x target_kl (that minibatch's step is not applied); 0: no stop.
+    target_kl: float = 0.0
     hidden_sizes: Sequence[int] = (64, 64)  # hidden layer sizes of the MLP
     torso: str = "auto"  # auto, mlp, nature, small or resnet (acme.jax.torsos)
     initial_log_std: float = 0.0  # continuous actions: the Gaussian's state-independent log-std at the start
@@ -56,7 +59,7 @@ class PPOConfig(RolloutConfig):
         check.in_unit_interval(self, "discount", "gae_lambda")
         check.positive(self, "clip_epsilon", "learning_rate", "adam_eps", "max_gradient_norm")
         check_learning_rate_decay(self)
-        check.non_negative(self, "value_coef", "entropy_coef")
+        check.non_negative(self, "value_coef", "entropy_coef", "target_kl")
         check.positive_int(self, "num_epochs", "num_minibatches")
         check.layer_sizes(self, "hidden_sizes")
         check.one_of(self, "torso", TORSOS)

@@ -143,10 +143,11 @@ def make_update(networks: PPONetworks, config: PPOConfig):
             epochs_key,
             config.num_epochs,
             config.num_minibatches,
+            1.5 * config.target_kl,
         )
         new_state, lagged = next_on_policy_state(state, params, opt_state, stats, key, lags)
         metrics = {
-            **metrics,  # the last minibatch's
+            **metrics,  # the last applied minibatch's (and with target_kl, the share of minibatch steps applied)
             "mean_value": masked_mean(values[:, :unroll], ~lags.is_final),
             **lagged,
         }

@@ -20,6 +20,7 @@ from agents.ppo.learning import clipped_surrogate_loss
         ("num_epochs", 0, "num_epochs must be an integer >= 1"),
         ("num_minibatches", 3, r"num_minibatches \(3\) must divide batch_size \* unroll_length \(256\)"),
         ("value_coef", -1.0, "value_coef must be >= 0"),
+        ("target_kl", -0.01, "target_kl must be >= 0"),
     ],
 )
 def test_invalid_config_values_are_rejected(field, value, message):
