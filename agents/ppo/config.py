@@ -40,8 +40,8 @@ class PPOConfig(RolloutConfig):
     num_epochs: int = 20  # passes over each batch of rollouts
     num_minibatches: int = 1  # minibatches each pass splits the batch into
     # Stable-Baselines3's early stop: an update's passes end at the first minibatch whose approximate KL between the
-    # current and the acting policy exceeds 1.5 x target_kl (that minibatch's step is not applied); 0: no stop.
-    target_kl: float = 0.0
+    # current and the acting policy exceeds 1.5 x target_kl (that minibatch's step is not applied).
+    target_kl: float = 0.0  # stop an update's passes past 1.5 x this approximate KL; 0: no early stop
     hidden_sizes: Sequence[int] = (64, 64)  # hidden layer sizes of the MLP
     torso: str = "auto"  # auto, mlp, nature, small or resnet (acme.jax.torsos)
     initial_log_std: float = 0.0  # continuous actions: the Gaussian's state-independent log-std at the start
