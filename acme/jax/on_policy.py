@@ -111,33 +111,33 @@ def minibatch_epochs(
     With ``stop_kl`` > 0 the passes stop early: from the first minibatch whose ``metrics["approx_kl"]`` (of the
     parameters before its step) exceeds it, no step is applied (the parameters and optimiser state stay as they
     were), and ``update_fraction`` reports the share of steps applied. Returns the new ``(params, opt_state)`` and
-    the last minibatch's metrics (the last applied one's where the passes stopped)."""
+    the last minibatch's metrics (the last applied one's where the passes stopped, the first's where none was)."""
     num_steps = jax.tree.leaves(steps)[0].shape[0]
     early_stop = not (isinstance(stop_kl, (int, float)) and stop_kl <= 0)
 
     def minibatch_step(carry, batch):
-        params, opt_state, stopped, last = carry
+        params, opt_state, stopped = carry
         (_, metrics), _, new_params, new_opt_state = gradient_step(loss_fn, optimizer, params, opt_state, batch)
         if not early_stop:
-            return (new_params, new_opt_state, stopped, metrics), 1.0
+            return (new_params, new_opt_state, stopped), (metrics, True)
         stopped = stopped | ((stop_kl > 0) & (metrics["approx_kl"] > stop_kl))
         keep = lambda new, old: jax.tree.map(lambda n, o: jnp.where(stopped, o, n), new, old)  # noqa: E731
-        return (keep(new_params, params), keep(new_opt_state, opt_state), stopped, keep(metrics, last)), 1.0 - stopped
+        return (keep(new_params, params), keep(new_opt_state, opt_state), stopped), (metrics, ~stopped)
 
     def epoch(carry, key):
         order = jax.random.permutation(key, num_steps)
         shuffled = jax.tree.map(lambda x: x[order].reshape((num_minibatches, -1, *x.shape[1:])), steps)
         return jax.lax.scan(minibatch_step, carry, shuffled)
 
-    shapes = jax.eval_shape(
-        lambda p, b: loss_fn(p, b)[1],
-        params,
-        jax.tree.map(lambda x: jax.ShapeDtypeStruct((num_steps // num_minibatches, *x.shape[1:]), x.dtype), steps),
-    )
-    zeros = jax.tree.map(lambda m: jnp.zeros(m.shape, m.dtype), shapes)
-    start = (params, opt_state, jnp.zeros((), bool), zeros)
-    (params, opt_state, _, metrics), applied = jax.lax.scan(epoch, start, jax.random.split(key, num_epochs))
-    return params, opt_state, {**metrics, **({"update_fraction": jnp.mean(applied)} if early_stop else {})}
+    start = (params, opt_state, jnp.zeros((), bool))
+    (params, opt_state, _), (metrics, applied) = jax.lax.scan(epoch, start, jax.random.split(key, num_epochs))
+    if not early_stop:
+        return params, opt_state, jax.tree.map(lambda x: x[-1, -1], metrics)
+    # The applied steps are a prefix of the (epochs x minibatches) steps: the last applied one's metrics are at the
+    # prefix's end (the first step's where none was applied).
+    last = jnp.maximum(jnp.sum(applied) - 1, 0)
+    metrics = jax.tree.map(lambda x: merge_leading(x)[last], metrics)
+    return params, opt_state, {**metrics, "update_fraction": jnp.mean(applied)}
 
 
 def merge_leading(x: jnp.ndarray, num: int = 2) -> jnp.ndarray:
