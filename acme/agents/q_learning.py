@@ -50,7 +50,7 @@ class QLearningConfig(TransitionReplayConfig, EpsilonGreedyConfig):
     target_update_period: int = 200  # learner steps between target-network copies
     max_gradient_norm: float = 10.0  # gradients are clipped to this global norm
     hidden_sizes: Sequence[int] = (256, 256)  # hidden layer sizes of the MLP (observations that are not images)
-    torso: str = "auto"  # auto, mlp, nature, small or resnet (acme.jax.torsos)
+    torso: str = "auto"  # auto, mlp, nature, small, pooled or resnet (acme.jax.torsos)
 
     # Replay.
     max_replay_size: int = 100_000  # items replay holds; the oldest go first

@@ -173,8 +173,7 @@ def policy_value_over_time(
     if isinstance(networks, RecurrentPolicyValueNetworks):
         first_state = jax.tree.map(lambda x: x[:, 0], rollouts.extras["core_state"])
         return unroll_over_time(networks, params, observations, rollouts.start_of_episode, first_state)
-    policy_output = apply_over_time(networks.policy.apply, params["policy"], observations)
-    return policy_output, apply_over_time(networks.value.apply, params["value"], observations)
+    return apply_over_time(networks.policy_and_value, params, observations)
 
 
 def unroll_over_time(
@@ -199,8 +198,9 @@ def unroll_over_time(
 
 
 def on_policy_variables(state: OnPolicyState) -> dict:
-    """``"policy"``: the acting parameters (the policy's, or a recurrent network's whole), the observation
-    statistics and the learner step that made them; ``"value"``: a separate value network's parameters."""
+    """``"policy"``: the acting parameters (the policy's, or a shared or recurrent network's whole), the
+    observation statistics and the learner step that made them; ``"value"``: a separate value network's
+    parameters."""
     if "network" in state.params:
         return {"policy": (state.params["network"], state.observation_stats, state.steps)}
     return {

@@ -21,18 +21,31 @@ from acme.jax.torsos import conv_torso, pixel_torso
 class PolicyValueNetworks:
     """``policy.apply(p, obs[B, ...])`` gives logits ``[B, A]`` (discrete) or ``(mean, log_std)`` ``[B, A]``
     (continuous); ``value.apply(v, obs[B, ...]) -> [B]``. ``distribution`` turns the policy's output into a
-    distrax distribution."""
+    distrax distribution.
+
+    Separate networks have parameters ``{"policy": p, "value": v}``. Where a ``joint`` transform is given the
+    policy and the value share a torso: the parameters are ``{"network": n}``, and ``policy``, ``value`` and
+    ``joint`` (``-> (policy_output, value)``) all apply to ``n``. ``policy_and_value`` takes either layout."""
 
     policy: hk.Transformed
     value: hk.Transformed
     environment_spec: specs.EnvironmentSpec
     discrete: bool
     num_actions: int  # discrete: the number of actions; continuous: the action size
+    joint: hk.Transformed | None = None  # a shared torso's policy and value in one pass; None: separate networks
 
     def init(self, key: jax.Array) -> dict:
         observation = utils.add_batch_dim(types.zeros_like_spec(self.environment_spec.observations))
+        if self.joint is not None:
+            return {"network": self.joint.init(key, observation)}
         policy_key, value_key = jax.random.split(key)
         return {"policy": self.policy.init(policy_key, observation), "value": self.value.init(value_key, observation)}
+
+    def policy_and_value(self, params: dict, observation: Any) -> tuple[Any, jnp.ndarray]:
+        """The policy output and the value of ``observation`` ``[B, ...]`` under ``init``'s parameters."""
+        if self.joint is not None:
+            return self.joint.apply(params["network"], observation)
+        return self.policy.apply(params["policy"], observation), self.value.apply(params["value"], observation)
 
     def distribution(self, policy_output) -> distrax.Distribution:
         if self.discrete:
@@ -84,9 +97,13 @@ def make_policy_value_networks(
     initial_log_std: float = 0.0,
     agent: str = "This agent",
     torso: str = "auto",
+    shared_torso: bool = False,
 ) -> PolicyValueNetworks:
     """Separate tanh policy and value MLPs (orthogonal initialisation) sized for the environment, or, where
     ``torso`` picks one (``acme.jax.torsos``; pixels by default), a convolutional torso each.
+
+    With ``shared_torso`` (convolutional torsos only), one convolutional torso feeds both heads and each head is
+    a tanh MLP of ``hidden_sizes`` on its features (as pgx's MinAtar PPO example's network).
 
     The action space decides the policy head: logits for discrete actions, or a
     mean and a state-independent log-std (starting at ``initial_log_std``) for
@@ -94,6 +111,14 @@ def make_policy_value_networks(
     """
     discrete, num_actions = _action_space(environment_spec, agent)
     pixels = pixel_torso(torso, environment_spec.observations, agent)
+    if shared_torso:
+        if pixels is None:
+            raise ValueError(
+                f"{agent}'s shared_torso shares a convolutional torso between the policy and the value, and this "
+                f"environment's observations get the MLP (torso {torso!r}): use image observations with a "
+                "convolutional torso, or shared_torso=False."
+            )
+        return _shared_torso_networks(environment_spec, pixels, hidden_sizes, discrete, num_actions, initial_log_std)
 
     def policy(observation):
         return _policy_head(_body(pixels, hidden_sizes, "policy", observation), discrete, num_actions, initial_log_std)
@@ -107,6 +132,40 @@ def make_policy_value_networks(
         environment_spec=environment_spec,
         discrete=discrete,
         num_actions=num_actions,
+    )
+
+
+def _shared_torso_networks(
+    environment_spec: specs.EnvironmentSpec,
+    pixels: str,
+    hidden_sizes: Sequence[int],
+    discrete: bool,
+    num_actions: int,
+    initial_log_std: float,
+) -> PolicyValueNetworks:
+    """One convolutional torso (``torso_<pixels>``) under tanh MLP heads; every function names its modules alike,
+    so ``policy`` and ``value`` apply to ``joint``'s parameters."""
+
+    def features(observation):
+        return conv_torso(pixels, name=f"torso_{pixels}")(observation)
+
+    def policy_head(x):
+        return _policy_head(_torso(hidden_sizes, "policy", x), discrete, num_actions, initial_log_std)
+
+    def value_head(x):
+        return _value_head(_torso(hidden_sizes, "value", x))
+
+    def joint(observation):
+        x = features(observation)
+        return policy_head(x), value_head(x)
+
+    return PolicyValueNetworks(
+        policy=hk.without_apply_rng(hk.transform(lambda observation: policy_head(features(observation)))),
+        value=hk.without_apply_rng(hk.transform(lambda observation: value_head(features(observation)))),
+        environment_spec=environment_spec,
+        discrete=discrete,
+        num_actions=num_actions,
+        joint=hk.without_apply_rng(hk.transform(joint)),
     )
 
 

@@ -24,7 +24,7 @@ class BCConfig(TransitionReplayConfig):
     learning_rate: float = 1e-3  # Adam's step size
     batch_size: int = 256  # transitions per update
     hidden_sizes: Sequence[int] = (256, 256)  # hidden layer sizes of the MLP (observations that are not images)
-    torso: str = "auto"  # auto, mlp, nature, small or resnet (acme.jax.torsos)
+    torso: str = "auto"  # auto, mlp, nature, small, pooled or resnet (acme.jax.torsos)
     continuous_loss: str = "squared_error"  # squared_error or log_likelihood
     discount: float = 0.99  # unused by the loss; the transitions' adder reads it
     n_step: int = 1  # one-step transitions: the loss reads (observation, action)

@@ -37,7 +37,7 @@ class IMPALAConfig(RolloutConfig):
     adam_eps: float = 1e-8  # Adam's epsilon
     max_gradient_norm: float = 0.5  # gradients are clipped to this global norm
     hidden_sizes: Sequence[int] = (64, 64)  # hidden layer sizes of the MLP
-    torso: str = "auto"  # auto, mlp, nature, small or resnet (acme.jax.torsos)
+    torso: str = "auto"  # auto, mlp, nature, small, pooled or resnet (acme.jax.torsos)
     # None: separate policy and value MLPs of hidden_sizes. A size: one MLP torso of hidden_sizes, then an LSTM of
     # this many units that the policy and value heads share; actors store its state with every step.
     lstm_size: int | None = None  # LSTM units shared by policy and value; None: feed-forward

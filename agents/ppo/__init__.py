@@ -15,7 +15,7 @@ AGENT = AgentDefinition(
     make_config=PPOConfig,
     make_builder=PPOBuilder,
     make_networks=lambda spec, config: make_networks(
-        spec, config.hidden_sizes, config.initial_log_std, config.torso, config.lstm_size
+        spec, config.hidden_sizes, config.initial_log_std, config.torso, config.lstm_size, config.shared_torso
     ),
     action_space="any",
 )

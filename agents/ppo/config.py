@@ -28,6 +28,9 @@ class PPOConfig(RolloutConfig):
     gae_lambda: float = 0.8  # GAE's lambda
     clip_epsilon: float = 0.2  # the probability ratio is clipped to [1 - clip_epsilon, 1 + clip_epsilon]
     value_coef: float = 0.5  # weight of the value loss
+    # As pgx's and PureJaxRL's PPO: the value's error counts as the larger of its error and that of the value clipped
+    # to within value_clip of the value the update started from.
+    value_clip: float = 0.0  # clip the value's change within an update to +- this in its loss; 0: no clipping
     entropy_coef: float = 0.0  # weight of the entropy bonus
     normalize_advantages: bool = True  # normalise advantages within each minibatch
 
@@ -43,7 +46,10 @@ class PPOConfig(RolloutConfig):
     # current and the acting policy exceeds 1.5 x target_kl (that minibatch's step is not applied).
     target_kl: float = 0.0  # stop an update's passes past 1.5 x this approximate KL; 0: no early stop
     hidden_sizes: Sequence[int] = (64, 64)  # hidden layer sizes of the MLP
-    torso: str = "auto"  # auto, mlp, nature, small or resnet (acme.jax.torsos)
+    torso: str = "auto"  # auto, mlp, nature, small, pooled or resnet (acme.jax.torsos)
+    # False: a convolutional torso each for the policy and the value. True: one convolutional torso under both, each
+    # head a tanh MLP of hidden_sizes (pgx's MinAtar PPO network with torso="pooled" and hidden_sizes=(64, 64)).
+    shared_torso: bool = False  # one convolutional torso under the policy and value heads
     initial_log_std: float = 0.0  # continuous actions: the Gaussian's state-independent log-std at the start
     # None: separate policy and value MLPs of hidden_sizes. A size: one MLP torso of hidden_sizes, then an LSTM of
     # this many units that the policy and value heads share (recurrent PPO); actors store its state with each step.
@@ -59,13 +65,18 @@ class PPOConfig(RolloutConfig):
         check.in_unit_interval(self, "discount", "gae_lambda")
         check.positive(self, "clip_epsilon", "learning_rate", "adam_eps", "max_gradient_norm")
         check_learning_rate_decay(self)
-        check.non_negative(self, "value_coef", "entropy_coef", "target_kl")
+        check.non_negative(self, "value_coef", "value_clip", "entropy_coef", "target_kl")
         check.positive_int(self, "num_epochs", "num_minibatches")
         check.layer_sizes(self, "hidden_sizes")
         check.one_of(self, "torso", TORSOS)
         check_rollout_config(self)
         if self.lstm_size is not None:
             check.layer_width(self, "lstm_size")
+            check(
+                not self.shared_torso,
+                f"With an LSTM (lstm_size={self.lstm_size}) the policy and value already share the torso and the "
+                "LSTM; shared_torso must stay False.",
+            )
             check(
                 self.batch_size % self.num_minibatches == 0,
                 f"With an LSTM (lstm_size={self.lstm_size}) a minibatch holds whole rollouts: num_minibatches "

@@ -55,6 +55,7 @@ class Minibatch(NamedTuple):
     behaviour_log_prob: jnp.ndarray
     advantage: jnp.ndarray
     target_value: jnp.ndarray
+    start_value: Any  # the value before the update's first step (with value_clip; () without)
     mask: jnp.ndarray
     start_of_episode: Any = ()
     first_state: Any = ()
@@ -68,6 +69,16 @@ def clipped_surrogate_loss(
     return -jnp.minimum(ratio * advantage, jnp.clip(ratio, 1.0 - epsilon, 1.0 + epsilon) * advantage)
 
 
+def value_error(value: jnp.ndarray, target: jnp.ndarray, start_value: Any, clip: float) -> jnp.ndarray:
+    """Per-step ``(target - value)^2``; with ``clip`` > 0, the larger of it and the error of the value clipped to
+    within ``clip`` of ``start_value`` (its value before the update)."""
+    error = jnp.square(target - value)
+    if clip <= 0:
+        return error
+    clipped = start_value + jnp.clip(value - start_value, -clip, clip)
+    return jnp.maximum(error, jnp.square(target - clipped))
+
+
 def make_update(networks: PPONetworks, config: PPOConfig):
     """``update(state, rollouts) -> (state, metrics)``: advantages, then the epochs of minibatch steps."""
     optimizer = clipped_adam(config)
@@ -77,9 +88,7 @@ def make_update(networks: PPONetworks, config: PPOConfig):
     def policy_and_value(params, batch: Minibatch):
         if recurrent:
             return unroll_over_time(networks, params, batch.observation, batch.start_of_episode, batch.first_state)
-        return networks.policy.apply(params["policy"], batch.observation), networks.value.apply(
-            params["value"], batch.observation
-        )
+        return networks.policy_and_value(params, batch.observation)
 
     def loss_fn(params, batch: Minibatch):
         policy_output, value = policy_and_value(params, batch)
@@ -89,8 +98,9 @@ def make_update(networks: PPONetworks, config: PPOConfig):
             clipped_surrogate_loss(log_prob, batch.behaviour_log_prob, batch.advantage, config.clip_epsilon),
             batch.mask,
         )
-        value_error = batch.target_value - value
-        value_loss = masked_mean(jnp.square(value_error), batch.mask)
+        value_loss = masked_mean(
+            value_error(value, batch.target_value, batch.start_value, config.value_clip), batch.mask
+        )
         entropy = masked_mean(distribution.entropy(), batch.mask)
         loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy
         log_ratio = log_prob - batch.behaviour_log_prob
@@ -125,6 +135,7 @@ def make_update(networks: PPONetworks, config: PPOConfig):
             behaviour_log_prob=rollouts.extras["log_prob"][:, :unroll],
             advantage=jax.lax.stop_gradient(advantages),
             target_value=jax.lax.stop_gradient(target_values),
+            start_value=jax.lax.stop_gradient(values[:, :unroll]) if config.value_clip > 0 else (),
             mask=lags.mask,
         )
         if recurrent:  # minibatches of whole rollouts [B, T]

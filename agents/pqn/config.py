@@ -39,7 +39,7 @@ class PQNConfig(RolloutConfig, EpsilonGreedyConfig):
     num_minibatches: int = 8  # minibatches each pass splits the batch into
     hidden_sizes: Sequence[int] = (128, 128)  # hidden layer sizes of the Q-network's MLP
     layer_norm: bool = True  # layer-normalise every hidden layer (PQN's stabiliser)
-    torso: str = "auto"  # auto, mlp, nature, small or resnet (acme.jax.torsos)
+    torso: str = "auto"  # auto, mlp, nature, small, pooled or resnet (acme.jax.torsos)
 
     # Rollouts (RolloutConfig's fields, with PQN's defaults).
     unroll_length: int = 32

@@ -33,7 +33,7 @@ class R2D2Config(TransitionReplayConfig, EpsilonGreedyConfig):
     target_update_period: int = 100  # learner steps between target-network copies
     value_rescaling: bool = True  # learn h(Q) with h(x) = sign(x)(sqrt(|x| + 1) - 1) + eps x (rlax's pair)
     torso_sizes: Sequence[int] = (64,)  # MLP layer sizes before the LSTM
-    torso: str = "auto"  # auto, mlp, nature, small or resnet (acme.jax.torsos)
+    torso: str = "auto"  # auto, mlp, nature, small, pooled or resnet (acme.jax.torsos)
     lstm_size: int = 64  # LSTM units
 
     # Sequences.

@@ -8,14 +8,16 @@ import numpy as np
 import pytest
 
 from acme import specs
-from acme.jax.torsos import NatureTorso, ResNetTorso, SmallTorso, pixel_torso
+from acme.jax.torsos import NatureTorso, PooledTorso, ResNetTorso, SmallTorso, pixel_torso
 
 PIXELS = specs.BoundedArray((84, 84, 4), np.uint8, 0, 255)
 BOARD = specs.BoundedArray((10, 10, 4), np.float32, 0.0, 1.0)  # MinAtar's
 VECTOR = specs.Array((4,), np.float32)
 
 
-@pytest.mark.parametrize("module, width", [(NatureTorso, 512), (SmallTorso, 128), (ResNetTorso, 256)])
+@pytest.mark.parametrize(
+    "module, width", [(NatureTorso, 512), (SmallTorso, 128), (PooledTorso, 64), (ResNetTorso, 256)]
+)
 def test_a_torso_scales_uint8_pixels_on_the_device_and_gives_its_features(module, width):
     torso = hk.without_apply_rng(hk.transform(lambda x: module()(x)))
     pixels = np.random.default_rng(0).integers(0, 256, (2, 84, 84, 4)).astype(np.uint8)
@@ -34,7 +36,7 @@ def test_the_torso_field_picks_a_convolution_for_images_and_refuses_one_for_vect
     assert pixel_torso("auto", BOARD) == "small" and pixel_torso("resnet", BOARD) == "resnet"
     with pytest.raises(ValueError, match=r"torso 'nature' needs images of at least 36x36 pixels.*\(10, 10, 4\)"):
         pixel_torso("nature", BOARD)
-    with pytest.raises(ValueError, match="torso must be one of auto, mlp, nature, small, resnet"):
+    with pytest.raises(ValueError, match="torso must be one of auto, mlp, nature, small, pooled, resnet"):
         pixel_torso("vit", PIXELS)
 
 
@@ -63,6 +65,13 @@ class _HaikuResNet(hk.Module):  # the ResNet torso as written with hk.Conv2D
         return jax.nn.relu(hk.Linear(256)(hk.Flatten()(jax.nn.relu(x))))
 
 
+class _HaikuPooled(hk.Module):  # pgx's MinAtar PPO body, with hk.Conv2D
+    def __call__(self, x):
+        x = jax.nn.relu(hk.Conv2D(32, 2)(x.astype(np.float32) / 255.0))
+        x = hk.avg_pool(x, window_shape=(1, 2, 2, 1), strides=(1, 2, 2, 1), padding="VALID")
+        return jax.nn.relu(hk.Linear(64)(hk.Flatten()(x)))
+
+
 @pytest.mark.parametrize("by_slices", [True, False], ids=["slices", "lax"])
 @pytest.mark.parametrize(
     "ours, haiku, shape",
@@ -70,8 +79,10 @@ class _HaikuResNet(hk.Module):  # the ResNet torso as written with hk.Conv2D
         (lambda x: NatureTorso()(x), lambda x: _HaikuNature(name="nature_torso")(x), (3, 84, 84, 4)),
         (lambda x: NatureTorso()(x), lambda x: _HaikuNature(name="nature_torso")(x), (2, 45, 37, 3)),
         (lambda x: ResNetTorso((4, 8))(x), lambda x: _HaikuResNet(name="res_net_torso")(x), (2, 13, 11, 2)),
+        (lambda x: PooledTorso()(x), lambda x: _HaikuPooled(name="pooled_torso")(x), (3, 10, 10, 7)),
     ],
-    ids=["nature-84", "nature-odd", "resnet-odd"],  # odd sizes: strides leave a remainder, SAME pads unevenly
+    # odd sizes: strides leave a remainder, SAME pads unevenly (the pooled torso's 2x2 kernel pads one side)
+    ids=["nature-84", "nature-odd", "resnet-odd", "pooled-board"],
 )
 def test_conv2d_has_haiku_conv2ds_parameters_and_function_in_both_forms(monkeypatch, by_slices, ours, haiku, shape):
     """Checkpoints written with ``hk.Conv2D`` load into ``Conv2D`` and give the same outputs, in both forms."""
