@@ -253,7 +253,7 @@ def test_an_evaluated_snapshots_long_environment_id_is_echoed_cut_short(empty_cw
         (["config", "dqn", "--set", f"{'y' * LONG}=1"], f"--set: DQNConfig has no field {_cut('y' * LONG)}."),
         (
             ["config", "dqn", "--set", f"torso={'z' * LONG}"],
-            f"torso must be one of auto, mlp, nature, small, resnet, got {_cut('z' * LONG)}.",
+            f"torso must be one of auto, mlp, nature, small, pooled, resnet, got {_cut('z' * LONG)}.",
         ),
         (
             ["config", "dqn", "--set", "q" * LONG],

@@ -22,7 +22,7 @@ from launch.ray_launcher import FORCED_KILL
 # them, so each runs once (the Ray test goes to the Ray group, as conftest.py marks it).
 pytestmark = pytest.mark.xdist_group("sharding")
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-AGENTS = ("c51", "d4pg", "dqn", "impala", "mdqn", "mpo", "ppo", "qrdqn", "r2d2", "sac", "td3")
+AGENTS = ("d4pg", "dqn", "impala", "mpo", "ppo", "r2d2", "sac", "td3")  # the DQN family: DQN's learner state
 
 
 def _run(mode: str) -> list[dict]:
