@@ -46,9 +46,8 @@ def is_image(observation_spec: Any) -> bool:
 
 def pixel_torso(torso: str, observation_spec: Any, agent: str = "This agent") -> str | None:
     """The convolutional torso ``torso`` names for this observation (``nature``, ``small``, ``pooled`` or
-    ``resnet``), or None
-    for the agent's MLP; refuses a convolutional torso for observations that are not images, and the Nature torso
-    for images smaller than it takes."""
+    ``resnet``), or None for the agent's MLP; refuses a convolutional torso for observations that are not images,
+    and the Nature torso for images smaller than it takes."""
     if torso not in TORSOS:
         raise ValueError(f"torso must be one of {', '.join(TORSOS)}, got {torso!r}.")
     image = is_image(observation_spec)
