@@ -171,6 +171,14 @@ class ResultRow:
     def steps_per_second(self) -> list[float]:
         return [run.actor_steps / run.wall_seconds for run in self.runs if run.wall_seconds > 0]
 
+    def rate_cell(self) -> str:
+        """The mean steps/s, with the accelerator the runs had where they had one (a GPU's rate is not a core's)."""
+        rates = self.steps_per_second()
+        if not rates:
+            return "-"
+        devices = sorted({(run.machine or {}).get("device") or "CPU" for run in self.runs})
+        return f"{np.mean(rates):,.0f}" + ("" if devices == ["CPU"] else f" ({', '.join(devices)})")
+
 
 def _mean_std(values: Sequence[float]) -> str:
     return f"{np.mean(values):.1f} ± {np.std(values):.1f}" if values else "-"
@@ -201,14 +209,13 @@ def table_line(row: ResultRow) -> str:
     else:
         median = row.median_steps_to_target()
         at, total = row.held()
-        rates = row.steps_per_second()
         cells = [
             f"{row.seeds_at_target}/{len(row.runs)}",
             _mean_std(row.final_returns()),
             _mean_std(row.best_returns()),
             "-" if median is None else f"{median:,.0f}",
             f"{at}/{total} ({100 * at / total:.0f}%)" if total else "-",
-            f"{np.mean(rates):,.0f}" if rates else "-",
+            row.rate_cell(),
         ]
     return (
         f"| {row.label} | {row.environment} | {budget} | {row.target:g} | " + " | ".join(cells) + f" | "
@@ -232,7 +239,7 @@ def per_seed_table(rows: Iterable[ResultRow]) -> str:
             lines.append(
                 f"| {row.label} | {row.environment} | {run.seed} | {'-' if to_target is None else f'{to_target:,}'} "
                 f"| {max(run.returns):.1f} | {run.returns[-1]:.1f} | {f'{at}/{total}' if total else '-'} "
-                f"| {run.wall_seconds:.0f} | {run.actor_steps / run.wall_seconds:,.0f} | {run.date or '-'} |"
+                f"| {run.wall_seconds:.0f} | {single.rate_cell()} | {run.date or '-'} |"
             )
     return "\n".join(lines)
 
@@ -372,7 +379,8 @@ TABLE_NOTES = (
     "Figures over seeds are mean ± std (population). Final: the last evaluation; best: the best evaluation; "
     "held after target: of the evaluations after a seed first reached the target, how many were at it too. "
     "Steps/s: actor steps over the run's wall-clock, evaluation included, on whatever machine and load the "
-    "run had (see the records' machines below). Reference: a published figure of a well-known library for the "
+    "run had (see the records' machines below); runs on an accelerator name it beside the rate. Reference: a "
+    "published figure of a well-known library for the "
     "same algorithm and environment, at the budget it states, which may differ from ours; RL Zoo's is one trained "
     "agent's final return, its spread over evaluation episodes rather than seeds. A pair without one has none "
     "published for the same algorithm (D4PG, MPO, IMPALA, R2D2 and dm_control swingup are not in RL Zoo's table)."

@@ -244,6 +244,7 @@ def make_record(
         "target_return": baseline.target_return,
         "max_steps": max_steps,
         "config_overrides": dict(baseline.config_overrides),
+        "action_space": registry.action_group(agent, environment_id),
         "reached_target": first is not None,
         "steps_to_target": first[0] if first else None,
         "seconds_to_target": round(first[2], 1) if first else None,
@@ -279,7 +280,8 @@ def package_versions() -> dict[str, str]:
 
 
 def machine_description() -> dict:
-    """The CPU count, Python version, operating system and processor model of this machine."""
+    """The CPU count, Python version, operating system and processor model of this machine, and the accelerator
+    (``device``: jax's default device kind, e.g. "NVIDIA H200") when jax's default backend is not the CPU."""
     description = {"cpus": os.cpu_count(), "python": platform.python_version(), "system": platform.platform()}
     try:
         with open("/proc/cpuinfo") as f:
@@ -287,6 +289,10 @@ def machine_description() -> dict:
     except OSError:
         model = None
     description["processor"] = model or platform.processor() or "unknown"
+    import jax
+
+    if jax.default_backend() != "cpu":
+        description["device"] = jax.devices()[0].device_kind
     return description
 
 
@@ -385,7 +391,8 @@ def summarize(
         pair = (record["agent"], record["environment"])
         if group is not None:
             if pair not in group_of:
-                group_of[pair] = registry.action_group(*pair)
+                # The record's own (so that a summary needs no environment library); older records: the agent's.
+                group_of[pair] = record.get("action_space") or registry.action_group(*pair)
             if group_of[pair] != group:
                 continue
         groups.setdefault(pair, []).append(record)

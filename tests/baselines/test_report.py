@@ -186,3 +186,13 @@ def test_every_reference_is_of_a_registered_baseline():
         # A figure is quoted with its spread, or marked as read off a published curve.
         quoted_or_read = "±" in reference.figure or reference.figure.startswith("≈")
         assert reference.timesteps > 0 and reference.url.startswith("https://") and quoted_or_read
+
+
+def test_the_rate_names_the_accelerator_the_runs_had():
+    def run(seed, machine):
+        return report.SeedRun("ppo", CARTPOLE, seed, (100,), (1.0,), (1.0,), 1_000, 10.0, machine=machine)
+
+    row = lambda *runs: report.ResultRow("ppo", "ppo", CARTPOLE, 1.0, 1_000, runs, None)  # noqa: E731
+    assert row(run(0, {"cpus": 2}), run(1, None)).rate_cell() == "100"
+    assert row(run(0, {"device": "NVIDIA H200"})).rate_cell() == "100 (NVIDIA H200)"
+    assert row(run(0, {"device": "NVIDIA H200"}), run(1, {"cpus": 2})).rate_cell() == "100 (CPU, NVIDIA H200)"

@@ -85,6 +85,22 @@ def test_a_summary_of_one_action_space_keeps_only_the_runs_in_it(tmp_path):
         results.summarize(str(runs), group="any")
 
 
+def test_a_summary_reads_the_action_space_from_the_records_without_building_their_environments(tmp_path, monkeypatch):
+    """A reproduction on a machine without one environment library (craftax, say) still writes its summary."""
+    runs = tmp_path / "runs"
+    for name, env in [("a", "gymnasium:CartPole-v1"), ("b", "gymnasium:Pendulum-v1")]:
+        run_dir = _write_run_dir(tmp_path / name, 0, [1.0], agent="ppo", env=env)
+        record = results.record_from_run_dir(str(run_dir), str(runs))
+        assert record["action_space"] == ("discrete" if "CartPole" in env else "continuous")
+
+    def unavailable(environment_id):
+        raise ValueError(f"{environment_id}: library not installed")
+
+    monkeypatch.setattr(registry, "make_environment", unavailable)
+    rows = results.summarize(str(runs), group="continuous")["results"]
+    assert [(r["agent"], r["environment"]) for r in rows] == [("ppo", "gymnasium:Pendulum-v1")]
+
+
 def test_reproduce_rejects_an_unregistered_baseline(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["reproduce", "sac", "--env", "gymnasium:CartPole-v1", "--seeds", "0"])
