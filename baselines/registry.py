@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 from typing import Any, Callable, Mapping
 
@@ -532,8 +533,10 @@ def make_agent_environment(agent: str, environment_id: str, seed: int = 0, evalu
     )
 
 
+@functools.lru_cache(maxsize=None)
 def action_group(agent: str, environment_id: str) -> str:
-    """``"discrete"`` or ``"continuous"``: the agent's action space, or for an agent of both the environment's."""
+    """``"discrete"`` or ``"continuous"``: the agent's action space, or for an agent of both the environment's
+    (built once per pair in a process: ``reproduce`` asks for every record it writes)."""
     space = get_agent(agent).action_space
     if space != "any":
         return space

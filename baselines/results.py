@@ -384,17 +384,13 @@ def summarize(
         raise ValueError(f"group must be 'discrete', 'continuous' or None, got {group!r}.")
     wanted = set(agents) if agents is not None else None
     groups: dict[tuple[str, str], list[dict]] = {}
-    group_of: dict[tuple[str, str], str] = {}
     for record in load_records(runs_dir):
         if wanted is not None and record["agent"] not in wanted:
             continue
         pair = (record["agent"], record["environment"])
-        if group is not None:
-            if pair not in group_of:
-                # The record's own (so that a summary needs no environment library); older records: the agent's.
-                group_of[pair] = record.get("action_space") or registry.action_group(*pair)
-            if group_of[pair] != group:
-                continue
+        # The record's own action space (so that a summary needs no environment library); older records: the pair's.
+        if group is not None and (record.get("action_space") or registry.action_group(*pair)) != group:
+            continue
         groups.setdefault(pair, []).append(record)
     summary = {"results": []}
     for (agent, environment_id), records in sorted(groups.items()):

@@ -97,6 +97,7 @@ def test_a_summary_reads_the_action_space_from_the_records_without_building_thei
         raise ValueError(f"{environment_id}: library not installed")
 
     monkeypatch.setattr(registry, "make_environment", unavailable)
+    registry.action_group.cache_clear()  # the records' writing asked for these pairs; none may be answered again
     rows = results.summarize(str(runs), group="continuous")["results"]
     assert [(r["agent"], r["environment"]) for r in rows] == [("ppo", "gymnasium:Pendulum-v1")]
 
