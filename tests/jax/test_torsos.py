@@ -90,7 +90,8 @@ def test_conv2d_has_haiku_conv2ds_parameters_and_function_in_both_forms(monkeypa
     monkeypatch.setattr(torsos, "convolves_by_slices", lambda: by_slices)
     pixels = np.random.default_rng(1).integers(0, 256, shape).astype(np.uint8)
     new, old = (hk.without_apply_rng(hk.transform(f)) for f in (ours, haiku))
-    new_params, old_params = (jax.jit(f.init)(jax.random.PRNGKey(3), pixels) for f in (new, old))
+    # hk.Conv2D's init runs eagerly (one convolution op each; jitted, its rank-4 draws took XLA seconds to compile)
+    new_params, old_params = jax.jit(new.init)(jax.random.PRNGKey(3), pixels), old.init(jax.random.PRNGKey(3), pixels)
     assert jax.tree.structure(new_params) == jax.tree.structure(old_params)  # the same names and shapes,
     jax.tree.map(np.testing.assert_array_equal, new_params, old_params)  # and the same initial values
     apply = lambda f, p: jax.jit(f.apply)(p, pixels)  # noqa: E731
