@@ -214,6 +214,11 @@ def test_steps_as_the_library_does(case):
         _assert_same(timestep.observation, observation, f"step {i}: observation")
     assert (ends[0.0] > 0) == case.terminations, f"terminations seen: {ends[0.0]}"
     assert (ends[1.0] > 0) == case.truncations, f"truncations seen: {ends[1.0]}"
+    # A step returns the state's own types (none weakly typed where the reset's was not), so each jitted step
+    # compiles once: the device loop's step here, and the host view's advance (traced only).
+    assert step._cache_size() == 1, "the step compiled again for the state it had returned"
+    types = lambda tree: [(x.shape, x.dtype, x.weak_type) for x in jax.tree.leaves(jax.eval_shape(lambda: tree))]  # noqa: E731
+    assert types(jax.eval_shape(environment.advance, state, action)[0]) == types(state), "advance changed its types"
 
 
 def test_the_factory_knows_every_jax_family():
