@@ -34,7 +34,7 @@ from acme import core, specs, types
 from acme.experiments.config import ExperimentConfig
 from acme.experiments.inference_transport import InferenceClient, InferenceListener
 from acme.jax.actors import ActingState, ExtrasPolicy, RecurrentPolicy, recurrent_select_with_reset
-from acme.jax.polling_source import PollingVariableSource
+from acme.jax.polling_source import CLOSE_SECONDS, PollingVariableSource
 
 BATCH_SIZES_KEPT = 10_000
 
@@ -320,6 +320,8 @@ class InferenceServer:
         """Stops the batching thread and the parameter polling; waiting actors get an error."""
         self._stop.set()
         self._source.close()
+        if self._thread is not threading.current_thread():
+            self._thread.join(CLOSE_SECONDS)  # its batch in flight: a jax call at exit would abort the process
         if self._listener is not None:
             self._listener.close()
 

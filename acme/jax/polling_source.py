@@ -10,6 +10,9 @@ import jax
 from acme import core
 
 
+CLOSE_SECONDS = 10.0  # how long ``close`` waits for a fetch in flight
+
+
 class PollingVariableSource(core.VariableSource):
     """Fetches ``names`` from ``source`` every ``interval`` seconds in a background thread.
 
@@ -53,8 +56,12 @@ class PollingVariableSource(core.VariableSource):
             raise KeyError(f"This source polls {self._names}; {unknown} were not requested.")
         return [self._values[name] for name in names]
 
-    def close(self) -> None:
+    def close(self, timeout: float = CLOSE_SECONDS) -> None:
+        """Stops polling and waits up to ``timeout`` seconds for a fetch in flight to end: a thread still inside
+        a jax call when the interpreter exits aborts the process (C++ ``terminate`` as Python ends the thread)."""
         self._stop.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout)
 
 
 def to_host(variables: Any) -> Any:

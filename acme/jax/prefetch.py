@@ -10,6 +10,7 @@ from acme import core
 
 T = TypeVar("T")
 _END = object()
+CLOSE_SECONDS = 10.0  # how long ``close`` waits for the thread's element in flight
 
 
 class PrefetchIterator(core.PrefetchingIterator[T]):
@@ -83,5 +84,9 @@ class PrefetchIterator(core.PrefetchingIterator[T]):
     def retrieved_elements(self) -> int:
         return self._retrieved
 
-    def close(self) -> None:
+    def close(self, timeout: float = CLOSE_SECONDS) -> None:
+        """Stops the thread and waits up to ``timeout`` seconds for it to end (a thread still inside a jax or
+        reverb call when the interpreter exits aborts the process)."""
         self._closed.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout)
