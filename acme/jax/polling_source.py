@@ -9,7 +9,6 @@ import jax
 
 from acme import core
 
-
 CLOSE_SECONDS = 10.0  # how long ``close`` waits for a fetch in flight
 
 
