@@ -320,8 +320,7 @@ class InferenceServer:
         """Stops the batching thread and the parameter polling; waiting actors get an error."""
         self._stop.set()
         self._source.close()
-        if self._thread is not threading.current_thread():
-            self._thread.join(CLOSE_SECONDS)  # its batch in flight: a jax call at exit would abort the process
+        self._thread.join(CLOSE_SECONDS)  # its batch in flight: a jax call at exit would abort the process
         if self._listener is not None:
             self._listener.close()
 

@@ -59,8 +59,7 @@ class PollingVariableSource(core.VariableSource):
         """Stops polling and waits up to ``timeout`` seconds for a fetch in flight to end: a thread still inside
         a jax call when the interpreter exits aborts the process (C++ ``terminate`` as Python ends the thread)."""
         self._stop.set()
-        if self._thread is not threading.current_thread():
-            self._thread.join(timeout)
+        self._thread.join(timeout)
 
 
 def to_host(variables: Any) -> Any:

@@ -88,5 +88,4 @@ class PrefetchIterator(core.PrefetchingIterator[T]):
         """Stops the thread and waits up to ``timeout`` seconds for it to end (a thread still inside a jax or
         reverb call when the interpreter exits aborts the process)."""
         self._closed.set()
-        if self._thread is not threading.current_thread():
-            self._thread.join(timeout)
+        self._thread.join(timeout)
