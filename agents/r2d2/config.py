@@ -5,7 +5,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-from acme.agents.config_checks import MAX_BATCH_DIMENSION, MAX_STEPS, ConfigChecker, check_transition_replay
+from acme.agents.config_checks import (
+    MAX_BATCH_DIMENSION,
+    MAX_STEPS,
+    ConfigChecker,
+    check_learning_rate_decay,
+    check_transition_replay,
+)
 from acme.agents.exploration import EpsilonGreedyConfig, check_epsilon_greedy
 from acme.agents.transition_config import TransitionReplayConfig
 from acme.jax.torsos import TORSOS
@@ -25,6 +31,8 @@ class R2D2Config(TransitionReplayConfig, EpsilonGreedyConfig):
 
     # Learning.
     learning_rate: float = 1e-3  # Adam's step size
+    learning_rate_decay_steps: int = 0  # optimiser steps of a linear decay to final_learning_rate; 0: constant
+    final_learning_rate: float = 1e-5  # the step size once the decay is over
     adam_eps: float = 1e-3  # Adam's epsilon
     max_gradient_norm: float = 40.0  # gradients are clipped to this global norm
     discount: float = 0.99  # per-step discount of future rewards
@@ -66,6 +74,7 @@ class R2D2Config(TransitionReplayConfig, EpsilonGreedyConfig):
         check.one_of(self, "torso", TORSOS)
         check.in_unit_interval(self, "max_priority_weight", "priority_exponent", "importance_sampling_exponent")
         check_epsilon_greedy(self)
+        check_learning_rate_decay(self)
         check(self.prioritized_replay, "R2D2 replays sequences by priority: prioritized_replay must be True.")
         check_transition_replay(self)
 

@@ -48,11 +48,19 @@ def _no_logs(label, steps_key=None):
         ("max_priority_weight", 1.5, r"max_priority_weight must be in \[0, 1\]"),
         ("epsilon_end", 2.0, r"epsilon_end must be a probability in \[0, 1\]"),
         ("n_step", 0, "n_step must be an integer >= 1"),
+        ("learning_rate_decay_steps", -1, "learning_rate_decay_steps must be an integer >= 0"),
+        ("final_learning_rate", 0.0, "final_learning_rate must be"),
     ],
 )
 def test_invalid_config_values_are_rejected(field, value, message):
     with pytest.raises(ValueError, match=message):
         R2D2Config(**{field: value})
+
+
+def test_a_decay_of_the_step_size_must_decay():
+    with pytest.raises(ValueError, match=r"final_learning_rate \(0.01\) must be at most learning_rate \(0.001\)"):
+        R2D2Config(learning_rate=1e-3, final_learning_rate=1e-2, learning_rate_decay_steps=100)
+    R2D2Config(learning_rate=1e-3, final_learning_rate=1e-2)  # no decay: the final step size is not used
 
 
 def test_value_rescaling_and_its_inverse():
