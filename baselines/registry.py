@@ -294,25 +294,34 @@ MINATAR_TARGETS: dict[str, float] = {
     "SpaceInvaders": 40.0,
 }
 
+
+def _on_minatar_suite(agent: str, overrides: Callable[[str], dict[str, Any]], **fields: Any) -> dict:
+    """``agent``'s on-device baseline on each MinAtar game, at the suite's target, with ``overrides(game)`` as its
+    config overrides and ``fields`` as the rest of its ``Baseline`` fields."""
+    return {
+        (agent, f"jax:MinAtar-{game}"): Baseline(
+            agent,
+            f"jax:MinAtar-{game}",
+            target_return=target,
+            config_overrides=overrides(game),
+            launcher="anakin",
+            **fields,
+        )
+        for game, target in MINATAR_TARGETS.items()
+    }
+
+
 # DQN on the MinAtar suite on the device (the small convolutional torso of MinAtar's DQN), with the replay ratio of
 # MinAtar's own DQN (one update of 32 transitions per step, a target copy every 1,000 updates) and its step size, 8
 # environments, 1M steps; MinAtar's paper publishes its DQN's learning curves as figures only.
 BASELINES.update(
-    {
-        ("dqn", f"jax:MinAtar-{game}"): Baseline(
-            "dqn",
-            f"jax:MinAtar-{game}",
-            max_steps=1_000_000,
-            target_return=target,
-            eval_every=100_000,
-            config_overrides=dict(
-                learning_rate=2.5e-4, batch_size=32, samples_per_insert=32.0, target_update_period=1_000
-            ),
-            num_envs_per_actor=8,
-            launcher="anakin",
-        )
-        for game, target in MINATAR_TARGETS.items()
-    }
+    _on_minatar_suite(
+        "dqn",
+        lambda game: dict(learning_rate=2.5e-4, batch_size=32, samples_per_insert=32.0, target_update_period=1_000),
+        max_steps=1_000_000,
+        eval_every=100_000,
+        num_envs_per_actor=8,
+    )
 )
 
 # PPO on the MinAtar suite on the device with pgx's MinAtar PPO settings (examples/minatar-ppo/train.py in
@@ -355,18 +364,12 @@ def _minatar_ppo_network(game: str) -> dict[str, Any]:
 
 
 BASELINES.update(
-    {
-        ("ppo", f"jax:MinAtar-{game}"): Baseline(
-            "ppo",
-            f"jax:MinAtar-{game}",
-            max_steps=10_000_000,
-            target_return=target,
-            eval_every=1_000_000,
-            config_overrides=dict(MINATAR_PPO_OVERRIDES, **_minatar_ppo_network(game)),
-            launcher="anakin",
-        )
-        for game, target in MINATAR_TARGETS.items()
-    }
+    _on_minatar_suite(
+        "ppo",
+        lambda game: dict(MINATAR_PPO_OVERRIDES, **_minatar_ppo_network(game)),
+        max_steps=10_000_000,
+        eval_every=1_000_000,
+    )
 )
 
 # PQN on MinAtar Breakout on the device with PQN's published MinAtar settings (purejaxql's config/alg/
