@@ -60,6 +60,23 @@ def _pgx_minatar(game: str, asset: str, figure: str) -> tuple[tuple[str, str], R
     )
 
 
+# MinAtar's own DQN (examples/dqn.py in kenjyoung/MinAtar: the replay ratio, batch, target period and step size of
+# registry's DQN MinAtar baselines; its centred RMSProp, 1-step targets and exploration, epsilon 1 to 0.1 over 100k
+# steps after 5k random ones, differ) publishes learning curves to 5M frames (agent steps: MinAtar skips no frames)
+# as a figure only, the moving average of the last 100 training episodes' returns, acting epsilon-greedily at 0.1.
+# Each figure here is read off its DQN curve at 1M frames, the registered budget: a reading, good to about a tenth
+# of the axis. On Asterix the curve rises steeply there (about 1 at 0.8M, 12 at 1.25M).
+_MINATAR_DQN = (
+    "https://github.com/kenjyoung/MinAtar/blob/4241f24685622cfb52f843cab9bbcf385a53484a/img/learning_curves.gif"
+)
+
+
+def _minatar_dqn(game: str, figure: str) -> tuple[tuple[str, str], Reference]:
+    return ("dqn", f"jax:MinAtar-{game}"), Reference(
+        "MinAtar (DQN, training episodes, read off its curve)", figure, 1_000_000, _MINATAR_DQN
+    )
+
+
 # Crafter's scoreboard (its README): PPO (Stable-Baselines3) on Crafter, the game Craftax-Classic reimplements in
 # JAX, after 1M steps from 64x64 pixels; the reward is the episode return (+1 per achievement, of 22, and +-0.1 per
 # health point), its spread over seeds. Craftax's own 1M tables are for the full Craftax, not Classic.
@@ -83,6 +100,16 @@ REFERENCES: dict[tuple[str, str], Reference] = {
             ("Freeway", "freeway", "≈51"),
             ("Seaquest", "seaquest", "≈7"),
             ("SpaceInvaders", "space_invaders", "≈52"),
+        )
+    ),
+    **dict(
+        _minatar_dqn(game, figure)
+        for game, figure in (
+            ("Asterix", "≈4"),
+            ("Breakout", "≈10"),
+            ("Freeway", "≈48"),
+            ("Seaquest", "≈1"),
+            ("SpaceInvaders", "≈32"),
         )
     ),
 }

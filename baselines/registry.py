@@ -313,7 +313,8 @@ def _on_minatar_suite(agent: str, overrides: Callable[[str], dict[str, Any]], **
 
 # DQN on the MinAtar suite on the device (the small convolutional torso of MinAtar's DQN), with the replay ratio of
 # MinAtar's own DQN (one update of 32 transitions per step, a target copy every 1,000 updates) and its step size, 8
-# environments, 1M steps; MinAtar's paper publishes its DQN's learning curves as figures only.
+# environments, 1M steps; MinAtar's paper publishes its DQN's learning curves as figures only (baselines/references.py
+# reads them at 1M).
 BASELINES.update(
     _on_minatar_suite(
         "dqn",
