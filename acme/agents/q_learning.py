@@ -28,7 +28,7 @@ from acme.agents.transition_builder import NStepTransitionBuilder
 from acme.agents.transition_config import TransitionReplayConfig
 from acme.jax import utils
 from acme.jax.learner import PRIORITIES, LearnerDefinition, importance_weights
-from acme.jax.optimization import clipped_adam
+from acme.jax.optimization import clipped_adam, clipped_rmsprop
 from acme.jax.torsos import TORSOS, conv_torso, pixel_torso
 from acme.jax.value_learning import TargetNetworkState, init_target_network_state, target_network_step
 
@@ -42,8 +42,11 @@ class QLearningConfig(TransitionReplayConfig, EpsilonGreedyConfig):
     says. A member's config subclasses it and calls ``check_q_learning`` in its ``__post_init__``."""
 
     # Learning.
-    learning_rate: float = 1e-3  # Adam's step size
+    learning_rate: float = 1e-3  # the optimiser's step size
+    optimizer: str = "adam"  # adam, or rmsprop: centred RMSProp, epsilon outside the root (the Nature/MinAtar DQN's)
     adam_eps: float = 1e-8  # Adam's epsilon
+    rmsprop_decay: float = 0.95  # RMSProp's decay of its squared-gradient averages
+    rmsprop_eps: float = 0.01  # RMSProp's epsilon, added to the root of the centred second moment
     discount: float = 0.99  # per-step discount of future rewards
     n_step: int = 3  # steps of reward summed into each transition before bootstrapping
     batch_size: int = 64  # transitions per update
@@ -61,10 +64,20 @@ class QLearningConfig(TransitionReplayConfig, EpsilonGreedyConfig):
     num_sgd_steps_per_step: int = 64  # U: updates per jitted learner call, on a [U, batch_size] stack (by benchmark)
 
 
+OPTIMIZERS = ("adam", "rmsprop")
+
+
+def q_learning_optimizer(config: QLearningConfig) -> optax.GradientTransformation:
+    """The optimiser ``config.optimizer`` names, after clipping the gradients' global norm (acme.jax.optimization)."""
+    return clipped_rmsprop(config) if config.optimizer == "rmsprop" else clipped_adam(config)
+
+
 def check_q_learning(config: QLearningConfig) -> None:
     """Checks ``QLearningConfig``'s fields (a member's own are its to check)."""
     check = ConfigChecker(config)
-    check.positive(config, "learning_rate", "adam_eps", "max_gradient_norm")
+    check.positive(config, "learning_rate", "adam_eps", "rmsprop_eps", "max_gradient_norm")
+    check.one_of(config, "optimizer", OPTIMIZERS)
+    check.in_range(config, "rmsprop_decay", 0, 1, low_open=True, high_open=True)
     check.positive_int(config, "target_update_period", maximum=MAX_STEPS)
     check.layer_sizes(config, "hidden_sizes")
     check.one_of(config, "torso", TORSOS)
@@ -147,7 +160,7 @@ def make_q_learning_update(networks: QNetworks, config: QLearningConfig, losses:
     """``update(state, (transitions, probabilities)) -> (state, metrics)``: one optimiser step on the mean of a
     member's ``losses`` (importance-weighted by the sampling ``probabilities`` with prioritized replay, whose new
     priorities the metrics then carry), the target network refreshed every ``target_update_period`` steps."""
-    optimizer = clipped_adam(config)
+    optimizer = q_learning_optimizer(config)
 
     def loss_fn(params, target_params, transitions: types.Transition, probabilities):
         per_transition, priorities, mean_q = losses(params, target_params, transitions)
@@ -196,7 +209,7 @@ def q_learner(
         name=name,
         make_update=lambda networks, config: make_q_learning_update(networks, config, make_losses(networks, config)),
         make_initial_state=lambda networks, config, key: init_target_network_state(
-            networks.init(key), clipped_adam(config), key
+            networks.init(key), q_learning_optimizer(config), key
         ),
         variables=q_learning_variables,
         finite_metrics=("loss",),

@@ -27,11 +27,32 @@ from agents import dqn
         ("samples_per_insert", 0.0, "samples_per_insert must be > 0"),
         ("hidden_sizes", (), "hidden_sizes must be a non-empty sequence"),
         ("max_replay_size", 10, r"max_replay_size \(10\) must be >= min_replay_size"),
+        ("optimizer", "sgd", "optimizer must be one of adam, rmsprop, got 'sgd'"),
+        ("rmsprop_decay", 1.0, r"rmsprop_decay must be in \(0, 1\)"),
     ],
 )
 def test_invalid_config_values_are_rejected(field, value, message):
     with pytest.raises(ValueError, match=message):
         dqn.DQNConfig(**{field: value})
+
+
+def test_rmsprop_is_centred_with_its_epsilon_outside_the_root():
+    """``optimizer="rmsprop"`` takes PyTorch's ``RMSprop(centered=True)`` steps (MinAtar's DQN's), written out here."""
+    from acme.agents.q_learning import q_learning_optimizer
+
+    config = dqn.DQNConfig(optimizer="rmsprop", learning_rate=0.1, rmsprop_decay=0.9, rmsprop_eps=0.01)
+    optimizer = q_learning_optimizer(config)
+    params = np.array([1.0, -2.0], np.float32)
+    state = optimizer.init(params)
+    mean, square, expected = np.zeros(2), np.zeros(2), params.astype(np.float64)
+    for gradient in ([0.5, 0.001], [-0.2, 0.003], [0.4, -0.002]):
+        gradient = np.array(gradient)
+        mean = 0.9 * mean + 0.1 * gradient
+        square = 0.9 * square + 0.1 * gradient**2
+        expected = expected - 0.1 * gradient / (np.sqrt(square - mean**2) + 0.01)
+        updates, state = optimizer.update(gradient.astype(np.float32), state, params)
+        params = params + updates
+    np.testing.assert_allclose(params, expected, rtol=1e-5)
 
 
 def test_config_is_frozen():

@@ -92,7 +92,7 @@ def test_the_command_line_refuses_a_value_the_config_refuses_and_a_file_of_anoth
     flat.write_text(json.dumps({"learning_rate": 0.01, "hidden_sizes": [16, 16]}))
     assert main(["config", "dqn", "--config", str(flat), "--set", "learning_rate=0.02"]) == 0
     out = capsys.readouterr().out
-    assert "  learning_rate: 0.02  # Adam's step size\n" in out and "  hidden_sizes: [16, 16]  # hidden layer" in out
+    assert "  learning_rate: 0.02  # the optimiser's step size\n" in out and "  hidden_sizes: [16, 16]  # hidden layer" in out
     bad = tmp_path / "bad.yaml"
     bad.write_text("- a list\n- not a mapping\n")
     with pytest.raises(SystemExit):
