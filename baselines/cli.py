@@ -190,9 +190,21 @@ def run_command(args: argparse.Namespace) -> int:
         check_learner_group(config, options)  # refused here, before the run directory is made
     if options.launcher != "anakin" and options.dataset is None:
         options = planning.with_cpu_devices(options, sharding, options.actor_device)
+    say_budget_scaled(args, overrides)
     return run_outputs.run_and_write(
         run_dir, config, options, description_of(args, config, options), not args.no_progress
     )
+
+
+def say_budget_scaled(args: argparse.Namespace, overrides: dict) -> None:
+    """Prints each registered setting that counts steps of the baseline's budget and was scaled to ``--max-steps``."""
+    baseline = registry.find_baseline(args.agent, args.env)
+    for name, (registered, scaled) in registry.budget_scaled_overrides(baseline, args.max_steps, overrides).items():
+        print(
+            f"{name}: {scaled:,} for {args.max_steps:,} steps (the baseline registers {registered:,} for its "
+            f"{baseline.max_steps:,}; --set {name}=N to choose)",
+            flush=True,
+        )
 
 
 def tracking_of(args: argparse.Namespace, run_dir: str, overrides: dict):
@@ -206,7 +218,7 @@ def tracking_of(args: argparse.Namespace, run_dir: str, overrides: dict):
             raise ValueError("--logger-group names the run's group in a tracker: give --logger wandb or mlflow too.")
         return None
     name = os.path.basename(os.path.normpath(run_dir))
-    agent_config = registry.make_agent_config(args.agent, args.env, overrides)
+    agent_config = registry.make_agent_config(args.agent, args.env, overrides, args.max_steps)
     fields = {"agent": args.agent, "environment": args.env, "seed": args.seed}
     fields.update(hyperparameters.as_data(agent_config))
     return Tracking(args.logger, name, args.logger_group or name, os.path.abspath(run_dir), fields)

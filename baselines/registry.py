@@ -38,8 +38,18 @@ class Baseline:
     num_actors: int = 1
     # On the device: at most this many new episode starts computed a step (RunOptions.resets_per_step).
     resets_per_step: int | None = None
+    # Config overrides that count steps of this budget (a decay over the run): a run with another --max-steps gets
+    # them in proportion (budget_scaled_overrides), so the decay still spans the run.
+    budget_steps: tuple[str, ...] = ()
 
     def __post_init__(self):
+        for name in self.budget_steps:
+            value = self.config_overrides.get(name)
+            if not (isinstance(value, int) and value > 0):
+                raise ValueError(
+                    f"Baseline budget_steps names config overrides that count steps of the budget, positive "
+                    f"integers; {name!r} is {value!r} in the overrides."
+                )
         if self.launcher not in LAUNCHERS:
             raise ValueError(f"Baseline launcher must be one of {', '.join(LAUNCHERS)}, got {self.launcher!r}.")
         if self.num_actors < 1 or (self.launcher in ("local", "anakin") and self.num_actors != 1):
@@ -228,6 +238,7 @@ BASELINES[("pqn", "gymnasium:CartPole-v1")] = Baseline(
     eval_every=5_000,
     num_envs_per_actor=16,
     config_overrides=_PQN_CARTPOLE,
+    budget_steps=("learning_rate_decay_steps",),
 )
 
 # The on-device loop (--launcher anakin) on the JAX-native twins of the host baselines' environments. PPO and SAC
@@ -247,6 +258,7 @@ BASELINES.update(
             eval_every=5_000,
             launcher="anakin",
             config_overrides=_PQN_CARTPOLE,
+            budget_steps=("learning_rate_decay_steps",),
         ),
         ("dqn", "jax:CartPole-v1"): Baseline(
             "dqn",
@@ -290,6 +302,7 @@ BASELINES.update(
                 learning_rate=5e-4,
                 learning_rate_decay_steps=39_062,
             ),
+            budget_steps=("learning_rate_decay_steps",),
         ),
     }
 )
@@ -419,6 +432,7 @@ BASELINES[("pqn", "jax:MinAtar-Breakout")] = Baseline(
         epsilon_decay_steps=3_906,
     ),
     launcher="anakin",
+    budget_steps=("learning_rate_decay_steps", "epsilon_decay_steps"),
 )
 
 # PPO on Craftax-Classic (symbolic) on the device with the Craftax baselines' PPO settings (ppo.py in
@@ -587,11 +601,36 @@ def _given_or(value: int | None, default: int) -> int:
     return default if value is None else value
 
 
-def make_agent_config(agent: str, environment_id: str, config_overrides: Mapping[str, Any] | None = None) -> Any:
-    """The agent's config on ``environment_id``: the registered baseline's values (if one exists), then
-    ``config_overrides``, through the config's own checks."""
+def budget_scaled_overrides(
+    baseline: Baseline | None, max_steps: int | None, config_overrides: Mapping[str, Any] | None = None
+) -> dict[str, tuple[int, int]]:
+    """``{name: (registered, scaled)}`` for each of ``baseline.budget_steps`` that a run of ``max_steps`` steps
+    (None: the baseline's budget) gets in proportion, leaving out those ``config_overrides`` sets itself."""
+    if baseline is None or max_steps is None or max_steps == baseline.max_steps:
+        return {}
+    given = config_overrides or {}
+    return {
+        name: (
+            baseline.config_overrides[name],
+            max(1, round(baseline.config_overrides[name] * max_steps / baseline.max_steps)),
+        )
+        for name in baseline.budget_steps
+        if name not in given
+    }
+
+
+def make_agent_config(
+    agent: str,
+    environment_id: str,
+    config_overrides: Mapping[str, Any] | None = None,
+    max_steps: int | None = None,
+) -> Any:
+    """The agent's config on ``environment_id``: the registered baseline's values (if one exists; those that count
+    steps of its budget in proportion to ``max_steps``, see ``Baseline.budget_steps``), then ``config_overrides``,
+    through the config's own checks."""
     baseline = find_baseline(agent, environment_id)
     overrides = dict(baseline.config_overrides) if baseline else {}
+    overrides.update({name: scaled for name, (_, scaled) in budget_scaled_overrides(baseline, max_steps).items()})
     overrides.update(config_overrides or {})
     return get_agent(agent).make_config(**overrides)
 
@@ -610,7 +649,7 @@ def make_experiment_config(
     """The experiment for (agent, environment): the tuned baseline if one exists, else defaults."""
     entry = get_agent(agent)
     baseline = find_baseline(agent, environment_id)
-    agent_config = make_agent_config(agent, environment_id, config_overrides)
+    agent_config = make_agent_config(agent, environment_id, config_overrides, max_steps)
 
     def environment_factory(env_seed: int):
         return make_agent_environment(agent, environment_id, env_seed)

@@ -243,7 +243,10 @@ def make_record(
         "seed": seed,
         "target_return": baseline.target_return,
         "max_steps": max_steps,
-        "config_overrides": dict(baseline.config_overrides),
+        "config_overrides": dict(  # as the run had them: those counting steps of the budget scaled to max_steps
+            baseline.config_overrides,
+            **{name: scaled for name, (_, scaled) in registry.budget_scaled_overrides(baseline, max_steps).items()},
+        ),
         "action_space": registry.action_group(agent, environment_id),
         "reached_target": first is not None,
         "steps_to_target": first[0] if first else None,

@@ -92,9 +92,36 @@ def test_the_command_line_refuses_a_value_the_config_refuses_and_a_file_of_anoth
     flat.write_text(json.dumps({"learning_rate": 0.01, "hidden_sizes": [16, 16]}))
     assert main(["config", "dqn", "--config", str(flat), "--set", "learning_rate=0.02"]) == 0
     out = capsys.readouterr().out
-    assert "  learning_rate: 0.02  # the optimiser's step size\n" in out and "  hidden_sizes: [16, 16]  # hidden layer" in out
+    assert (
+        "  learning_rate: 0.02  # the optimiser's step size\n" in out
+        and "  hidden_sizes: [16, 16]  # hidden layer" in out
+    )
     bad = tmp_path / "bad.yaml"
     bad.write_text("- a list\n- not a mapping\n")
     with pytest.raises(SystemExit):
         main(["config", "dqn", "--config", str(bad)])
     assert "expected a mapping of config fields, got list" in capsys.readouterr().err
+
+
+def test_a_decay_registered_over_the_budget_spans_a_run_of_another_length(capsys):
+    """PPO on the memory task decays its step size over the registered 500k steps' optimiser steps (39,062): a run
+    of 1M steps decays over twice as many, one that sets the field keeps its own, and the command line says so."""
+    import argparse
+
+    from baselines.cli import say_budget_scaled
+
+    def decay(max_steps=None, **overrides):
+        config = registry.make_experiment_config(
+            "ppo", "jax:MemoryCartPole-v1", max_steps=max_steps, config_overrides=overrides
+        )
+        return config.builder.config.learning_rate_decay_steps
+
+    assert decay() == decay(500_000) == 39_062
+    assert decay(1_000_000) == 78_124 and decay(100_000) == 7_812
+    assert decay(1_000_000, learning_rate_decay_steps=5) == 5
+    say_budget_scaled(argparse.Namespace(agent="ppo", env="jax:MemoryCartPole-v1", max_steps=1_000_000), {})
+    assert "learning_rate_decay_steps: 78,124 for 1,000,000 steps (the baseline registers 39,062 for its 500,000" in (
+        capsys.readouterr().out
+    )
+    with pytest.raises(ValueError, match="budget_steps names config overrides .* 'epsilon_decay_steps' is None"):
+        registry.Baseline("pqn", "jax:CartPole-v1", 1000, 1.0, budget_steps=("epsilon_decay_steps",))
