@@ -43,7 +43,7 @@ class QLearningConfig(TransitionReplayConfig, EpsilonGreedyConfig):
 
     # Learning.
     learning_rate: float = 1e-3  # the optimiser's step size
-    optimizer: str = "adam"  # adam, or rmsprop: centred RMSProp, epsilon outside the root (the Nature/MinAtar DQN's)
+    optimizer: str = "adam"  # adam, or rmsprop: centred RMSProp, epsilon outside the root (MinAtar's DQN's)
     adam_eps: float = 1e-8  # Adam's epsilon
     rmsprop_decay: float = 0.95  # RMSProp's decay of its squared-gradient averages
     rmsprop_eps: float = 0.01  # RMSProp's epsilon, added to the root of the centred second moment

@@ -63,9 +63,9 @@ def clipped_adam(config: Any) -> optax.GradientTransformation:
 def clipped_rmsprop(config: Any) -> optax.GradientTransformation:
     """Centred RMSProp (``config.learning_rate``, squared-gradient decay ``config.rmsprop_decay``) after clipping the
     gradients' global norm to ``config.max_gradient_norm``, with ``config.rmsprop_eps`` added to the root of the
-    centred second moment, not under it: the optimiser of the Nature DQN and of MinAtar's DQN (PyTorch's
-    ``RMSprop(centered=True)``), whose epsilon bounds the divisor from below so that small gradients take small
-    steps (Adam's epsilon of 1e-8 divides them up to a step of about the step size)."""
+    centred second moment, not under it: the optimiser of MinAtar's DQN (PyTorch's ``RMSprop(centered=True)``),
+    whose epsilon bounds the divisor from below so that small gradients take small steps (Adam's epsilon of 1e-8
+    scales them up to steps of about the step size)."""
     return optax.chain(
         optax.clip_by_global_norm(config.max_gradient_norm),
         optax.rmsprop(
