@@ -227,8 +227,7 @@ def test_ray_launcher_runs_dqn_and_restarts_a_killed_actor(tmp_path, replay, fee
 
 @pytest.mark.parametrize(
     "replay, feed",
-    [
-        (None, None),
+    [  # the defaults without reverb are ("learner", "direct") (test_the_default_replay_is_reverb_where_installed...)
         pytest.param("learner", "reverb", marks=pytest.mark.reverb),
         ("learner", "direct"),
         ("server", None),
