@@ -319,13 +319,17 @@ def record_from_run_dir(run_dir: str, runs_dir: str = RUNS_DIR) -> dict:
     return record
 
 
+RECORD_KEYS = frozenset({"agent", "environment", "seed"})  # what every per-seed record has (make_record)
+
+
 def load_records(runs_dir: str = RUNS_DIR) -> list[dict]:
-    """Every per-seed record in ``runs_dir`` (its ``*.json`` files that hold one), in file-name order."""
+    """Every per-seed record in ``runs_dir`` (its ``*.json`` files that hold one), in file-name order. Other JSON
+    files are not records: the summary ``reproduce`` writes beside the records of a ``--runs-dir`` of its own, say."""
     records = []
     for path in sorted(glob.glob(os.path.join(runs_dir, "*.json"))):
         with open(path) as f:
             record = json.load(f)
-        if isinstance(record, dict):
+        if isinstance(record, dict) and RECORD_KEYS <= record.keys():
             records.append(record)
     return records
 

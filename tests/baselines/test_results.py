@@ -60,6 +60,10 @@ def test_records_and_summary_over_seeds(tmp_path):
     assert row["steps_to_target"] == [4_000, None]
     table = results.summary_table(summary)
     assert "| sac | gymnasium:Pendulum-v1 | 1/2 | -200.0 ± 30.0 |" in table
+    # A summary written beside the records (reproduce's default with a --runs-dir of its own) is not a record.
+    beside = runs / "continuous_control.json"
+    assert results.summarize(str(runs), str(beside), agents=["sac"]) == summary
+    assert results.summarize(str(runs), str(beside), agents=["sac"]) == summary
 
 
 def test_a_summary_of_one_action_space_keeps_only_the_runs_in_it(tmp_path):
