@@ -340,9 +340,9 @@ def _on_minatar_suite(agent: str, overrides: Callable[[str], dict[str, Any]], **
 # MinAtar's own DQN (one update of 32 transitions per step, a target copy every 1,000 updates), its step size and its
 # optimiser (centred RMSProp, epsilon 0.01 outside the root), 8 environments, 1M steps; MinAtar's paper publishes its
 # DQN's learning curves as figures only (baselines/references.py reads them at 1M). With Adam (epsilon 1e-8) in its
-# place no Asterix seed left the random policy's level by 1M steps (5 seeds, 0.7 +- 0.4; RMSProp: 3.8 and 3.4, on
-# MinAtar's curve; docs/baselines.md). The games in MINATAR_DQN_ADAM_GAMES keep the records they were made with
-# Adam until they are recorded again.
+# place no Asterix seed left the random policy's level by 1M steps (5 seeds, 0.7 +- 0.4; RMSProp: 2.1 +- 0.5, and
+# with MinAtar's 1-step returns too 19.7 and 23.5 on 2 seeds, not yet recorded; docs/baselines.md). The games in
+# MINATAR_DQN_ADAM_GAMES keep the records they were made with Adam until they are recorded again.
 MINATAR_DQN_OVERRIDES: dict[str, Any] = dict(
     learning_rate=2.5e-4, batch_size=32, samples_per_insert=32.0, target_update_period=1_000
 )
