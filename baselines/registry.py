@@ -619,18 +619,24 @@ def budget_scaled_overrides(
     }
 
 
+def registered_overrides(baseline: Baseline | None, max_steps: int | None = None) -> dict[str, Any]:
+    """``baseline``'s config overrides as a run of ``max_steps`` steps has them (those counting steps of its budget
+    in proportion, see ``Baseline.budget_steps``); none without a baseline."""
+    if baseline is None:
+        return {}
+    scaled = {name: value for name, (_, value) in budget_scaled_overrides(baseline, max_steps).items()}
+    return {**baseline.config_overrides, **scaled}
+
+
 def make_agent_config(
     agent: str,
     environment_id: str,
     config_overrides: Mapping[str, Any] | None = None,
     max_steps: int | None = None,
 ) -> Any:
-    """The agent's config on ``environment_id``: the registered baseline's values (if one exists; those that count
-    steps of its budget in proportion to ``max_steps``, see ``Baseline.budget_steps``), then ``config_overrides``,
-    through the config's own checks."""
-    baseline = find_baseline(agent, environment_id)
-    overrides = dict(baseline.config_overrides) if baseline else {}
-    overrides.update({name: scaled for name, (_, scaled) in budget_scaled_overrides(baseline, max_steps).items()})
+    """The agent's config on ``environment_id``: the registered baseline's values for a run of ``max_steps`` steps
+    (``registered_overrides``), then ``config_overrides``, through the config's own checks."""
+    overrides = registered_overrides(find_baseline(agent, environment_id), max_steps)
     overrides.update(config_overrides or {})
     return get_agent(agent).make_config(**overrides)
 

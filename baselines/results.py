@@ -243,10 +243,7 @@ def make_record(
         "seed": seed,
         "target_return": baseline.target_return,
         "max_steps": max_steps,
-        "config_overrides": dict(  # as the run had them: those counting steps of the budget scaled to max_steps
-            baseline.config_overrides,
-            **{name: scaled for name, (_, scaled) in registry.budget_scaled_overrides(baseline, max_steps).items()},
-        ),
+        "config_overrides": registry.registered_overrides(baseline, max_steps),  # as the run had them
         "action_space": registry.action_group(agent, environment_id),
         "reached_target": first is not None,
         "steps_to_target": first[0] if first else None,
