@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 
-
 from acme.utils.checkpoint_files import Checkpointer
 from agents import dqn  # noqa: F401  (defines the learner state's type, which decoding a checkpoint needs)
 
