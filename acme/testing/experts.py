@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 CARTPOLE = "gymnasium:CartPole-v1"
+PENDULUM = "gymnasium:Pendulum-v1"
 
 
 def cartpole_expert(observation: np.ndarray) -> np.ndarray:
@@ -30,18 +31,28 @@ def pendulum_expert(observation: np.ndarray) -> np.ndarray:
 def write_cartpole_expert_dataset(directory: str, episodes: int) -> str:
     """``episodes`` episodes of ``cartpole_expert`` on CartPole-v1 (seed 0; 500 steps each) written as a Minari
     dataset in ``directory``; returns ``directory``."""
+    return _write_expert_dataset(directory, CARTPOLE, cartpole_expert, episodes)
+
+
+def write_pendulum_expert_dataset(directory: str, episodes: int) -> str:
+    """``episodes`` episodes of ``pendulum_expert`` on Pendulum-v1 (seed 0; 200 steps each, actions in [-1, 1])
+    written as a Minari dataset in ``directory``; returns ``directory``."""
+    return _write_expert_dataset(directory, PENDULUM, pendulum_expert, episodes, canonical_actions=True)
+
+
+def _write_expert_dataset(directory: str, environment_id: str, expert, episodes: int, **make_kwargs) -> str:
     from acme import specs
     from acme.datasets.minari_format import EpisodeRecorder, write_dataset
     from acme.environments import make_environment
 
-    environment = make_environment(CARTPOLE, seed=0)
+    environment = make_environment(environment_id, seed=0, **make_kwargs)
     recorder = EpisodeRecorder()
     for _ in range(episodes):
         timestep = environment.reset()
         recorder.observe_first(timestep)
         while not timestep.last():
-            action = cartpole_expert(timestep.observation)
+            action = expert(timestep.observation)
             timestep = environment.step(action)
             recorder.observe(action, timestep)
-    write_dataset(directory, recorder.episodes, specs.make_environment_spec(environment), CARTPOLE)
+    write_dataset(directory, recorder.episodes, specs.make_environment_spec(environment), environment_id)
     return directory
