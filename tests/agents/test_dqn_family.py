@@ -3,8 +3,6 @@ losses against hand computations, their outputs read as Q-values, their configs,
 
 from __future__ import annotations
 
-import os
-
 import jax
 import numpy as np
 import pytest
@@ -18,7 +16,6 @@ from agents.c51 import RAINBOW
 from agents.mdqn.learning import make_losses as munchausen_losses
 from baselines import registry
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SPEC = fakes.discrete_spec(obs_shape=(4,), num_actions=3)
 
 
