@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import numpy as np
 
 CARTPOLE = "gymnasium:CartPole-v1"
@@ -31,21 +33,25 @@ def pendulum_expert(observation: np.ndarray) -> np.ndarray:
 def write_cartpole_expert_dataset(directory: str, episodes: int) -> str:
     """``episodes`` episodes of ``cartpole_expert`` on CartPole-v1 (seed 0; 500 steps each) written as a Minari
     dataset in ``directory``; returns ``directory``."""
-    return _write_expert_dataset(directory, CARTPOLE, cartpole_expert, episodes)
+    return _write(directory, CARTPOLE, *expert_episodes(CARTPOLE, cartpole_expert, episodes))
 
 
 def write_pendulum_expert_dataset(directory: str, episodes: int) -> str:
     """``episodes`` episodes of ``pendulum_expert`` on Pendulum-v1 (seed 0; 200 steps each, actions in [-1, 1])
     written as a Minari dataset in ``directory``; returns ``directory``."""
-    return _write_expert_dataset(directory, PENDULUM, pendulum_expert, episodes, canonical_actions=True)
+    return _write(directory, PENDULUM, *expert_episodes(PENDULUM, pendulum_expert, episodes, canonical_actions=True))
 
 
-def _write_expert_dataset(directory: str, environment_id: str, expert, episodes: int, **make_kwargs) -> str:
+def expert_episodes(
+    environment_id: str, expert: Callable[[np.ndarray], np.ndarray], episodes: int, seed: int = 0, **make_kwargs: Any
+) -> tuple[list, Any]:
+    """``episodes`` episodes of ``expert(observation) -> action`` on ``environment_id`` (made with ``seed`` and
+    ``make_kwargs``) and the environment's spec, as ``write_dataset`` takes them."""
     from acme import specs
-    from acme.datasets.minari_format import EpisodeRecorder, write_dataset
+    from acme.datasets.minari_format import EpisodeRecorder
     from acme.environments import make_environment
 
-    environment = make_environment(environment_id, seed=0, **make_kwargs)
+    environment = make_environment(environment_id, seed=seed, **make_kwargs)
     recorder = EpisodeRecorder()
     for _ in range(episodes):
         timestep = environment.reset()
@@ -54,5 +60,11 @@ def _write_expert_dataset(directory: str, environment_id: str, expert, episodes:
             action = expert(timestep.observation)
             timestep = environment.step(action)
             recorder.observe(action, timestep)
-    write_dataset(directory, recorder.episodes, specs.make_environment_spec(environment), environment_id)
+    return recorder.episodes, specs.make_environment_spec(environment)
+
+
+def _write(directory: str, environment_id: str, episodes: list, spec: Any) -> str:
+    from acme.datasets.minari_format import write_dataset
+
+    write_dataset(directory, episodes, spec, environment_id)
     return directory

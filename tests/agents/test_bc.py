@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 
 from acme import specs, types
-from acme.datasets.minari_format import EpisodeRecorder, write_dataset
-from acme.environments import make_environment
+from acme.datasets.minari_format import write_dataset
 from acme.experiments import RunOptions, run
-from acme.testing.experts import cartpole_expert, pendulum_expert
+from acme.testing.experts import cartpole_expert, expert_episodes, pendulum_expert
 from agents import bc
 from agents.bc.learning import make_loss
 from baselines import registry
@@ -59,17 +58,9 @@ def test_the_continuous_losses_by_hand(continuous_loss):
 
 
 def _expert_dataset(directory, environment_id: str, expert, num_episodes: int, canonical: bool) -> str:
-    environment = make_environment(environment_id, seed=7, canonical_actions=canonical)
-    recorder = EpisodeRecorder()
-    for _ in range(num_episodes):
-        timestep = environment.reset()
-        recorder.observe_first(timestep)
-        while not timestep.last():
-            action = expert(timestep.observation)
-            timestep = environment.step(action)
-            recorder.observe(action, timestep)
-    expert_return = np.mean([e.episode_return for e in recorder.episodes])
-    write_dataset(str(directory), recorder.episodes, specs.make_environment_spec(environment), environment_id)
+    episodes, spec = expert_episodes(environment_id, expert, num_episodes, seed=7, canonical_actions=canonical)
+    expert_return = np.mean([e.episode_return for e in episodes])
+    write_dataset(str(directory), episodes, spec, environment_id)
     return str(directory), expert_return
 
 

@@ -12,11 +12,10 @@ import json
 
 import pytest
 
-from acme.testing.experts import write_pendulum_expert_dataset
+from acme.testing.experts import CARTPOLE, PENDULUM, write_pendulum_expert_dataset
 from baselines import registry
 from baselines.cli import main
 
-CARTPOLE, PENDULUM = "gymnasium:CartPole-v1", "gymnasium:Pendulum-v1"
 SMALL_MLPS = ("policy_hidden_sizes=32", "critic_hidden_sizes=32")
 DATASET = "<dataset>"  # replaced by the module's Pendulum dataset
 
