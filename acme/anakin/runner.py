@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import gc
 import time
 from typing import Any, Sequence
 
@@ -139,13 +140,15 @@ class AnakinAgents:
             return agent(value).init(key)
 
         def chunk(carry, value, iterations):
-            one = agent(value)
-            metrics = jax.eval_shape(lambda c: one.iterate(c)[1], carry)
+            # One traced iteration serves both the metrics' shapes and the loop's body (a jitted function is traced
+            # once per argument types; tracing it twice cost about 0.3 s of every run's start on one core).
+            iterate = jax.jit(agent(value).iterate)
+            metrics = jax.eval_shape(lambda c: iterate(c)[1], carry)
             start = (carry, jax.tree.map(lambda m: jnp.zeros(m.shape, m.dtype), metrics))
-            return jax.lax.fori_loop(0, iterations, lambda i, state: one.iterate(state[0]), start)
+            return jax.lax.fori_loop(0, iterations, lambda i, state: iterate(state[0]), start)
 
-        def evaluate(learner, key, value):
-            return agent(value).evaluate(learner, key, num_eval)
+        def evaluate(learner, key, value, salt):
+            return agent(value).evaluate(learner, jax.random.fold_in(key, salt), num_eval)
 
         def policy(learner):
             return self.base.definition.variables(learner)["policy"]
@@ -157,7 +160,9 @@ class AnakinAgents:
             placed = {"out_shardings": (self.carry_shardings, self.layout.replicated)}
         self.init = _jit(jax.vmap(init), QUICK_COMPILE, **({"out_shardings": self.carry_shardings} if placed else {}))
         self.chunk = _jit(jax.vmap(chunk, in_axes=(0, 0, None)), CHUNK_COMPILE, donate_argnums=0, **placed)
-        self.evaluate = _jit(jax.vmap(evaluate), QUICK_COMPILE)
+        # ``salt`` (an evaluation's own draws from the agent's key) is derived inside the compiled call: outside it,
+        # the derivation is a small program of its own to compile.
+        self.evaluate = _jit(jax.vmap(evaluate, in_axes=(0, 0, 0, None)), QUICK_COMPILE)
         self.policy = _jit(jax.vmap(policy), QUICK_COMPILE)
 
     def check_sweep_traces(self) -> None:
@@ -218,6 +223,18 @@ def run_anakin(config: ExperimentConfig, options: RunOptions | None = None, prog
     ``config.environment_id`` must be a ``jax:<name>`` id; ``config.checkpointing``
     checkpoints at chunk boundaries and resumes from the newest checkpoint.
     """
+    # Tracing and lowering make hundreds of thousands of objects, enough for two or more of Python's full
+    # collections, each of which walks every object the process holds, jax's modules included (about 0.12 s each on
+    # one core). While the run lasts, the objects that existed before it are out of the collector's reach (still
+    # freed when nothing refers to them), so its collections walk only what the run makes.
+    gc.freeze()
+    try:
+        return _run_anakin(config, options, progress)
+    finally:
+        gc.unfreeze()
+
+
+def _run_anakin(config: ExperimentConfig, options: RunOptions | None, progress: bool) -> RunResult:
     start = time.perf_counter()
     agents = AnakinAgents(config, options or RunOptions(launcher="anakin"))
     definition = agents.base.definition
@@ -246,8 +263,7 @@ def run_anakin(config: ExperimentConfig, options: RunOptions | None = None, prog
             print(f"Resuming from checkpoint {path} (iteration {iteration}).", flush=True)
     # Compile both calls before the clock of the run's own work starts (a chunk of 0 iterations, one evaluation).
     carry, _ = agents.chunk(carry, agents.swept, 0)
-    eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, 1 << 20))(keys)
-    jax.block_until_ready(agents.evaluate(carry.learner, eval_keys, agents.swept))
+    jax.block_until_ready(agents.evaluate(carry.learner, keys, agents.swept, 1 << 20))
     compile_seconds = time.perf_counter() - compile_start
 
     def actor_steps() -> np.ndarray:
@@ -281,8 +297,7 @@ def run_anakin(config: ExperimentConfig, options: RunOptions | None = None, prog
         return int(steps.min())
 
     def evaluate() -> float:
-        eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, iteration))(keys)
-        returns = np.asarray(jax.device_get(agents.evaluate(carry.learner, eval_keys, agents.swept)))
+        returns = np.asarray(jax.device_get(agents.evaluate(carry.learner, keys, agents.swept, iteration)))
         steps, learner_steps, elapsed = actor_steps(), learner_steps_now(), time.perf_counter() - start
         for agent, label in enumerate(labels):
             mean, std = float(returns[agent].mean()), float(returns[agent].std())

@@ -3,6 +3,7 @@ cannot run."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -127,9 +128,11 @@ def test_sac_learns_pendulum_on_the_device():
 
 
 def test_a_swept_learning_rate_is_each_agents_own():
-    """A learning rate of 1e-12 leaves that agent's parameters where they started (to 1e-6); the other's move."""
+    """A learning rate of 1e-12 leaves that agent's parameters where they started (to 1e-6); the other's move. The
+    run hands the garbage collector back as it found it (it keeps older objects out of its collections meanwhile)."""
     config = registry.make_experiment_config("ppo", "jax:CartPole-v1", max_steps=2_000, eval_every=0)
     result = run_anakin(config, RunOptions(launcher="anakin", sweep=("learning_rate", (1e-12, 1e-3))), progress=False)
+    assert gc.get_freeze_count() == 0
     environment = jax_environment_of("jax:CartPole-v1")
     agent = AnakinAgent(config.builder, config.network_factory(environment.spec()), environment, 8)
     initial = agent.init(jax.random.PRNGKey(config.seed)).learner  # the runner's start for seed 0
