@@ -25,8 +25,7 @@ class R2D2Config(TransitionReplayConfig, EpsilonGreedyConfig):
     (a new one every ``sequence_period`` steps, padded at an episode's end)
     with the actor's recurrent state at its first step. The learner unrolls
     the burn-in steps without gradient to warm the state up, then learns from
-    n-step double-Q targets on the trace, in value-rescaled space (on the whole
-    sequence where it begins an episode: the reset state needs no warming up). Exploration is
+    n-step double-Q targets on the trace, in value-rescaled space. Exploration is
     epsilon-greedy (``EpsilonGreedyConfig``).
     """
 
