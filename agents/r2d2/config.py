@@ -25,7 +25,9 @@ class R2D2Config(TransitionReplayConfig, EpsilonGreedyConfig):
     (a new one every ``sequence_period`` steps, padded at an episode's end)
     with the actor's recurrent state at its first step. The learner unrolls
     the burn-in steps without gradient to warm the state up, then learns from
-    n-step double-Q targets on the trace, in value-rescaled space. Exploration is
+    n-step double-Q targets on the trace, in value-rescaled space (with
+    ``learn_burn_in_at_episode_start``, on the whole of a sequence that begins an
+    episode: the reset state needs no warming up). Exploration is
     epsilon-greedy (``EpsilonGreedyConfig``).
     """
 
@@ -46,6 +48,7 @@ class R2D2Config(TransitionReplayConfig, EpsilonGreedyConfig):
 
     # Sequences.
     burn_in_length: int = 8  # steps that only warm up the LSTM state before each trace
+    learn_burn_in_at_episode_start: bool = False  # a sequence that begins its episode learns its burn-in steps too
     trace_length: int = 24  # steps of each sequence learned from
     sequence_period: int = 12  # steps between the starts of consecutive stored sequences
 

@@ -2,8 +2,10 @@
 
 For a batch of sequences ``[B, burn_in + trace]`` the learner starts both
 networks from the recurrent state the actor stored at the first step,
-unrolls them over the burn-in steps without gradient, then over the trace.
-Targets are n-step double-Q returns in value-rescaled space
+unrolls them over the burn-in steps without gradient, then over the trace
+(with ``learn_burn_in_at_episode_start``, a sequence that begins its episode,
+whose stored state is the reset one and never stale, learns its burn-in steps
+as trace steps). Targets are n-step double-Q returns in value-rescaled space
 (``h(x) = sign(x)(sqrt(|x| + 1) - 1) + eps x``, rlax's signed-hyperbolic
 pair) from the target network, over the steps the actor acted on
 (``extras["acted"]``; not an episode's final step, not padding). A return's
@@ -87,23 +89,34 @@ def make_update(networks: R2D2Networks, config: R2D2Config):
         observations = jax.tree.map(_time_major, sequences.observation)  # [L, B, ...]
         core = sequences.extras["core_state"]
         state = hk.LSTMState(hidden=core["hidden"][:, 0], cell=core["cell"][:, 0])
-        online_state, target_state = state, state
+        # A sequence that begins its episode starts from the reset state, which no policy change makes stale: with
+        # learn_burn_in_at_episode_start its burn-in steps are learned too (with gradients through them), else an
+        # episode's first burn-in steps never are. Other sequences' burn-in only warms their stored state up.
+        starts_episode = sequences.start_of_episode[:, 0] & config.learn_burn_in_at_episode_start
         if burn_in:
             burn = jax.tree.map(lambda x: x[:burn_in], observations)
-            _, online_state = networks.unroll(params, burn, state)
-            _, target_state = networks.unroll(target_params, burn, state)
-            online_state = jax.lax.stop_gradient(online_state)
-        trace = jax.tree.map(lambda x: x[burn_in:], observations)
-        q, _ = networks.unroll(params, trace, online_state)  # [T, B, A]
-        target_q, _ = networks.unroll(target_params, trace, target_state)
-        actions = _time_major(sequences.action[:, burn_in:]).astype(jnp.int32)
-        rewards = _time_major(sequences.reward[:, burn_in:]).astype(jnp.float32)
-        discounts = config.discount * _time_major(sequences.discount[:, burn_in:]).astype(jnp.float32)
-        acted = sequences.extras["acted"][:, burn_in:]
+            trace = jax.tree.map(lambda x: x[burn_in:], observations)
+            burn_q, online_state = networks.unroll(params, burn, state)  # [burn_in, B, A]
+            burn_target_q, target_state = networks.unroll(target_params, burn, state)
+            online_state = jax.tree.map(
+                lambda x: jnp.where(starts_episode[:, None], x, jax.lax.stop_gradient(x)), online_state
+            )
+            trace_q, _ = networks.unroll(params, trace, online_state)  # [T, B, A]
+            trace_target_q, _ = networks.unroll(target_params, trace, target_state)
+            q = jnp.concatenate([burn_q, trace_q])  # [L, B, A]
+            target_q = jnp.concatenate([burn_target_q, trace_target_q])
+        else:
+            q, _ = networks.unroll(params, observations, state)
+            target_q, _ = networks.unroll(target_params, observations, state)
+        actions = _time_major(sequences.action).astype(jnp.int32)
+        rewards = _time_major(sequences.reward).astype(jnp.float32)
+        discounts = config.discount * _time_major(sequences.discount).astype(jnp.float32)
+        acted = sequences.extras["acted"]
         td = jax.vmap(sequence_td_errors, in_axes=(1, 1, 1, 1, 1, 0, None, None))(
             q, target_q, actions, rewards, discounts, acted, config.n_step, tx_pair
-        )  # [B, T - 1]
-        mask = acted[:, :-1]
+        )  # [B, L - 1]
+        learned = (jnp.arange(td.shape[1]) >= burn_in)[None, :] | starts_episode[:, None]
+        mask = acted[:, :-1] & learned
         per_sequence = jnp.sum(0.5 * jnp.square(td) * mask, axis=1) / jnp.maximum(jnp.sum(mask, axis=1), 1.0)
         loss = jnp.mean(importance_weights(probabilities, config.importance_sampling_exponent) * per_sequence)
         priorities = mixed_priorities(jnp.abs(td), mask, config.max_priority_weight)

@@ -159,23 +159,32 @@ def _learner_on(sequences, **overrides):
     return builder.make_learner(jax.random.PRNGKey(0), networks, iter(lambda: sample, None), _no_logs, SPEC)
 
 
-def _priorities_after_a_step(sequences) -> np.ndarray:
+def _priorities_after_a_step(sequences, **overrides) -> np.ndarray:
     seen = {}
-    learner = _learner_on(sequences)
+    learner = _learner_on(sequences, **overrides)
     learner._on_priorities = lambda sample, priorities: seen.setdefault("p", priorities)
     learner.step()
     learner.check_finite()
     return seen["p"]
 
 
-def test_burn_in_steps_warm_the_state_but_carry_no_loss():
+def test_burn_in_steps_warm_the_state_and_carry_no_loss_unless_asked_at_an_episode_start():
     sequences, _, _ = _stored_sequences()
-    base = _priorities_after_a_step(sequences)
-    # Other rewards and actions in the burn-in steps (the first 2): the same TD errors.
+    starts = np.asarray(sequences.start_of_episode)[:, 0]
+    assert 0 < starts.sum() < len(starts)  # items start at steps 0, 3 and 6 of each episode
+    # Other rewards and actions in the burn-in steps (the first 2): the same TD errors, except, with
+    # learn_burn_in_at_episode_start, where the sequence began its episode (its state is the reset one, never stale).
     changed = sequences._replace(reward=np.asarray(sequences.reward).copy(), action=np.asarray(sequences.action).copy())
     changed.reward[:, :2] += 5.0
     changed.action[:, :2] = 1 - changed.action[:, :2]
+    base = _priorities_after_a_step(sequences)
     np.testing.assert_allclose(_priorities_after_a_step(changed), base, rtol=1e-6)
+    learned = dict(learn_burn_in_at_episode_start=True)
+    base_learned = _priorities_after_a_step(sequences, **learned)
+    after = _priorities_after_a_step(changed, **learned)
+    np.testing.assert_allclose(base_learned[~starts], base[~starts], rtol=1e-6)
+    np.testing.assert_allclose(after[~starts], base[~starts], rtol=1e-6)
+    assert np.all(np.abs(after[starts] - base_learned[starts]) > 1e-3)
     # Other observations in the burn-in steps change the warmed-up state, hence the TD errors.
     warmed = sequences._replace(observation=np.asarray(sequences.observation).copy())
     warmed.observation[:, :2] += 3.0
