@@ -92,31 +92,35 @@ def make_update(networks: R2D2Networks, config: R2D2Config):
         # A sequence that begins its episode starts from the reset state, which no policy change makes stale: with
         # learn_burn_in_at_episode_start its burn-in steps are learned too (with gradients through them), else an
         # episode's first burn-in steps never are. Other sequences' burn-in only warms their stored state up.
-        starts_episode = sequences.start_of_episode[:, 0] & config.learn_burn_in_at_episode_start
+        learn_start = bool(burn_in) and config.learn_burn_in_at_episode_start
+        starts_episode = sequences.start_of_episode[:, 0]
+        online_state, target_state = state, state
         if burn_in:
             burn = jax.tree.map(lambda x: x[:burn_in], observations)
-            trace = jax.tree.map(lambda x: x[burn_in:], observations)
             burn_q, online_state = networks.unroll(params, burn, state)  # [burn_in, B, A]
             burn_target_q, target_state = networks.unroll(target_params, burn, state)
-            online_state = jax.tree.map(
-                lambda x: jnp.where(starts_episode[:, None], x, jax.lax.stop_gradient(x)), online_state
-            )
-            trace_q, _ = networks.unroll(params, trace, online_state)  # [T, B, A]
-            trace_target_q, _ = networks.unroll(target_params, trace, target_state)
-            q = jnp.concatenate([burn_q, trace_q])  # [L, B, A]
-            target_q = jnp.concatenate([burn_target_q, trace_target_q])
-        else:
-            q, _ = networks.unroll(params, observations, state)
-            target_q, _ = networks.unroll(target_params, observations, state)
-        actions = _time_major(sequences.action).astype(jnp.int32)
-        rewards = _time_major(sequences.reward).astype(jnp.float32)
-        discounts = config.discount * _time_major(sequences.discount).astype(jnp.float32)
-        acted = sequences.extras["acted"]
+            if learn_start:
+                online_state = jax.tree.map(
+                    lambda x: jnp.where(starts_episode[:, None], x, jax.lax.stop_gradient(x)), online_state
+                )
+            else:
+                online_state = jax.lax.stop_gradient(online_state)
+        trace = jax.tree.map(lambda x: x[burn_in:], observations)
+        q, _ = networks.unroll(params, trace, online_state)  # [T, B, A]
+        target_q, _ = networks.unroll(target_params, trace, target_state)
+        first = burn_in
+        if learn_start:  # the TD errors of the whole sequence, the burn-in's masked out below but at episode starts
+            q, target_q, first = jnp.concatenate([burn_q, q]), jnp.concatenate([burn_target_q, target_q]), 0
+        actions = _time_major(sequences.action[:, first:]).astype(jnp.int32)
+        rewards = _time_major(sequences.reward[:, first:]).astype(jnp.float32)
+        discounts = config.discount * _time_major(sequences.discount[:, first:]).astype(jnp.float32)
+        acted = sequences.extras["acted"][:, first:]
         td = jax.vmap(sequence_td_errors, in_axes=(1, 1, 1, 1, 1, 0, None, None))(
             q, target_q, actions, rewards, discounts, acted, config.n_step, tx_pair
-        )  # [B, L - 1]
-        learned = (jnp.arange(td.shape[1]) >= burn_in)[None, :] | starts_episode[:, None]
-        mask = acted[:, :-1] & learned
+        )  # [B, T - 1], or [B, L - 1] with learn_start
+        mask = acted[:, :-1]
+        if learn_start:
+            mask = mask & ((jnp.arange(td.shape[1]) >= burn_in)[None, :] | starts_episode[:, None])
         per_sequence = jnp.sum(0.5 * jnp.square(td) * mask, axis=1) / jnp.maximum(jnp.sum(mask, axis=1), 1.0)
         loss = jnp.mean(importance_weights(probabilities, config.importance_sampling_exponent) * per_sequence)
         priorities = mixed_priorities(jnp.abs(td), mask, config.max_priority_weight)
