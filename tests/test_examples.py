@@ -8,8 +8,6 @@ import sys
 
 import pytest
 
-from launch.ray_launcher import FORCED_KILL
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -47,13 +45,8 @@ def test_a_stopped_run_resumes_from_its_checkpoint(tmp_path):
 
 
 def test_the_distributed_example_runs_on_threads():
+    # The script hands --launcher to launch.launch unchanged; Ray runs of the same program (DQN on CartPole) are
+    # tests/experiments/test_distributed.py's and tests/test_run_matrix.py's.
     assert "done: 1500 actor steps over 2 actors (threads launcher)" in _run(
         "distributed_ray.py", "--launcher", "threads", "--num-actors", "2", "--max-steps", "1500"
     )
-
-
-@pytest.mark.ray
-def test_the_distributed_example_runs_on_ray():
-    result = _run_process("distributed_ray.py", "--launcher", "ray", "--num-actors", "2", "--max-steps", "1500")
-    assert "done: 1500 actor steps over 2 actors (ray launcher)" in result.stdout
-    assert FORCED_KILL not in result.stdout + result.stderr, result.stderr[-4000:]

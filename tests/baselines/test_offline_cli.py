@@ -156,7 +156,8 @@ def test_recording_refuses_another_kind_of_exploration_and_an_existing_dataset(e
 
 @pytest.mark.parametrize(
     "launcher, stream",
-    [("threads", []), ("threads", ["--stream-buffer", "300"]), pytest.param("ray", [], marks=pytest.mark.ray)],
+    # On Ray the same nodes run from the command line in tests/test_run_matrix.py (offline-ray).
+    [("threads", []), ("threads", ["--stream-buffer", "300"])],
 )
 def test_a_distributed_offline_run_has_a_learner_and_an_evaluator_node(
     expert_dataset, tmp_path, capsys, launcher, stream
