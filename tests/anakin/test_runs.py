@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from acme.anakin import AnakinAgent, run_anakin
-from acme.anakin.runner import jax_environment_of
+from acme.anakin.runner import AnakinAgents, jax_environment_of
 from acme.experiments import RunOptions
 from baselines import cli, registry
 
@@ -141,6 +141,31 @@ def test_a_swept_learning_rate_is_each_agents_own():
     assert all(np.allclose(a, b, rtol=0, atol=1e-6) for a, b in zip(frozen, start))
     assert max(float(np.max(np.abs(a - b))) for a, b in zip(moved, start)) > 1e-3
     assert [run.sweep_value for run in result.runs] == [1e-12, 1e-3]
+
+
+def test_a_call_of_one_agent_computes_what_the_vmapped_call_computes_for_it():
+    """A call of one agent is traced without vmap (acme/anakin/runner.py): its initial state, three iterations and
+    an evaluation match seed 0's in a vmapped call of two, to float rounding, in the same shapes."""
+    config = registry.make_experiment_config("ppo", "jax:CartPole-v1", seed=0, num_eval_episodes=2)
+    one, two = (AnakinAgents(config, RunOptions(launcher="anakin", num_seeds=n)) for n in (1, 2))
+    keys = jax.numpy.stack([jax.random.PRNGKey(seed) for seed in (0, 1)])
+    states = [agents.init(keys[: len(agents)], agents.swept) for agents in (one, two)]
+    _agent_zero_matches(*states, rtol=1e-6)
+    carries = [agents.chunk(state, agents.swept, 3)[0] for agents, state in zip((one, two), states)]
+    _agent_zero_matches(*carries, rtol=1e-4)
+    returns = [
+        agents.evaluate(c.learner, keys[: len(agents)], agents.swept, 7) for agents, c in zip((one, two), carries)
+    ]
+    np.testing.assert_allclose(returns[0][0], returns[1][0], rtol=1e-5)
+
+
+def _agent_zero_matches(one, several, rtol: float) -> None:
+    """``one`` (a call of one agent's state) has the shapes of ``several``'s and agent 0's values, to ``rtol``."""
+    leaves_one, leaves_several = jax.tree.leaves(one), jax.tree.leaves(several)
+    assert [leaf.shape for leaf in leaves_one] == [(1, *leaf.shape[1:]) for leaf in leaves_several]
+    for a, b in zip(leaves_one, leaves_several):
+        assert a.dtype == b.dtype
+        np.testing.assert_allclose(np.asarray(a[0], np.float64), np.asarray(b[0], np.float64), rtol=rtol, atol=rtol)
 
 
 @pytest.mark.parametrize(
