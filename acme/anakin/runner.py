@@ -173,11 +173,11 @@ class AnakinAgents:
             shapes = jax.eval_shape(jax.vmap(init), jnp.zeros((len(self), 2), jnp.uint32), self.swept)
             self.carry_shardings = self.layout.carry(shapes)
             placed = {"out_shardings": (self.carry_shardings, self.layout.replicated)}
-        # A call of one agent (without a layout) is traced without vmap: tracing and lowering its
-        # programs take about a third less time (a cache-warm PPO CartPole start 1.2-1.3 s instead of 1.6-1.7 s, one
-        # core) and its chunk runs about 6% faster. Its numbers are then those of a program without a batch axis,
-        # which XLA may round differently from the same seed's in a call of several agents (PPO's already differed
-        # between calls of one and of three agents).
+        # A call of one agent (without a layout) is traced without vmap: tracing and lowering its programs take about
+        # a third less time (a cache-warm PPO CartPole start to 475: 1.1-1.25 s instead of 1.55-1.65 s, one core) and
+        # its chunk runs about 6% faster. Its numbers are those of a program without a batch axis, which XLA may round
+        # differently from the same seed's in a call of several agents (PPO's already differed between calls of one
+        # and of three agents).
         over = _one_agent if self.layout is None and len(self.seeds) == 1 else jax.vmap
         self.init = _jit(over(init), QUICK_COMPILE, **({"out_shardings": self.carry_shardings} if placed else {}))
         self.chunk = _jit(over(chunk, in_axes=(0, 0, None)), CHUNK_COMPILE, donate_argnums=0, **placed)
