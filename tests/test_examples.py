@@ -11,7 +11,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _run_process(script: str, *args: str) -> subprocess.CompletedProcess:
+def _run(script: str, *args: str) -> str:
     result = subprocess.run(
         [sys.executable, os.path.join(ROOT, "examples", script), *args],
         cwd=ROOT,
@@ -21,11 +21,7 @@ def _run_process(script: str, *args: str) -> subprocess.CompletedProcess:
         timeout=600,
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
-    return result
-
-
-def _run(script: str, *args: str) -> str:
-    return _run_process(script, *args).stdout
+    return result.stdout
 
 
 @pytest.mark.parametrize("script", ["quickstart.py", "sac_pendulum.py"])
