@@ -178,8 +178,9 @@ def distributed() -> None:
     print(json.dumps(record), flush=True)
 
 
+# A transition agent (its replay on the device, two updates per call) and a rollout agent: the loop's two data paths.
+# DQN's learner under these layouts is checked in ``updates``; its replay is SAC's.
 ANAKIN = {
-    "dqn": ("jax:CartPole-v1", dict(hidden_sizes=(16,), batch_size=16, min_replay_size=32, samples_per_insert=2.0)),
     "sac": (
         "jax:Pendulum-v1",
         dict(
@@ -241,7 +242,7 @@ def anakin() -> None:
             }
             print(json.dumps({**record, **compare(one_leaves, leaves)}), flush=True)
     try:
-        anakin_agents("dqn", LearnerSharding("data", devices=4), num_envs=2)
+        anakin_agents("sac", LearnerSharding("data", devices=4), num_envs=2)
         refusal = "accepted"
     except ValueError as error:
         refusal = str(error)
