@@ -32,7 +32,7 @@ class PPOConfig(RolloutConfig):
     # to within value_clip of the value the update started from.
     value_clip: float = 0.0  # clip the value's change within an update to +- this in its loss; 0: no clipping
     entropy_coef: float = 0.0  # weight of the entropy bonus
-    normalize_advantages: bool = True  # normalise advantages within each minibatch
+    normalize_advantages: bool = True  # normalise advantages by the mean and std of each learner step's batch
 
     # Optimisation.
     learning_rate: float = 1e-3  # Adam's step size
