@@ -224,11 +224,11 @@ BASELINES.update(
 # steps stored every 24 (with the default 24 every 12 it held 79-90% on the device, and 95% with the velocities in
 # view), the step size decayed linearly from 1e-3 to 1e-4 over the run's 20,850 updates, and the burn-in steps of
 # sequences that begin an episode learned (learn_burn_in_at_episode_start; it held CartPole worse, so it is not the
-# default). Recorded 2026-12-01,
-# 3 seeds: 475 held in 114 of 126 later evaluations on the host (90%; 109 of 137 with 24-step traces) and 116 of 120
-# on the device (97%; 121 of 138), every final 500. It reaches 475 later (60k-150k steps against 30k-50k), and in
-# three more device calls of 5 seeds one seed of the 15 never did within 500k (best 354); the others held 548 of 575
-# (95%). On the host, seeds 3-8 held 213 of 248 (86%; one fell to 385): 87% over nine seeds (agents/r2d2/README.md).
+# default). Recorded 2026-12-01, 3 seeds: 475 held in 114 of 126 later evaluations on the host (90%; 109 of 137 with
+# 24-step traces) and 116 of 120 on the device (97%; 121 of 138), every final 500. It reaches 475 later (60k-150k
+# steps against 30k-50k), and in three more device calls of 5 seeds one seed of the 15 never did within 500k (best
+# 354); the others held 548 of 575 (95%). On the host, seeds 3-8 held 213 of 248 (86%; one fell to 385): 87% over
+# nine seeds (agents/r2d2/README.md).
 R2D2_MEMORY = dict(
     learning_rate_decay_steps=20_850,
     final_learning_rate=1e-4,
