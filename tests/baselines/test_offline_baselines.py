@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from baselines import offline
+from baselines import offline, registry
 
 
 @pytest.fixture
@@ -51,3 +51,13 @@ def test_an_environment_without_a_recipe_is_refused():
     recipes = "recipes: dm_control:cartpole/swingup, gymnasium:CartPole"
     with pytest.raises(ValueError, match=f"No offline recipe for 'gymnasium:Acrobot-v1'; {recipes}"):
         offline.dataset_commands("gymnasium:Acrobot-v1")
+
+
+def test_a_recipe_trains_with_its_own_settings_beyond_the_baseline():
+    """The swingup datasets were made at half an update per step, which the swingup baseline no longer registers."""
+    trainings = offline.dataset_commands("dm_control:cartpole/swingup")[0::2]
+    assert [command.split(" --run-dir ")[1] for command in trainings] == [
+        "runs/datasets/swingup-expert-run --set samples_per_insert=128.0",
+        "runs/datasets/swingup-medium-run --record runs/datasets/swingup-medium-replay --set samples_per_insert=128.0",
+    ]
+    assert registry.BASELINES[("sac", "dm_control:cartpole/swingup")].config_overrides == {}
