@@ -160,13 +160,18 @@ BASELINES: dict[tuple[str, str], Baseline] = {
     },
     # Pendulum's rewards lie in [-16.3, 0], so its returns (discount 0.99) lie in [-1630, 0], not in the
     # default [0, 100] support; near -1000 only while the pendulum hangs down, the best policies score ~-150.
+    # One-step targets: with the default 5-step returns, summed over the noisy behaviour's actions (sigma 0.3)
+    # without correction, the greedy policy's evaluations wandered between -110 and -240 (seeds 0-8: 47 of 55
+    # later evaluations at -200; seed 3 never there in 20k steps, its policy saturated at a mean |pre-tanh| of
+    # 33); 3-step returns held 40 of 45 (seeds 0-5), a pre-tanh penalty of 1e-3 with 5-step returns 14 of 19
+    # (seeds 0-2); 1-step 57 of 57 on seeds 0-8, each at -200 by 10,000 steps (agents/d4pg/README.md).
     ("d4pg", "gymnasium:Pendulum-v1"): Baseline(
         "d4pg",
         "gymnasium:Pendulum-v1",
         max_steps=20_000,
         target_return=-200.0,
         eval_every=2_000,
-        config_overrides=dict(vmin=-1500.0, vmax=0.0),
+        config_overrides=dict(vmin=-1500.0, vmax=0.0, n_step=1),
     ),
 }
 
