@@ -65,10 +65,16 @@ RECIPES = {
     # 70,000 steps (50,000: 561, 442, 305); its expert is the baseline's 100,000-step run (seed 100: 704, and 347
     # at 50,000 steps). Its greedy episodes are all but identical (return std 0.4), and BC on them ended near 300
     # (seed 0, 64 and 256 units): it never saw a state off the expert's path. With noise 0.2 in the recorded
-    # episodes (mean return 696) BC ended at 689 and 702. The datasets were made at half an update per step, the
-    # swingup baseline's setting until 2026-12-01 (it now takes one), and the recipe keeps it.
+    # episodes (mean return 696) BC ended at 689 and 702. The datasets were made at half an update per step and with
+    # one-step targets, the swingup baseline's settings until 2026-12-01 (it now takes one update per step and
+    # three-step targets), and the recipe keeps them.
     "dm_control:cartpole/swingup": Recipe(
-        "swingup", "sac", expert_steps=100_000, medium_steps=50_000, noise=0.2, overrides={"samples_per_insert": 128.0}
+        "swingup",
+        "sac",
+        expert_steps=100_000,
+        medium_steps=50_000,
+        noise=0.2,
+        overrides={"samples_per_insert": 128.0, "n_step": 1},
     ),
 }
 

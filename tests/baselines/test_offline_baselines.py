@@ -54,10 +54,12 @@ def test_an_environment_without_a_recipe_is_refused():
 
 
 def test_a_recipe_trains_with_its_own_settings_beyond_the_baseline():
-    """The swingup datasets were made at half an update per step, which the swingup baseline no longer registers."""
+    """The swingup datasets were made at half an update per step with one-step targets, which the swingup baseline no
+    longer registers."""
     trainings = offline.dataset_commands("dm_control:cartpole/swingup")[0::2]
+    kept = "--set samples_per_insert=128.0 --set n_step=1"
     assert [command.split(" --run-dir ")[1] for command in trainings] == [
-        "runs/datasets/swingup-expert-run --set samples_per_insert=128.0",
-        "runs/datasets/swingup-medium-run --record runs/datasets/swingup-medium-replay --set samples_per_insert=128.0",
+        f"runs/datasets/swingup-expert-run {kept}",
+        f"runs/datasets/swingup-medium-run --record runs/datasets/swingup-medium-replay {kept}",
     ]
-    assert registry.BASELINES[("sac", "dm_control:cartpole/swingup")].config_overrides == {}
+    assert registry.BASELINES[("sac", "dm_control:cartpole/swingup")].config_overrides == {"n_step": 3}
