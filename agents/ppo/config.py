@@ -27,6 +27,9 @@ class PPOConfig(RolloutConfig):
     discount: float = 0.98  # per-step discount of future rewards
     gae_lambda: float = 0.8  # GAE's lambda
     clip_epsilon: float = 0.2  # the probability ratio is clipped to [1 - clip_epsilon, 1 + clip_epsilon]
+    # As RL Zoo's recurrent PPO (its `lin_0.2` clip range): clip_epsilon falls linearly to 0 over the learner steps
+    # that make learning_rate_decay_steps optimiser steps (num_epochs x num_minibatches each), as the step size decays.
+    clip_epsilon_decays: bool = False  # decay clip_epsilon to 0 with the step size's decay (needs one)
     value_coef: float = 0.5  # weight of the value loss
     # As pgx's and PureJaxRL's PPO: the value's error counts as the larger of its error and that of the value clipped
     # to within value_clip of the value the update started from.
@@ -65,6 +68,11 @@ class PPOConfig(RolloutConfig):
         check.in_unit_interval(self, "discount", "gae_lambda")
         check.positive(self, "clip_epsilon", "learning_rate", "adam_eps", "max_gradient_norm")
         check_learning_rate_decay(self)
+        check(
+            not self.clip_epsilon_decays or self.learning_rate_decay_steps > 0,
+            "clip_epsilon_decays=True decays the clip range over the step size's decay; set learning_rate_decay_steps "
+            "(optimiser steps, > 0) too, or leave clip_epsilon_decays False.",
+        )
         check.non_negative(self, "value_coef", "value_clip", "entropy_coef", "target_kl")
         check.positive_int(self, "num_epochs", "num_minibatches")
         check.layer_sizes(self, "hidden_sizes")

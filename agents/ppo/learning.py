@@ -79,6 +79,16 @@ def value_error(value: jnp.ndarray, target: jnp.ndarray, start_value: Any, clip:
     return jnp.maximum(error, jnp.square(target - clipped))
 
 
+def clip_epsilon_at(config: PPOConfig, learner_steps: jnp.ndarray) -> float | jnp.ndarray:
+    """The clip range of the update at ``learner_steps``: ``clip_epsilon``, or with ``clip_epsilon_decays`` its
+    linear decay to 0 over the learner steps of ``learning_rate_decay_steps`` optimiser steps."""
+    if not config.clip_epsilon_decays:
+        return config.clip_epsilon  # a constant of the program, as it always was
+    optimiser_steps = learner_steps * (config.num_epochs * config.num_minibatches)
+    remaining = 1.0 - optimiser_steps.astype(jnp.float32) / config.learning_rate_decay_steps
+    return config.clip_epsilon * jnp.clip(remaining, 0.0, 1.0)
+
+
 def make_update(networks: PPONetworks, config: PPOConfig):
     """``update(state, rollouts) -> (state, metrics)``: advantages, then the epochs of minibatch steps."""
     optimizer = clipped_adam(config)
@@ -90,12 +100,12 @@ def make_update(networks: PPONetworks, config: PPOConfig):
             return unroll_over_time(networks, params, batch.observation, batch.start_of_episode, batch.first_state)
         return networks.policy_and_value(params, batch.observation)
 
-    def loss_fn(params, batch: Minibatch):
+    def loss_fn(params, batch: Minibatch, epsilon: float | jnp.ndarray):
         policy_output, value = policy_and_value(params, batch)
         distribution = networks.distribution(policy_output)
         log_prob = distribution.log_prob(batch.action)
         policy_loss = masked_mean(
-            clipped_surrogate_loss(log_prob, batch.behaviour_log_prob, batch.advantage, config.clip_epsilon),
+            clipped_surrogate_loss(log_prob, batch.behaviour_log_prob, batch.advantage, epsilon),
             batch.mask,
         )
         value_loss = masked_mean(
@@ -109,7 +119,7 @@ def make_update(networks: PPONetworks, config: PPOConfig):
             "value_loss": value_loss,
             "entropy": entropy,
             "approx_kl": masked_mean(jnp.exp(log_ratio) - 1.0 - log_ratio, batch.mask),
-            "clip_fraction": masked_mean(1.0 * (jnp.abs(jnp.exp(log_ratio) - 1.0) > config.clip_epsilon), batch.mask),
+            "clip_fraction": masked_mean(1.0 * (jnp.abs(jnp.exp(log_ratio) - 1.0) > epsilon), batch.mask),
         }
         return loss, metrics
 
@@ -145,8 +155,9 @@ def make_update(networks: PPONetworks, config: PPOConfig):
             )
         else:  # minibatches of shuffled steps [B * T]
             steps = jax.tree.map(merge_leading, steps)
+        epsilon = clip_epsilon_at(config, state.steps)
         params, opt_state, metrics = minibatch_epochs(
-            loss_fn,
+            lambda params, batch: loss_fn(params, batch, epsilon),
             optimizer,
             state.params,
             state.opt_state,
@@ -160,6 +171,7 @@ def make_update(networks: PPONetworks, config: PPOConfig):
         metrics = {
             **metrics,  # the last applied minibatch's (and with target_kl, the share of minibatch steps applied)
             "mean_value": masked_mean(values[:, :unroll], ~lags.is_final),
+            **({"clip_epsilon": epsilon} if config.clip_epsilon_decays else {}),
             **lagged,
         }
         return new_state, metrics

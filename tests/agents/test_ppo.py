@@ -13,7 +13,7 @@ from acme.experiments import ExperimentConfig, run_experiment
 from acme.testing import fakes
 from acme.utils import loggers
 from agents.ppo import AGENT, PPOConfig
-from agents.ppo.learning import clipped_surrogate_loss, value_error
+from agents.ppo.learning import clip_epsilon_at, clipped_surrogate_loss, value_error
 
 
 @pytest.mark.parametrize(
@@ -26,6 +26,7 @@ from agents.ppo.learning import clipped_surrogate_loss, value_error
         ("value_coef", -1.0, "value_coef must be >= 0"),
         ("target_kl", -0.01, "target_kl must be >= 0"),
         ("value_clip", -0.2, "value_clip must be >= 0"),
+        ("clip_epsilon_decays", True, "set learning_rate_decay_steps"),
     ],
 )
 def test_invalid_config_values_are_rejected(field, value, message):
@@ -44,6 +45,16 @@ def test_clipped_surrogate_matches_a_hand_computed_value():
     loss = clipped_surrogate_loss(log_prob, jnp.zeros(4), advantage, 0.2)
     # A > 0: -min(rho, clip(rho)) A = -(1.2 * 2, 0.5 * 2); A < 0: -min(rho A, clip(rho) A) = -(-1.1, -0.8).
     np.testing.assert_allclose(loss, [-2.4, -1.0, 1.1, 0.8], rtol=1e-6)
+
+
+def test_the_clip_range_decays_to_zero_with_the_step_size_only_when_asked():
+    # 10 epochs x 4 minibatches: 40 optimiser steps a learner step, so the 400-step decay lasts 10 learner steps.
+    config = PPOConfig(
+        clip_epsilon=0.2, num_epochs=10, num_minibatches=4, learning_rate_decay_steps=400, clip_epsilon_decays=True
+    )
+    epsilons = [float(clip_epsilon_at(config, jnp.asarray(step, jnp.int32))) for step in (0, 5, 9, 10, 50)]
+    np.testing.assert_allclose(epsilons, [0.2, 0.1, 0.02, 0.0, 0.0], rtol=1e-6, atol=1e-7)
+    assert clip_epsilon_at(dataclasses.replace(config, clip_epsilon_decays=False), jnp.asarray(5)) == 0.2
 
 
 def test_the_clipped_value_error_is_the_larger_of_the_plain_and_the_clipped_errors():
