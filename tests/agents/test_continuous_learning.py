@@ -1,7 +1,10 @@
-"""Each continuous-control agent really learns Pendulum (slow: one to three minutes per agent on 2 cores).
+"""The continuous-control agents really learn Pendulum on the host loop (slow: about half a minute each on 2 cores).
 
 The run uses the registered baseline (the config whose results are reported) and
-stops at the first evaluation whose mean return reaches the target.
+stops at the first evaluation whose mean return reaches the target. SAC's loss is
+the one its on-device run learns Pendulum with (tests/anakin/test_runs.py), and
+the host loop's transition path (adder, replay, fused updates) is the one TD3,
+D4PG and MPO learn through here, so SAC is not run here a second time.
 """
 
 import pytest
@@ -14,7 +17,7 @@ TARGET = -200.0
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("agent", registry.CONTINUOUS_AGENTS)
+@pytest.mark.parametrize("agent", [agent for agent in registry.CONTINUOUS_AGENTS if agent != "sac"])
 def test_agent_learns_pendulum(agent):
     config = registry.make_experiment_config(
         agent,

@@ -42,7 +42,8 @@ def mixed_dataset(tmp_path_factory) -> tuple[str, float]:
     [
         ("td3_bc", {}, 15_000),
         ("iql", {}, 10_000),
-        ("cql", {"num_action_samples": 4}, 20_000),
+        # CQL's evaluations every 2,000 steps (seed 0, 2026-12-01): -1,254 to -745 until 10k, -279 at 12k, -247 at 14k.
+        ("cql", {"num_action_samples": 4}, 14_000),
     ],
 )
 def test_an_offline_agent_beats_the_datasets_average_return(mixed_dataset, agent, overrides, steps):
