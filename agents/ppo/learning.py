@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import optax
 
 from acme.jax.learner import LearnerDefinition
 from acme.jax.on_policy import (
@@ -81,12 +82,12 @@ def value_error(value: jnp.ndarray, target: jnp.ndarray, start_value: Any, clip:
 
 def clip_epsilon_at(config: PPOConfig, learner_steps: jnp.ndarray) -> float | jnp.ndarray:
     """The clip range of the update at ``learner_steps``: ``clip_epsilon``, or with ``clip_epsilon_decays`` its
-    linear decay to 0 over the learner steps of ``learning_rate_decay_steps`` optimiser steps."""
+    linear decay to 0 over the learner steps of ``learning_rate_decay_steps`` optimiser steps (optax's linear
+    schedule, as the step size's in ``clipped_adam``)."""
     if not config.clip_epsilon_decays:
         return config.clip_epsilon  # a constant of the program, as it always was
-    optimiser_steps = learner_steps * (config.num_epochs * config.num_minibatches)
-    remaining = 1.0 - optimiser_steps.astype(jnp.float32) / config.learning_rate_decay_steps
-    return config.clip_epsilon * jnp.clip(remaining, 0.0, 1.0)
+    schedule = optax.linear_schedule(config.clip_epsilon, 0.0, config.learning_rate_decay_steps)
+    return schedule(learner_steps * (config.num_epochs * config.num_minibatches))
 
 
 def make_update(networks: PPONetworks, config: PPOConfig):
