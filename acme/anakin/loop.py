@@ -410,9 +410,20 @@ class AnakinAgent:
 
         core = self._initial_states(params, num_episodes) if self.recurrent else ()
         start = (states, timesteps, core, jnp.zeros(num_episodes, jnp.float32), jnp.ones(num_episodes, bool))
-        (_, _, _, returns, _), _ = jax.lax.scan(
-            one, start, jax.random.split(act_key, self.environment.max_episode_steps)
-        )
+        # Up to the episode limit, and no further than the last episode's end: a step's key is the same either way,
+        # so the returns are those of a loop over every step (MinAtar's limit is 10,000 steps, and 100 episodes of
+        # an early policy end within a few hundred).
+        keys = jax.random.split(act_key, self.environment.max_episode_steps)
+
+        def unfinished(carry):
+            step, (*_, running) = carry
+            return (step < keys.shape[0]) & running.any()
+
+        def next_step(carry):
+            step, state = carry
+            return step + 1, one(state, keys[step])[0]
+
+        _, (_, _, _, returns, _) = jax.lax.while_loop(unfinished, next_step, (jnp.int32(0), start))
         return returns
 
 

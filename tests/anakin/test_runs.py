@@ -143,6 +143,29 @@ def test_a_swept_learning_rate_is_each_agents_own():
     assert [run.sweep_value for run in result.runs] == [1e-12, 1e-3]
 
 
+def test_an_evaluation_steps_its_environments_until_the_last_episode_ends_not_to_the_limit():
+    """An evaluation stops once every episode has ended: an untrained PPO policy's CartPole episodes end within a
+    few hundred steps, and with a limit of 100,000 steps the environments advance as often as the longest of them.
+    (Its returns are those of a loop to the limit: a step's key is the same either way, and the device records on
+    CartPole evaluate as before; acme/anakin/loop.py.)"""
+    from acme.environments.jax_native.classic_control import CartPole
+
+    advances = []
+
+    class CountedCartPole(CartPole):
+        def advance(self, state, action):
+            jax.debug.callback(lambda: advances.append(1))  # no operands: once per step of the whole batch
+            return super().advance(state, action)
+
+    config = registry.make_experiment_config("ppo", "jax:CartPole-v1", seed=0)
+    environment = CountedCartPole(max_episode_steps=100_000)
+    agent = AnakinAgent(config.builder, config.network_factory(environment.spec()), environment, 8)
+    learner = agent.init(jax.random.PRNGKey(0)).learner
+    returns = np.asarray(jax.jit(agent.evaluate, static_argnums=2)(learner, jax.random.PRNGKey(1), 4))
+    assert returns.shape == (4,) and np.all(returns >= 1) and np.all(returns < 1_000), returns
+    assert len(advances) == returns.max(), (len(advances), returns)  # the longest episode's steps, then no more
+
+
 def test_a_call_of_one_agent_computes_what_the_vmapped_call_computes_for_it():
     """A call of one agent is traced without vmap (acme/anakin/runner.py): its initial state, three iterations and
     an evaluation match seed 0's in a vmapped call of two, to float rounding, in the same shapes."""
