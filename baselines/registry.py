@@ -473,8 +473,8 @@ MINATAR_PPO_SAMPLED_EVALUATION = ("SpaceInvaders",)  # the default network's rec
 # sampled-action episodes is about a quarter of the target on Space Invaders (a spread of about 30 between its
 # episodes; DQN evaluates on 50 above for the same reason). An evaluation stops at its last episode's end
 # (acme/anakin/loop.py), so 100 episodes of 5 seeds take seconds on a CPU core. The records of 10 episodes stay
-# registered with 10 until they are recorded again (a game's 5 seeds take hours of one core, about a minute of an
-# H200: docs/baselines.md).
+# registered with 10 until they are recorded again (a game's 5 seeds take hours of one core, one to two minutes of
+# an H200: docs/baselines.md).
 MINATAR_PPO_EVAL_EPISODES = 100
 MINATAR_PPO_RECORDED_WITH_TEN_EPISODES = ("Asterix", "Breakout", "Freeway", "Seaquest", "SpaceInvaders")
 
