@@ -396,9 +396,18 @@ class AnakinAgent:
             actions, _, core, _ = self._evaluation_select(params, keys, observations, core, first, jnp.int32(0))
             return actions, core
 
-        def one(carry, key):
-            states, timesteps, core, returns, running = carry
-            keys = jax.random.split(key, num_episodes)
+        # Up to the episode limit, and no further than the last episode's end: a step's key is the same either way,
+        # so the returns are those of a loop over every step (MinAtar's limit is 10,000 steps, and 100 episodes of
+        # an early policy end within a few hundred).
+        step_keys = jax.random.split(act_key, self.environment.max_episode_steps)
+
+        def unfinished(loop):
+            step, (*_, running) = loop
+            return (step < step_keys.shape[0]) & running.any()
+
+        def next_step(loop):
+            step, (states, timesteps, core, returns, running) = loop
+            keys = jax.random.split(step_keys[step], num_episodes)
             actions, core = act(keys, timesteps.observation, core, timesteps.step_type == FIRST)
             # advance, not step: each environment plays one episode, and what follows its end is masked out, so
             # no next episode's start need be computed (under vmap step computes it at every step: Craftax's
@@ -406,23 +415,10 @@ class AnakinAgent:
             states, timesteps = jax.vmap(self.environment.advance)(states, self._to_action(actions))
             returns = returns + jnp.where(running, timesteps.reward, 0.0)
             running = running & (timesteps.step_type != LAST)
-            return (states, timesteps, core, returns, running), None
+            return step + 1, (states, timesteps, core, returns, running)
 
         core = self._initial_states(params, num_episodes) if self.recurrent else ()
         start = (states, timesteps, core, jnp.zeros(num_episodes, jnp.float32), jnp.ones(num_episodes, bool))
-        # Up to the episode limit, and no further than the last episode's end: a step's key is the same either way,
-        # so the returns are those of a loop over every step (MinAtar's limit is 10,000 steps, and 100 episodes of
-        # an early policy end within a few hundred).
-        keys = jax.random.split(act_key, self.environment.max_episode_steps)
-
-        def unfinished(carry):
-            step, (*_, running) = carry
-            return (step < keys.shape[0]) & running.any()
-
-        def next_step(carry):
-            step, state = carry
-            return step + 1, one(state, keys[step])[0]
-
         _, (_, _, _, returns, _) = jax.lax.while_loop(unfinished, next_step, (jnp.int32(0), start))
         return returns
 
