@@ -21,7 +21,7 @@ SMALL = {
         ("batch_size=4", "min_replay_size=8", "max_replay_size=100", "burn_in_length=2", "trace_length=6")
         + ("sequence_period=4", "lstm_size=32", "samples_per_insert=1.0", "num_sgd_steps_per_step=1"),
     ),
-    "impala": (1000, ("batch_size=2", "unroll_length=16")),
+    "impala": (400, ("batch_size=2", "unroll_length=16")),
     "ppo": (400, ("batch_size=2", "unroll_length=32", "num_epochs=1")),
     # --num-envs 4: the four games step together in ale-py's C++ vector environment (AtariVectorBatch).
     "dqn": (600, ("min_replay_size=200", "max_replay_size=600", "batch_size=8", "samples_per_insert=0.5")),

@@ -27,9 +27,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 # (agent, environment id, checkpoint every N learner steps, resumed run's budget, --set overrides).
 ATARI_SMALL = ("min_replay_size=200", "max_replay_size=500", "batch_size=8", "num_sgd_steps_per_step=1")
+# SAC's and TD3's updates with their registered 256-unit layers and batches of 256 took most of a resumed run's time.
+SMALL_MLPS = ("batch_size=32", "policy_hidden_sizes=32", "critic_hidden_sizes=32")
 FAMILIES = [
     ("dqn", "gymnasium:CartPole-v1", 20, 3_000, ()),
-    ("sac", "dm_control:cartpole/balance", 1, 2_000, ()),  # 1,000-step episodes: a checkpoint at the first one's end
+    # 1,000-step episodes: a checkpoint at the first one's end
+    ("sac", "dm_control:cartpole/balance", 1, 2_000, SMALL_MLPS),
     ("dqn", "bsuite:catch/0", 20, 3_000, ()),
     ("r2d2", "memory:CartPole-v1", 5, 2_500, ()),
     ("dqn", "jax:CartPole-v1", 20, 3_000, ()),  # the host-side view of the JAX-native environment
@@ -37,8 +40,8 @@ FAMILIES = [
     ("dqn", "atari:Pong", 2, 1_500, (*ATARI_SMALL, "samples_per_insert=0.5")),
     # The JAX libraries' environments stepped from the host (acme.environments.jax_libraries).
     ("dqn", "gymnax:CartPole-v1", 20, 3_000, ()),
-    ("sac", "brax:inverted_pendulum", 20, 2_000, ()),
-    ("td3", "playground:CartpoleSwingup", 1, 2_000, ()),  # 1,000-step episodes (SAC has an on-device baseline here)
+    ("sac", "brax:inverted_pendulum", 20, 2_000, SMALL_MLPS),
+    ("td3", "playground:CartpoleSwingup", 1, 2_000, SMALL_MLPS),  # 1,000-step episodes (SAC: an on-device baseline)
     ("dqn", "jumanji:Snake-v1", 20, 3_000, ()),  # a dict observation: a bool mask, an int32 count, a float grid
     ("dqn", "craftax:Craftax-Classic-Symbolic-v1", 20, 3_000, ()),
     ("dqn", "navix:Navix-Empty-5x5-v0", 20, 3_000, ()),  # uint8 observations

@@ -8,6 +8,7 @@ accept a connection made to one of this machine's network addresses.
 
 from __future__ import annotations
 
+import csv
 import os
 import pathlib
 import subprocess
@@ -26,7 +27,7 @@ REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
 
-def _run_and_watch(tmp_path: pathlib.Path, *flags: str) -> tuple[exposure.Observation, str, int]:
+def _run_and_watch(tmp_path: pathlib.Path, *flags: str, max_steps: int = 1200) -> tuple[exposure.Observation, str, int]:
     log = tmp_path / "output.txt"
     command = [
         sys.executable,
@@ -35,7 +36,7 @@ def _run_and_watch(tmp_path: pathlib.Path, *flags: str) -> tuple[exposure.Observ
         "run",
         "dqn",
         "--max-steps",
-        "1200",
+        str(max_steps),
         "--eval-every",
         "0",
         "--no-progress",
@@ -85,8 +86,19 @@ def test_single_process_runs_listen_on_loopback_only(tmp_path, flags):
     ],
 )
 def test_ray_run_listens_on_loopback_only(tmp_path, replay):
-    seen, output, returncode = _run_and_watch(tmp_path, "--launcher", "ray", "--num-actors", "1", "--replay", replay)
+    """A Ray run as a user starts it, with Sebulba's layout as one runs it on a machine without accelerators (the
+    Ray run of tests/jax/test_sharding.py, here so that one Ray run checks both): the learner node's process gets
+    the two CPU devices its layout names (through its placement) and learns data-parallel over them; the actor acts
+    on device 0 of its own process."""
+    flags = ["--launcher", "ray", "--num-actors", "1", "--replay", replay]
+    flags += ["--sharding", "data", "--devices", "2", "--actor-device", "0", "--set", "batch_size=32"]
+    seen, output, returncode = _run_and_watch(tmp_path, *flags, max_steps=1500)
     assert returncode == 0, output
     commands = {listener.command for listener in seen.listeners}
     assert {"gcs_server", "raylet"} <= commands, f"Ray's servers were not seen: {commands}\n{output}"
     assert not seen.problems(), "\n".join(seen.problems())
+    assert "learner: on 2 cpu device(s) (ids 0, 1), data." in output, output[-4000:]
+    assert FORCED_KILL not in output, output[-4000:]  # Ray shut down cleanly (tests/conftest.py)
+    with open(tmp_path / "run" / "learner.csv") as f:
+        last = list(csv.DictReader(f))[-1]
+    assert float(last["learner_steps"]) > 0, last

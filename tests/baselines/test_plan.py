@@ -66,20 +66,29 @@ def test_sharding_flags_are_refused_where_they_do_not_apply(tmp_path, capsys):
 
 def test_an_on_device_run_over_devices_resumes_from_its_checkpoint_under_another_layout(tmp_path):
     """``--launcher anakin --sharding``: the run splits its environments over the devices, checkpoints, and a
-    second run with another layout and a larger budget resumes from that checkpoint."""
+    second run with another layout and a larger budget resumes from that checkpoint.
+
+    The first run keeps its compiled programs in a folder it is given, and says so; the second, told
+    ``--compile-cache off``, keeps none and says nothing of it (the runs of tests/jax/test_compile_cache.py's
+    end-to-end check, here so that two runs check both)."""
     common = ["run", "ppo", "--env", "jax:CartPole-v1", "--launcher", "anakin", "--eval-every", "0", "--no-progress"]
     common += ["--checkpoint-dir", str(tmp_path / "checkpoints"), "--checkpoint-every-steps", "1"]
+    cache = tmp_path / "cache"
     first = _baselines(
-        *common, "--max-steps", "3000", "--sharding", "data", "--devices", "2", "--run-dir", str(tmp_path / "a")
-    )
+        *common, "--max-steps", "3000", "--sharding", "data", "--devices", "2", "--run-dir", str(tmp_path / "a"),
+        "--compile-cache", str(cache),
+    )  # fmt: skip
     assert first.returncode == 0, first.stderr[-3000:]
     assert "on 2 device(s), data (anakin launcher)" in first.stdout
+    assert f"Compiled programs are kept in {cache}" in first.stdout and os.listdir(cache), first.stdout
     before = json.loads((tmp_path / "a" / "result.json").read_text())
     second = _baselines(
-        *common, "--max-steps", "6000", "--sharding", "fsdp", "--devices", "4", "--run-dir", str(tmp_path / "b")
-    )
+        *common, "--max-steps", "6000", "--sharding", "fsdp", "--devices", "4", "--run-dir", str(tmp_path / "b"),
+        "--compile-cache", "off",
+    )  # fmt: skip
     assert second.returncode == 0, second.stderr[-3000:]
     assert "Resuming from checkpoint" in second.stdout
+    assert "Compiled programs are kept" not in second.stdout, second.stdout
     after = json.loads((tmp_path / "b" / "result.json").read_text())
     assert before["actor_steps"] >= 3000 and after["actor_steps"] >= 6000
     assert after["learner_steps"] > before["learner_steps"] > 0

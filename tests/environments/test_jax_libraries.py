@@ -173,6 +173,18 @@ def _assert_same(ours, theirs, what):
     )
 
 
+def _strongly_typed(f):
+    """``f`` with no weakly typed leaf in what it returns (the same dtypes and values): some libraries' reset and
+    step return a state leaf weakly typed in one and not in the other (craftax's ``player_direction``, brax's
+    ``reward``), and their jitted step fed both would compile a second time (seconds for craftax and brax)."""
+
+    def strong(x):
+        x = jnp.asarray(x)  # a Python number leaf (jit would return it weakly typed)
+        return jax.lax.convert_element_type(x, x.dtype) if x.weak_type else x
+
+    return lambda *args: jax.tree.map(strong, f(*args))
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.environment_id)
 def test_steps_as_the_library_does(case):
     module = {"playground": "mujoco_playground"}.get(
@@ -180,7 +192,7 @@ def test_steps_as_the_library_does(case):
     )
     pytest.importorskip(module, reason=f"{module} is not installed on this stack (make install installs it)")
     environment = make_device_environment(case.environment_id)
-    library_reset, library_step = (jax.jit(f) for f in case.library())
+    library_reset, library_step = (jax.jit(_strongly_typed(f)) for f in case.library())
     reset, step = jax.jit(environment.reset), jax.jit(environment.step)
     spec = environment.spec()
     key = jax.random.PRNGKey(7)

@@ -116,3 +116,21 @@ def record_held_replay(learner, counter, num_actors: int, record_path: str, queu
             time.sleep(0.05)
     with open(record_path, "w") as f:
         json.dump(learner.held_replay_info(), f)
+
+
+def kill_actor_then_learner(
+    actor,
+    counter,
+    after_steps: int,
+    actor_record: str,
+    actor_log: str,
+    learner,
+    checkpoint_dir: str,
+    min_step: int,
+    learner_record: str,
+) -> None:
+    """``kill_actor_once``, then at once ``kill_learner_after_checkpoint``: one run's program restarts both
+    (tests/experiments/test_distributed.py)."""
+    kill_actor_once(actor, counter, after_steps, actor_record, actor_log)
+    if not launch.stop_requested():
+        kill_learner_after_checkpoint(learner, checkpoint_dir, min_step, learner_record)

@@ -187,11 +187,16 @@ def test_threads_launcher_runs_actors_of_several_environments(tmp_path):
         assert indices == {"0", "1", "2", "3"}
 
 
+# With the direct feed (the default stack) the two tests below are one Ray run, which kills an actor and then the
+# learner and checks what each of them checks: test_ray_restarts_a_killed_actor_and_the_learner_over_the_direct_feed.
+RAY_REPLAY_NODE = [p for p in RAY_REPLAY if p.id == "reverb-node"]
+
+
 @pytest.mark.ray
-@pytest.mark.parametrize("replay, feed", RAY_REPLAY)
+@pytest.mark.parametrize("replay, feed", RAY_REPLAY_NODE)
 def test_ray_launcher_runs_dqn_and_restarts_a_killed_actor(tmp_path, replay, feed):
     """Two actors as Ray processes; one is SIGKILLed mid-run, restarted (with the direct feed it connects to the
-    learner again), and the run still finishes."""
+    learner again: the test after the next one), and the run still finishes."""
     from tests.experiments.nodes import kill_actor_once
 
     max_steps = 2_500
@@ -265,7 +270,7 @@ def test_threads_program_resumes_from_its_checkpoints(tmp_path, capsys, replay, 
 
 
 @pytest.mark.ray
-@pytest.mark.parametrize("replay, feed", [*RAY_REPLAY, pytest.param("server", None, id="local-tables-node")])
+@pytest.mark.parametrize("replay, feed", [*RAY_REPLAY_NODE, pytest.param("server", None, id="local-tables-node")])
 def test_ray_restarts_a_killed_learner_from_its_checkpoint(tmp_path, replay, feed):
     """The learner's process is SIGKILLed; Ray restarts it, it restores its checkpoint (with the direct feed its
     tables too, and it listens anew) and the actors go on: with a replay node (reverb's, or local tables served
@@ -302,6 +307,67 @@ def test_ray_restarts_a_killed_learner_from_its_checkpoint(tmp_path, replay, fee
     if replay != "reverb":
         assert saved.replay_items["priority_table"] > 0  # the local tables, saved with the learner
     assert not psutil.pid_exists(killed_pid) or psutil.Process(killed_pid).status() == psutil.STATUS_ZOMBIE
+
+
+@pytest.mark.ray
+def test_ray_restarts_a_killed_actor_and_the_learner_over_the_direct_feed(tmp_path):
+    """The two tests above with the direct feed (the default stack's replay), in one Ray run. actor_0 is SIGKILLed
+    mid-run, and then the learner's process (a checkpoint exists by then): Ray restarts both; the learner restores
+    its checkpoint and its tables and listens anew, the restarted actor_0 connects to it, and actor_1, whose
+    connection failed with the learner, connects to the new listener without a restart of its own (one that could
+    not would be restarted, and counted). The run still finishes."""
+    from tests.experiments.nodes import kill_actor_then_learner
+
+    # The actors step on while the learner restarts (on one core: both killed at about 800 actor steps, the learner
+    # restored at about 1,300), then the restarted learner must learn on: the budget leaves it more room than the
+    # learner test's 4,000 (there: killed at about 400, restored at about 1,000).
+    max_steps = 6_000
+    checkpoints = tmp_path / "ckpt"
+    config = small_config(tmp_path, max_steps, checkpoints)
+    program = make_distributed_experiment(
+        config, num_actors=2, actor_restarts=2, learner_restarts=1, replay="learner", learner_feed="direct"
+    )
+    assert "replay" not in program.labels  # the direct feed has no replay node
+    learner_record, actor_record = tmp_path / "killed_learner.txt", tmp_path / "killed_actor.txt"
+    program.add_node(
+        launch.FunctionNode(
+            kill_actor_then_learner,
+            program.get("actor_0").handle,
+            program.get("counter").handle,
+            800,
+            str(actor_record),
+            str(tmp_path / "actor_0.csv"),
+            program.get("learner").handle,
+            str(checkpoints),
+            100,
+            str(learner_record),
+        ),
+        label="killer",
+    )
+    children_before = {p.pid for p in psutil.Process().children(recursive=True)}
+    launch.launch(program, launcher="ray", timeout=480)
+    final = check_progress(tmp_path, max_steps, 2)
+    # The learner: restored once (after the kill), and learning went on past the checkpoint.
+    killed_learner, checkpoint_step = map(int, learner_record.read_text().split())
+    assert checkpoint_step >= 100
+    assert final["learner_restores"] == 1 and final["learner_node_starts"] == 2
+    assert final["learner_steps"] > checkpoint_step
+    saved = ExperimentCheckpointer(config.checkpointing, experiment_identity(config)).restore()
+    assert saved.learner_steps > checkpoint_step  # the restarted learner wrote checkpoints of its own
+    assert saved.counts["actor_steps"] >= max_steps  # the last of them once the actors were done
+    assert saved.replay_items["priority_table"] > 0  # the learner's own tables, saved with it
+    # The actors: only the killed one restarted, once (two starts plus its restart); it finished, and counting went
+    # on past the kill.
+    killed_actor, steps_at_kill = map(int, actor_record.read_text().split())
+    assert steps_at_kill >= 800
+    assert final["actor_node_starts"] == 3
+    restarted = last_row(tmp_path / "actor_0.csv")
+    assert restarted["actor_finished"] == 1 and restarted["actor_node_starts"] == 3
+    assert final["actor_steps"] >= max_steps > steps_at_kill
+    for pid in (killed_learner, killed_actor):
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    leftover = [p for p in psutil.Process().children(recursive=True) if p.pid not in children_before]
+    assert not [p for p in leftover if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
 
 
 def test_a_learner_crash_ends_the_run_with_its_label_and_traceback(tmp_path):

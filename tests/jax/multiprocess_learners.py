@@ -17,7 +17,9 @@ import sys
 
 from acme.jax.multiprocess import join_learner_group
 
-NUM_UPDATES = 50
+# DQN's target copy (every 200 steps) falls outside either count; SAC's Polyak averaging and both optimisers' moments
+# change at every update, so a few show a group that updates otherwise than one device.
+NUM_UPDATES = 10
 MORE = 10
 LOCAL_DEVICES = 2
 

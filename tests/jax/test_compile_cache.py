@@ -4,8 +4,6 @@ another user could write (jax runs the programs it finds there)."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import jax
 import jax.numpy as jnp
@@ -13,8 +11,6 @@ import pytest
 
 from acme.experiments import RunOptions
 from acme.jax import compile_cache
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @pytest.fixture
@@ -72,25 +68,6 @@ def test_ray_runs_refuse_the_option_and_an_empty_value_is_refused():
         RunOptions(launcher="local", compile_cache="")
 
 
-def test_a_run_says_where_it_keeps_its_programs_and_keeps_them_there(tmp_path):
-    folder = tmp_path / "cache"
-    command = [sys.executable, "-m", "baselines", "run", "ppo", "--env", "jax:CartPole-v1", "--launcher", "anakin"]
-    command += ["--max-steps", "2000", "--eval-every", "0", "--no-progress", "--log-every", "0"]
-    kept = subprocess.run(
-        [*command, "--run-dir", str(tmp_path / "a"), "--compile-cache", str(folder)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert kept.returncode == 0, kept.stdout + kept.stderr
-    assert f"Compiled programs are kept in {folder}" in kept.stdout and os.listdir(folder)
-    off = subprocess.run(
-        [*command, "--run-dir", str(tmp_path / "b"), "--compile-cache", "off"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert off.returncode == 0, off.stdout + off.stderr
-    assert "Compiled programs are kept" not in off.stdout
+# A run says where it keeps its programs and keeps them there, and with --compile-cache off keeps none and says
+# nothing of it: tests/baselines/test_plan.py (test_an_on_device_run_over_devices_resumes_from_its_checkpoint_...),
+# whose two on-device runs are those runs.

@@ -133,6 +133,9 @@ def test_a_learner_over_two_processes_learns_restarts_as_one_and_resumes_under_f
     saved = _final_checkpoint_steps(output)
 
     four_flags = ["--launcher", "ray", "--learner-processes", "4", "--sharding", "fsdp", "--devices", "1"]
+    # One actor and no evaluation: the actor's policy is still gathered from the four processes (as the evaluator's
+    # result at the end), and the check is the resumed state, not learning.
+    four_flags += ["--num-actors", "1", "--eval-every", "0"]
     four = _run_dqn(tmp_path / "four", checkpoints, [*four_flags, "--max-steps", "3300"])
     assert re.search(r"learner: on 4 cpu device\(s\) of 4 processes \(ids .*\), fsdp", four), four[-4000:]
     assert "learner: restored" in four and f"ckpt-{saved} (learner step {saved})" in four, four[-4000:]

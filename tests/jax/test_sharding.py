@@ -7,7 +7,6 @@ not speed.
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import subprocess
@@ -16,10 +15,9 @@ import sys
 import pytest
 
 from acme.jax.sharding import LearnerSharding
-from launch.ray_launcher import FORCED_KILL
 
 # Its module fixtures each run a subprocess of minutes: under pytest-xdist one worker takes every test that uses
-# them, so each runs once (the Ray test goes to the Ray group, as conftest.py marks it).
+# them, so each runs once.
 pytestmark = pytest.mark.xdist_group("sharding")
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 AGENTS = ("d4pg", "dqn", "impala", "mpo", "ppo", "r2d2", "sac", "td3")  # the DQN family: DQN's learner state
@@ -99,28 +97,8 @@ def test_a_distributed_program_acts_on_one_device_and_learns_on_others():
     assert max(row["evaluation_returns"]) >= 100, row
 
 
-@pytest.mark.ray
-def test_a_ray_run_gives_its_learner_node_the_devices_of_its_layout(tmp_path):
-    """Sebulba on Ray, as a user runs it on a machine without accelerators: the learner node's process gets the two
-    CPU devices its layout names (through its placement) and learns data-parallel over them; the actor acts on
-    device 0 of its own process."""
-    run_dir = tmp_path / "run"
-    flags = ["--launcher", "ray", "--num-actors", "1", "--sharding", "data", "--devices", "2", "--actor-device", "0"]
-    flags += ["--max-steps", "1500", "--eval-every", "0", "--no-progress", "--run-dir", str(run_dir)]
-    result = subprocess.run(
-        [sys.executable, "-m", "baselines", "run", "dqn", *flags, "--set", "batch_size=32"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, result.stderr[-4000:]
-    assert "learner: on 2 cpu device(s) (ids 0, 1), data." in output
-    assert FORCED_KILL not in output, output[-4000:]  # Ray shut down cleanly (tests/conftest.py)
-    with open(run_dir / "learner.csv") as f:
-        last = list(csv.DictReader(f))[-1]
-    assert float(last["learner_steps"]) > 0, last
+# A Ray run's learner node gets the devices of its layout: tests/baselines/test_exposure.py
+# (test_ray_run_listens_on_loopback_only), whose Ray run is that run.
 
 
 def test_the_on_device_loop_splits_its_environments_and_batches_and_learns_as_on_one_device():
