@@ -146,6 +146,20 @@ def _pin_every_thread(cores: set[int]) -> None:
     )
 
 
+CPU_DEVICE_COUNT_FLAG = "--xla_force_host_platform_device_count"
+
+
+def cpu_devices_environment(count: int, xla_flags: str | None) -> dict[str, str]:
+    """Environment variables that give a process ``count`` CPU devices when its jax starts its backend: jax's own
+    variable (``jax_num_cpu_devices``, where the jax version has it) and XLA's flag, which older versions (the
+    reverb stack's jax 0.4.34) read instead and newer ones read when the variable is absent. ``xla_flags`` is the
+    ``XLA_FLAGS`` the process would otherwise have (its thread settings); a device count in it is replaced."""
+    if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
+        raise ValueError(f"count must be an integer >= 1, got {count!r}")
+    kept = [flag for flag in (xla_flags or "").split() if not flag.startswith(CPU_DEVICE_COUNT_FLAG)]
+    return {"JAX_NUM_CPU_DEVICES": str(count), "XLA_FLAGS": " ".join([*kept, f"{CPU_DEVICE_COUNT_FLAG}={count}"])}
+
+
 def thread_environment(num_threads: int) -> dict[str, str]:
     """Environment variables that hold XLA (jax), TensorFlow, OpenMP and BLAS to ``num_threads`` threads in a
     process that sets them before importing those libraries."""

@@ -17,7 +17,7 @@ from launch import _fate_share, network, ray_internals
 from launch._outcome import Deadline, Outcome, run_recorded
 from launch._ray_worker import NodeActor
 from launch._signals import SignalGuard
-from launch.config import CORES_VARIABLE, Resources, thread_environment
+from launch.config import CORES_VARIABLE, Resources, cpu_devices_environment, thread_environment
 from launch.errors import ClusterConnectionError, NodeError, RayStartError
 from launch.nodes import ReverbNode
 from launch.placement import Placement, resolve_placement
@@ -504,7 +504,9 @@ def actor_options(
         runtime_env["env_vars"][CORES_VARIABLE] = ",".join(map(str, resources.cores))
     if resources.cpu_devices is not None:  # read by jax when the node's process starts its backend
         runtime_env = dict(runtime_env or {})
-        runtime_env["env_vars"] = {**runtime_env.get("env_vars", {}), "JAX_NUM_CPU_DEVICES": str(resources.cpu_devices)}
+        variables = runtime_env.get("env_vars", {})
+        xla_flags = variables.get("XLA_FLAGS", os.environ.get("XLA_FLAGS"))  # the node's thread settings, else ours
+        runtime_env["env_vars"] = {**variables, **cpu_devices_environment(resources.cpu_devices, xla_flags)}
     restarts = spec.restart.max_restarts
     options: dict[str, Any] = {
         "num_cpus": resources.num_cpus or 0,

@@ -167,7 +167,15 @@ def test_a_node_given_cpu_devices_gets_them_in_its_environment():
     devices = launch.Resources(cpu_devices=3)
     assert pickle.loads(pickle.dumps(devices)) == devices and devices != launch.Resources()
     options = actor_options(_program().get("evaluator"), resources=devices)
-    assert options["runtime_env"]["env_vars"] == {"JAX_NUM_CPU_DEVICES": "3"}
+    assert options["runtime_env"]["env_vars"]["JAX_NUM_CPU_DEVICES"] == "3"
+    assert options["runtime_env"]["env_vars"]["XLA_FLAGS"].split()[-1] == "--xla_force_host_platform_device_count=3"
+    # With a thread budget, XLA's flags keep the thread settings beside the device count (the flag older jax reads).
+    budgeted = actor_options(_program().get("evaluator"), resources=launch.Resources(num_cpus=1, cpu_devices=2))
+    assert budgeted["runtime_env"]["env_vars"]["XLA_FLAGS"].split() == [
+        "--xla_cpu_multi_thread_eigen=false",
+        "intra_op_parallelism_threads=1",
+        "--xla_force_host_platform_device_count=2",
+    ]
     for count in (0, -1, True, 2.0, "2"):
         with pytest.raises(ValueError, match="Resources.cpu_devices must be an integer >= 1 or None"):
             launch.Resources(cpu_devices=count)
