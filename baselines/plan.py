@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import re
 from typing import Any
 
@@ -24,11 +23,11 @@ import numpy as np
 
 from acme import specs
 from acme.environment_loop import EnvironmentLoop
+from acme.jax.cpu_devices import request_cpu_devices
 from acme.jax.sharding import LearnerSharding, leaf_path
 from acme.replay.local_client import LocalReplay
 from acme.utils import loggers
 from baselines import registry
-from launch.config import cpu_devices_environment
 
 _QUIET = lambda label, steps_key=None: loggers.NoOpLogger()  # noqa: E731
 _BYTES = {"pred": 1, "s8": 1, "u8": 1, "bf16": 2, "f16": 2, "s16": 2, "u16": 2, "f32": 4, "s32": 4, "u32": 4}
@@ -257,11 +256,9 @@ def ask_for_cpu_devices(count: int | None) -> None:
     they share the machine's cores, so a plan over them checks layouts and bytes, not speed."""
     if count is not None and count > 1:
         try:
-            jax.config.update("jax_num_cpu_devices", count)
+            request_cpu_devices(count)
         except RuntimeError:  # the backend already started: the devices it has are checked later
             pass
-        except AttributeError:  # a jax without the option (the reverb stack's): XLA's flag, read as the backend starts
-            os.environ.update(cpu_devices_environment(count, os.environ.get("XLA_FLAGS")))
 
 
 def devices_needed(device: int | None = None, sharding: LearnerSharding | None = None) -> int | None:

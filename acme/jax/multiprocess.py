@@ -20,6 +20,8 @@ from typing import Any, Sequence
 import jax
 import numpy as np
 
+from acme.jax.cpu_devices import request_cpu_devices
+
 HEARTBEAT_SECONDS = 15
 """A process of a group that has not been heard from for this long is dead to the others: jax's coordination
 service then ends every process of the group (which a launcher restarts together; ``acme.experiments.
@@ -56,7 +58,7 @@ def join_learner_group(
     if process_id >= num_processes:
         raise ValueError(f"process_id must be below num_processes ({num_processes}), got {process_id}.")
     if local_cpu_devices is not None:
-        jax.config.update("jax_num_cpu_devices", _check_count("local_cpu_devices", local_cpu_devices, 1))
+        request_cpu_devices(_check_count("local_cpu_devices", local_cpu_devices, 1))
     jax.config.update("jax_cpu_collectives_implementation", "gloo")  # CPU collectives between processes
     jax.distributed.initialize(
         coordinator_address,
