@@ -96,7 +96,11 @@ class _Run:
         self.process.wait(timeout=60)
 
 
-@pytest.mark.parametrize("kind, agent, launcher, every, more", KINDS, ids=[k[0] for k in KINDS])
+# The Ray kinds join the other Ray tests' xdist group (tests/conftest.py), so no two Ray clusters run at once.
+RUNS = [pytest.param(*kind, id=kind[0], marks=[pytest.mark.ray] if kind[0].endswith("ray") else []) for kind in KINDS]
+
+
+@pytest.mark.parametrize("kind, agent, launcher, every, more", RUNS)
 def test_a_run_of_every_kind_resumes_after_sigkill_and_ctrl_c_and_leaves_the_same_folder(
     tmp_path, capsys, dataset, kind, agent, launcher, every, more
 ):
