@@ -270,11 +270,8 @@ def starting_line(description: RunDescription, config: Any, options: Any, seed: 
 
 def cache_line(options: Any) -> str | None:
     """Where compiled programs are kept between runs, and how big that folder is (None when nothing is kept)."""
-    from acme.experiments.options import COMPILES_HERE
     from acme.jax import compile_cache
 
-    if (options.launcher or "local") not in COMPILES_HERE:
-        return None
     directory = compile_cache.enable(options.compile_cache)
     if directory is None:
         return None

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -39,6 +40,7 @@ from acme.experiments.options import DISTRIBUTED, RunOptions
 from acme.experiments.result import SeedRun
 from acme.experiments.schedule import Schedule
 from acme.experiments.seeding import ExperimentSeeds
+from acme.jax import compile_cache
 from acme.jax.multiprocess import LearnerGroup
 from acme.jax.polling_source import PollingVariableSource, to_host
 from acme.jax.sharding import device_of
@@ -683,6 +685,18 @@ class EvaluatorNode:
         return SeedRun(config.seed, evaluations, int(actor_steps), learner_steps, policy_params=policy)
 
 
+def _build_with_compile_cache(setting: str | None, constructor: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    compile_cache.enable(setting)
+    return constructor(*args, **kwargs)
+
+
+def compiling_with(setting: str | None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Wraps a node's constructor so that the process it runs in keeps its compiled programs as ``setting`` says
+    (``RunOptions.compile_cache``; ``acme.jax.compile_cache.enable``): a Ray node in its own process, where
+    ``None`` reads that machine's default; on the threads launcher, the run's process, already set the same way."""
+    return lambda constructor: functools.partial(_build_with_compile_cache, setting, constructor)
+
+
 def make_distributed_experiment(
     config: ExperimentConfig, options: RunOptions | None = None, **fields: Any
 ) -> launch.Program:
@@ -713,6 +727,7 @@ def make_distributed_experiment(
     if options.dataset is not None:
         return _dataset_program(config, options)
     num_actors, replay, learner_feed = options.actors, options.replay_backend, options.feed
+    compiling = compiling_with(options.compile_cache)
     config.builder.check_vector_acting(config.num_envs_per_actor)  # refused here, not in an actor's process later
     # The learner's and a replay node's tables are saved as the local backend's.
     resume = open_resume(config, "local" if replay in ("learner", "server") else replay)
@@ -774,7 +789,15 @@ def make_distributed_experiment(
         membership = GroupMembership(group, rendezvous, restartable=restarts > 0)
     learner = program.add_node(
         launch.ServiceNode(
-            LearnerNode, config, spec, replay, counter, holds_replay, learner_feed, served, membership=membership
+            compiling(LearnerNode),
+            config,
+            spec,
+            replay,
+            counter,
+            holds_replay,
+            learner_feed,
+            served,
+            membership=membership,
         ),
         label="learner",
         restart=launch.RestartPolicy(max_restarts=restarts),
@@ -783,7 +806,7 @@ def make_distributed_experiment(
         with program.group("learner_group", restart=launch.RestartPolicy(max_restarts=restarts)):
             for process_id in range(1, group.num_processes):
                 program.add_node(
-                    launch.ServiceNode(LearnerProcess, config, spec, replay, served, membership, process_id),
+                    launch.ServiceNode(compiling(LearnerProcess), config, spec, replay, served, membership, process_id),
                     label=f"process_{process_id}",
                 )
     if replay is None:
@@ -793,7 +816,7 @@ def make_distributed_experiment(
         check_servable(builder, config.num_envs_per_actor)
         server = program.add_node(
             launch.ServiceNode(
-                InferenceServer,
+                compiling(InferenceServer),
                 config,
                 spec,
                 learner,
@@ -808,7 +831,7 @@ def make_distributed_experiment(
         for actor_id in range(num_actors):
             program.add_node(
                 launch.ServiceNode(
-                    ActorNode,
+                    compiling(ActorNode),
                     config,
                     spec,
                     actor_id,
@@ -824,7 +847,7 @@ def make_distributed_experiment(
             )
     # The evaluator hands back the run's result, with or without evaluations (eval_every 0: it only waits).
     program.add_node(
-        launch.ServiceNode(EvaluatorNode, config, spec, learner, counter), label="evaluator", terminal=True
+        launch.ServiceNode(compiling(EvaluatorNode), config, spec, learner, counter), label="evaluator", terminal=True
     )
     if config.checkpointing is not None:
         program.add_node(
@@ -864,13 +887,14 @@ def _dataset_program(config: ExperimentConfig, options: RunOptions) -> launch.Pr
     check_spec(read_metadata(options.dataset), spec, options.dataset)  # refused before anything starts
     _announce(open_resume(config))  # this process holds the directory; the learner node restores the checkpoint
     program = launch.Program("offline")
+    compiling = compiling_with(options.compile_cache)
     counter = program.add_node(launch.ServiceNode(make_counter, {}), label="counter")
     restarts = options.learner_restarts if config.checkpointing is not None else 0
     learner = program.add_node(
-        launch.ServiceNode(LearnerNode, config, spec, None, counter, options=options),
+        launch.ServiceNode(compiling(LearnerNode), config, spec, None, counter, options=options),
         label="learner",
         restart=launch.RestartPolicy(max_restarts=restarts),
     )
-    evaluator = launch.ServiceNode(EvaluatorNode, config, spec, learner, counter, LEARNER_STEPS)
+    evaluator = launch.ServiceNode(compiling(EvaluatorNode), config, spec, learner, counter, LEARNER_STEPS)
     program.add_node(evaluator, label="evaluator", terminal=True)
     return program

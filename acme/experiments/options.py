@@ -215,9 +215,10 @@ class RunOptions:
 
     compile_cache: str | None = _option(
         None,
-        "keep compiled programs in DIR between runs (a folder only you can write), or 'off'; default: "
-        "$ACME_COMPILE_CACHE, else ~/.cache/acme/jax-compile (delete it to clear it)",
-        COMPILES_HERE,
+        "keep compiled programs in DIR between runs (a folder only you can write; with ray, the same path on every "
+        "machine), or 'off'; default: $ACME_COMPILE_CACHE, else ~/.cache/acme/jax-compile, each read where a process "
+        "compiles (delete it to clear it)",
+        RUN_LAUNCHERS,
         metavar="DIR|off",
     )
     record: str | None = _option(

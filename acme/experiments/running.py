@@ -25,8 +25,8 @@ def run(config: ExperimentConfig, options: RunOptions | None = None, progress: b
     """Trains ``config``'s agent as ``options`` say (see the module docstring) and returns what it reached.
 
     ``progress`` shows a progress bar where the driver runs in this process (the host loop, the device loop,
-    learning from a dataset here). Where this process compiles the programs (every launcher but Ray), they are
-    kept in jax's persistent cache (``options.compile_cache``; ``acme.jax.compile_cache``).
+    learning from a dataset here). Compiled programs are kept in jax's persistent cache (``options.compile_cache``;
+    ``acme.jax.compile_cache``): this process's, and on Ray each node's.
     """
     options = RunOptions(launcher="local") if options is None else options
     launcher = options.launcher or "local"

@@ -89,11 +89,15 @@ def test_ray_run_listens_on_loopback_only(tmp_path, replay):
     """A Ray run as a user starts it, with Sebulba's layout as one runs it on a machine without accelerators (the
     Ray run of tests/jax/test_sharding.py, here so that one Ray run checks both): the learner node's process gets
     the two CPU devices its layout names (through its placement) and learns data-parallel over them; the actor acts
-    on device 0 of its own process."""
-    flags = ["--launcher", "ray", "--num-actors", "1", "--replay", replay]
+    on device 0 of its own process. And each node keeps its compiled programs in the run's compile cache (the
+    learner's update among them), as a run in one process does."""
+    cache = tmp_path / "compiled"
+    flags = ["--launcher", "ray", "--num-actors", "1", "--replay", replay, "--compile-cache", str(cache)]
     flags += ["--sharding", "data", "--devices", "2", "--actor-device", "0", "--set", "batch_size=32"]
     seen, output, returncode = _run_and_watch(tmp_path, *flags, max_steps=1500)
     assert returncode == 0, output
+    assert f"Compiled programs are kept in {cache}" in output, output[-4000:]
+    assert any(name.startswith("jit_step-") for name in os.listdir(cache)), sorted(os.listdir(cache))
     commands = {listener.command for listener in seen.listeners}
     assert {"gcs_server", "raylet"} <= commands, f"Ray's servers were not seen: {commands}\n{output}"
     assert not seen.problems(), "\n".join(seen.problems())
