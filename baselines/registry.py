@@ -474,8 +474,8 @@ MINATAR_PPO_SAMPLED_EVALUATION = ("SpaceInvaders",)  # the default network's rec
 # episodes; DQN evaluates on 50 above for the same reason). An evaluation stops at its last episode's end
 # (acme/anakin/loop.py), so 100 episodes of 5 seeds take seconds on a CPU core. Breakout and Space Invaders are
 # recorded with 100 (2026-12-02, on CPU cores: 7,332 s; 7,212 and 4,858 s for seeds 0-2 and 3-4 on a core each);
-# the other games' records of 10 episodes stay registered with 10 until they are recorded again (a game's 5 seeds take two to six hours of one core, one to two minutes of an H200:
-# docs/baselines.md).
+# the other games' records of 10 episodes stay registered with 10 until they are recorded again (a game's 5 seeds
+# take two to six hours of one core, one to two minutes of an H200: docs/baselines.md).
 MINATAR_PPO_EVAL_EPISODES = 100
 MINATAR_PPO_RECORDED_WITH_TEN_EPISODES = ("Asterix", "Freeway", "Seaquest")
 
