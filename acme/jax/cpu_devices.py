@@ -6,8 +6,6 @@ import os
 
 import jax
 
-from launch.config import cpu_devices_environment
-
 
 def request_cpu_devices(count: int) -> None:
     """Gives this process ``count`` CPU devices when jax starts its backend (they share the machine's cores).
@@ -19,4 +17,6 @@ def request_cpu_devices(count: int) -> None:
     try:
         jax.config.update("jax_num_cpu_devices", count)
     except AttributeError:  # a jax without the option: XLA reads its flag when the backend starts
+        from launch.config import cpu_devices_environment  # here: importing acme loads no runner
+
         os.environ.update(cpu_devices_environment(count, os.environ.get("XLA_FLAGS")))
