@@ -28,7 +28,7 @@ def _free_port() -> int:
 
 def test_dqn_and_sac_learners_over_processes_update_and_resume_as_on_one_device():
     """Two processes of two devices each: the group's mesh spans processes that each hold several devices (four
-    processes run end to end in the learning test below, which resumes its checkpoint under four)."""
+    processes run end to end in the restart test below, which resumes its checkpoint under four)."""
     num_processes = 2
     port = _free_port()
     command = [sys.executable, "-m", "tests.jax.multiprocess_learners", str(port), str(num_processes)]
@@ -101,15 +101,16 @@ def _final_checkpoint_steps(output: str) -> int:
 
 
 @pytest.mark.ray
-def test_a_learner_over_two_processes_learns_restarts_as_one_and_resumes_under_four(tmp_path):
+def test_a_learner_over_two_processes_restarts_as_one_and_resumes_under_four(tmp_path):
     """``--learner-processes 2 --sharding data --devices 2`` as a user runs it: two learner processes of two CPU
     devices each hold one mesh, sample half of each batch each from the replay node and step together. Process 1
     is SIGKILLed once a checkpoint exists: the whole group restarts (a new incarnation, both processes) from that
-    checkpoint, the actors go on, and DQN (small, 20-step returns) gets past a return of 100 within 3,000 steps
-    (in one of its evaluations, every 500 steps).
+    checkpoint, the actors go on, and the group steps on to the run's end and saves its final checkpoint.
     The run's checkpoint then resumes with four processes under fsdp (Ray, one device each), whose processes gather
     the policy they serve and the final checkpoint's state together. (A group's checkpoint is its whole state, as
-    one process's is: the equality test above checks the gathered state, so one process resumes it as any other.)"""
+    one process's is: the equality test above checks the gathered state, so one process resumes it as any other.
+    That test's updates are one device's, to float32 rounding, so the group learns as DQN learns on one device
+    (tests/agents/test_dqn_learning.py); learning is not run a second time here.)"""
     checkpoints = tmp_path / "ckpt"
     killed = []
 
@@ -122,27 +123,24 @@ def test_a_learner_over_two_processes_learns_restarts_as_one_and_resumes_under_f
             killed.append(-1)
 
     flags = ["--launcher", "ray", "--learner-processes", "2", "--sharding", "data", "--devices", "2"]
-    # An evaluation every 500 steps: one of 5 episodes swings between about 50 and 400 from one to the next here
-    # (as on one process), so two evaluations could both miss a policy that had got past 100.
-    flags += ["--max-steps", "3000", "--eval-every", "500", "--eval-episodes", "5"]
+    flags += ["--num-actors", "1", "--max-steps", "900", "--eval-every", "0"]
     output = _run_dqn(tmp_path / "run", checkpoints, flags, kill_process_1_after_a_checkpoint)
     assert re.search(r"learner: on 4 cpu device\(s\) of 2 processes \(ids .*\), data", output), output[-4000:]
     assert len(killed) == 2, output[-4000:]
     for process_id in (0, 1):  # both left the broken group and met again
         assert re.search(rf"process {process_id} of 2 \(pid \d+\) joined incarnation 2", output), output[-4000:]
-    assert re.search(r"learner: restored .*ckpt-\d+", output), output[-4000:]
-    returns = [e["mean_return"] for e in json.loads((tmp_path / "run" / "result.json").read_text())["evaluations"]]
-    assert max(returns) >= 100, returns
+    restored = int(re.search(r"learner: restored .*ckpt-(\d+)", output).group(1))
     saved = _final_checkpoint_steps(output)
+    assert saved > restored, output[-4000:]  # the restarted group stepped on from its checkpoint
 
     four_flags = ["--launcher", "ray", "--learner-processes", "4", "--sharding", "fsdp", "--devices", "1"]
     # One actor and no evaluation: the actor's policy is still gathered from the four processes (as the evaluator's
     # result at the end), and the check is the resumed state, not learning.
     four_flags += ["--num-actors", "1", "--eval-every", "0"]
-    four = _run_dqn(tmp_path / "four", checkpoints, [*four_flags, "--max-steps", "3300"])
+    four = _run_dqn(tmp_path / "four", checkpoints, [*four_flags, "--max-steps", "1200"])
     assert re.search(r"learner: on 4 cpu device\(s\) of 4 processes \(ids .*\), fsdp", four), four[-4000:]
     assert "learner: restored" in four and f"ckpt-{saved} (learner step {saved})" in four, four[-4000:]
-    assert _final_checkpoint_steps(four) > saved, four[-4000:]  # it learned on from there
+    assert _final_checkpoint_steps(four) > saved, four[-4000:]  # it stepped on from there
 
 
 @pytest.mark.parametrize(
