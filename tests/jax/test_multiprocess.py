@@ -129,9 +129,10 @@ def test_a_learner_over_two_processes_restarts_as_one_and_resumes_under_four(tmp
     assert len(killed) == 2, output[-4000:]
     for process_id in (0, 1):  # both left the broken group and met again
         assert re.search(rf"process {process_id} of 2 \(pid \d+\) joined incarnation 2", output), output[-4000:]
-    restored = int(re.search(r"learner: restored .*ckpt-(\d+)", output).group(1))
+    restored = re.search(r"learner: restored .*ckpt-(\d+)", output)
+    assert restored, output[-4000:]
     saved = _final_checkpoint_steps(output)
-    assert saved > restored, output[-4000:]  # the restarted group stepped on from its checkpoint
+    assert saved > int(restored.group(1)), output[-4000:]  # the restarted group stepped on from its checkpoint
 
     four_flags = ["--launcher", "ray", "--learner-processes", "4", "--sharding", "fsdp", "--devices", "1"]
     # One actor and no evaluation: the actor's policy is still gathered from the four processes (as the evaluator's
