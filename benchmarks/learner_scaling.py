@@ -90,15 +90,14 @@ def _processes_child(calls: int, process_id: int, port: int) -> dict:
 def _child(mode: str, calls: int) -> dict:
     """``one``: the update at each batch on one pinned core; ``two``: 64 on one device and 128 split over two, in a
     process on two cores with two fake CPU devices."""
-    import jax
-
+    from acme.jax.cpu_devices import request_cpu_devices
     from acme.jax.sharding import LearnerSharding
 
     if mode == "one":
         os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
         one = LearnerSharding("replicated", devices=1)
         return {"seconds_per_update": {str(b): _seconds_per_update(b, one, calls) for b in BATCHES}}
-    jax.config.update("jax_num_cpu_devices", 2)
+    request_cpu_devices(2)
     return {
         "cores": len(os.sched_getaffinity(0)),
         "one_device_64": _seconds_per_update(64, LearnerSharding("replicated", devices=1), calls),

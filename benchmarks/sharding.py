@@ -28,6 +28,8 @@ import time  # noqa: E402
 
 import jax  # noqa: E402
 
+from acme.jax.cpu_devices import request_cpu_devices  # noqa: E402
+
 DEVICES = (1, 2, 4, 8)
 AGENTS = {"dqn": "gymnasium:CartPole-v1", "sac": "gymnasium:Pendulum-v1"}
 
@@ -59,7 +61,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--updates", type=int, default=200)
     args = parser.parse_args()
-    jax.config.update("jax_num_cpu_devices", max(DEVICES))
+    request_cpu_devices(max(DEVICES))
     from acme.jax.sharding import LearnerSharding
     from baselines import plan, registry
 
