@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import jax
 
-jax.config.update("jax_num_cpu_devices", 8)
+from acme.jax.cpu_devices import request_cpu_devices
+
+request_cpu_devices(8)
 
 import csv  # noqa: E402
 import json  # noqa: E402
