@@ -473,12 +473,10 @@ MINATAR_PPO_SAMPLED_EVALUATION = ("SpaceInvaders",)  # the default network's rec
 # sampled-action episodes is about a quarter of the target on Space Invaders (a spread of about 30 between its
 # episodes; DQN evaluates on 50 above for the same reason). An evaluation stops at its last episode's end
 # (acme/anakin/loop.py), so 100 episodes of 5 seeds take seconds on a CPU core. Breakout, Space Invaders,
-# Seaquest and Asterix are recorded with 100 (2026-12-02, on CPU cores: 7,332 s; 7,212 and 4,858 s for seeds 0-2
-# and 3-4 on a core each; 4,763 s for seeds 0-1, then 3,166, 2,407 and 3,140 s for seeds 2, 3 and 4; Asterix one
-# call a seed, 2,058-2,674 s); Freeway's record of 10 episodes (made on an H200) stays registered with 10 until it is
-# recorded again (about 40 minutes of one core a seed, one to two minutes of an H200 for five: docs/baselines.md).
+# Seaquest, Asterix and Freeway are recorded with 100 (2026-12-02, on CPU cores: 7,332 s; 7,212 and 4,858 s for
+# seeds 0-2 and 3-4 on a core each; 4,763 s for seeds 0-1, then 3,166, 2,407 and 3,140 s for seeds 2, 3 and 4;
+# Asterix one call a seed, 2,058-2,674 s; Freeway one call a seed, 1,803-2,943 s).
 MINATAR_PPO_EVAL_EPISODES = 100
-MINATAR_PPO_RECORDED_WITH_TEN_EPISODES = ("Freeway",)
 
 
 def _minatar_ppo_network(game: str) -> dict[str, Any]:
@@ -492,9 +490,7 @@ BASELINES.update(
     _on_minatar_suite(
         "ppo",
         lambda game: dict(MINATAR_PPO_OVERRIDES, **_minatar_ppo_network(game)),
-        lambda game: dict(
-            num_eval_episodes=10 if game in MINATAR_PPO_RECORDED_WITH_TEN_EPISODES else MINATAR_PPO_EVAL_EPISODES
-        ),
+        num_eval_episodes=MINATAR_PPO_EVAL_EPISODES,
         max_steps=10_000_000,
         eval_every=1_000_000,
     )
